@@ -1,0 +1,82 @@
+// The `protocall` command line. Each command lives in ./commands and is loaded only when used,
+// so a call pays only for the code it runs.
+import { ConnectError } from "@connectrpc/connect";
+import { errorMessage, ProtocallError } from "../core/errors";
+import type { CliContext, Command } from "./context";
+import { version } from "./version";
+
+const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((n) => n.length));
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    "Protocall: call Protobuf APIs over Connect, gRPC and gRPC-Web, and manage registry webhooks.",
+    "",
+    "Usage: protocall <command> [flags]",
+    "",
+    "Commands:",
+    ...lines,
+    "",
+    "Run `protocall <command> --help` for the flags of a command.",
+    "",
+  ].join("\n");
+}
+
+export async function main(argv: string[], ctx: CliContext): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "-h" || name === "--help" || name === "help") {
+    ctx.stdout.write(usage());
+    return name === undefined ? 1 : 0;
+  }
+  if (name === "--version" || name === "version") {
+    ctx.stdout.write(`${version}\n`);
+    return 0;
+  }
+  const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!entry) {
+    ctx.stderr.write(
+      `protocall: unknown command "${name}"; run \`protocall --help\` for the list of commands\n`,
+    );
+    return 1;
+  }
+  try {
+    const command = await entry.load();
+    return await command.run(rest, ctx);
+  } catch (err) {
+    return reportError(err, ctx);
+  }
+}
+
+/** Prints an uncaught failure as one line; never a stack trace unless PROTOCALL_DEBUG is set. */
+export function reportError(err: unknown, ctx: CliContext): number {
+  if (ctx.env.PROTOCALL_DEBUG && err instanceof Error && err.stack) ctx.stderr.write(`${err.stack}\n`);
+  if (err instanceof ProtocallError) {
+    ctx.stderr.write(`protocall: ${err.message}\n`);
+    return err.exitCode;
+  }
+  if (err instanceof ConnectError) {
+    ctx.stderr.write(`protocall: ${err.rawMessage || err.code}\n`);
+    return err.code * 8;
+  }
+  ctx.stderr.write(`protocall: unexpected error: ${errorMessage(err)}\n`);
+  return 1;
+}
+
+if (require.main === module) {
+  const ctx: CliContext = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+  };
+  main(process.argv.slice(2), ctx).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.exitCode = reportError(err, ctx);
+    },
+  );
+}
