@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Regenerates src/gen from proto/ with the buf binary and protoc-gen-es from node_modules (no network).
+// Regenerates src/gen from proto/ and examples/proto/ (the demo API) with the buf binary and
+// protoc-gen-es from node_modules (no network).
 // The google.rpc error-detail protos come from the google-proto-files package at generation time.
 // Usage: node scripts/generate.mjs [--out DIR]   (default: src/gen)
 import { execFileSync } from "node:child_process";
@@ -29,10 +30,11 @@ const googleProtos = join(dirname(require.resolve("google-proto-files/package.js
 const work = mkdtempSync(join(tmpdir(), "protocall-gen-"));
 try {
   cpSync(join(root, "proto"), join(work, "proto"), { recursive: true });
+  cpSync(join(root, "examples/proto"), join(work, "examples"), { recursive: true });
   for (const f of ["status.proto", "error_details.proto", "code.proto"]) {
     cpSync(join(googleProtos, f), join(work, "proto/google/rpc", f));
   }
-  writeFileSync(join(work, "buf.yaml"), "version: v2\nmodules:\n  - path: proto\n");
+  writeFileSync(join(work, "buf.yaml"), "version: v2\nmodules:\n  - path: proto\n  - path: examples\n");
   const template = {
     version: "v2",
     clean: true,
