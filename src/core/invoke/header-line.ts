@@ -1,0 +1,57 @@
+// One `name: value` header, as given to -H / --reflect-header or read from a header file, and the
+// headers the RPC protocols own (which a user may not set).
+import { ProtocallError } from "../errors";
+
+const owned = new Set([
+  "accept",
+  "accept-encoding",
+  "content-type",
+  "content-encoding",
+  "te",
+  "transfer-encoding",
+  // Connection-specific headers are not allowed in HTTP/2 at all.
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "upgrade",
+  "content-length",
+]);
+
+/** Whether the RPC protocol sets this header itself (so the user may not). */
+export function isProtocolOwnedHeader(name: string): boolean {
+  const n = name.toLowerCase();
+  return owned.has(n) || n.startsWith("grpc-") || n.startsWith("connect-") || n.startsWith(":");
+}
+
+const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Splits `name: value` at the first colon and trims both sides. `where` says where the text came
+ * from (`--header value`, `headers.txt:3`) for the error message. Refuses protocol-owned names.
+ */
+export function parseHeaderLine(text: string, where: string): [string, string] {
+  const colon = text.indexOf(":");
+  if (colon < 0 || text.trim() === "") {
+    throw new ProtocallError(
+      `${where} is a malformed header: ${JSON.stringify(text)}; write it as "name: value"`,
+    );
+  }
+  const name = text.slice(0, colon).trim();
+  const value = text.slice(colon + 1).trim();
+  if (name === "" || !token.test(name)) {
+    throw new ProtocallError(
+      `${where} has an invalid header name ${JSON.stringify(name)}: a name is letters, digits and - _ . ! # $ % & ' * + ^ \` | ~, followed by ": value"`,
+    );
+  }
+  if (/[\r\n\0]/.test(value)) {
+    throw new ProtocallError(
+      `${where}: the value of header "${name}" spans several lines; a header value must be one line`,
+    );
+  }
+  if (isProtocolOwnedHeader(name)) {
+    throw new ProtocallError(
+      `${where}: header "${name}" is set by the RPC protocol and may not be given; remove it (use --protocol to choose the protocol)`,
+    );
+  }
+  return [name, value];
+}

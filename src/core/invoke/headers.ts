@@ -1,0 +1,132 @@
+// Reads the request headers of `protocall curl`: `-H name: value`, `-H @file`, `-H @-`, the
+// reflection headers (`--reflect-header`, with `*` for all of -H), and the combined file that holds
+// headers, a blank line, then the request data when -H and -d name the same file.
+import { createReadStream } from "node:fs";
+import { resolve } from "node:path";
+import { ProtocallError } from "../errors";
+import { ByteLines } from "./byte-lines";
+import { parseHeaderLine } from "./header-line";
+import type { InputIo } from "./io";
+import type { CurlOptions } from "./options";
+
+export type HeaderList = [string, string][];
+
+export interface CurlHeaders {
+  /** Headers for the RPC, in the order given (Host removed: see `authority`). */
+  headers: HeaderList;
+  /** Headers for reflection requests (`*` expanded to the RPC headers). */
+  reflectHeaders: HeaderList;
+  /** When -H and -d name the same file (or both stdin): the body after the blank line. */
+  dataFromHeaderFile?: AsyncIterable<Uint8Array>;
+  /** From a `Host` header: the HTTP authority, and the default TLS server name. */
+  authority?: string;
+}
+
+/** The name used in messages for a `@path` source. */
+export function sourceLabel(path: string): string {
+  return path === "-" ? "stdin" : path;
+}
+
+/** Opens `@path` (`-` = stdin) as a byte stream; a missing file is a ProtocallError. */
+export async function openSource(
+  path: string,
+  io: InputIo,
+  flag: string,
+): Promise<AsyncIterable<Uint8Array | string>> {
+  if (path === "-") return io.stdin as AsyncIterable<Uint8Array | string>;
+  const full = resolve(io.cwd, path);
+  const stream = createReadStream(full, { highWaterMark: 256 * 1024 });
+  await new Promise<void>((ok, fail) => {
+    stream.once("open", () => ok());
+    stream.once("error", (err: NodeJS.ErrnoException) => {
+      fail(
+        new ProtocallError(
+          `${flag} @${path}: cannot read ${full}: ${err.code === "ENOENT" ? "no such file" : err.code === "EISDIR" ? "it is a directory" : err.message}; check the path (relative paths start at ${io.cwd})`,
+        ),
+      );
+    });
+  });
+  return stream;
+}
+
+export async function readCurlHeaders(o: CurlOptions, io: InputIo): Promise<CurlHeaders> {
+  const dataFile = o.data?.startsWith("@") ? o.data.slice(1) : undefined;
+  const fileCache = new Map<string, HeaderList>();
+  let dataFromHeaderFile: AsyncIterable<Uint8Array> | undefined;
+
+  const readFile = async (path: string, flag: string): Promise<HeaderList> => {
+    const cached = fileCache.get(path);
+    if (cached) return cached;
+    const combined = flag === "--header" && path === dataFile;
+    const source = await openSource(path, io, flag);
+    const lines = new ByteLines(source);
+    const label = sourceLabel(path);
+    const list: HeaderList = [];
+    let lineNo = 0;
+    let separated = false;
+    for (;;) {
+      const raw = await lines.line();
+      if (raw === undefined) break;
+      lineNo++;
+      const line = raw.trim();
+      if (line === "") {
+        if (combined) {
+          separated = true;
+          break;
+        }
+        continue;
+      }
+      if (line.startsWith("#")) continue;
+      if (combined && (line.startsWith("{") || line.startsWith("["))) {
+        throw new ProtocallError(
+          `${label}:${lineNo}: request data found before the blank line that must end the headers: when -H and -d both name ${path === "-" ? "stdin" : `the file ${path}`}, it holds the headers, a blank line, then the data`,
+        );
+      }
+      list.push(parseHeaderLine(line, `${label}:${lineNo}`));
+    }
+    if (combined) {
+      if (!separated) {
+        throw new ProtocallError(
+          `${label}: no blank line after the headers: when -H and -d both name ${path === "-" ? "stdin" : `the file ${path}`}, it must hold the headers, a blank line, then the request data`,
+        );
+      }
+      dataFromHeaderFile = lines.rest();
+    } else {
+      await lines.close();
+    }
+    fileCache.set(path, list);
+    return list;
+  };
+
+  const collect = async (values: string[], flag: string, rpcHeaders?: HeaderList) => {
+    const list: HeaderList = [];
+    for (const v of values) {
+      if (v === "") continue;
+      if (v === "*" && rpcHeaders) list.push(...rpcHeaders);
+      else if (v.startsWith("@")) list.push(...(await readFile(v.slice(1), flag)));
+      else list.push(parseHeaderLine(v, `${flag} value`));
+    }
+    return list;
+  };
+
+  const all = await collect(o.headers, "--header");
+  let authority: string | undefined;
+  const headers: HeaderList = [];
+  for (const h of all) {
+    if (h[0].toLowerCase() === "host") authority = h[1];
+    else headers.push(h);
+  }
+  const reflectHeaders = await collect(o.reflectHeaders, "--reflect-header", headers);
+  if (reflectHeaders.some((h) => h[0].toLowerCase() === "host")) {
+    throw new ProtocallError(
+      "--reflect-header: a Host header cannot be set for reflection alone; reflection uses the same server, so set Host with -H",
+    );
+  }
+  return { headers, reflectHeaders, dataFromHeaderFile, authority };
+}
+
+/** Whether the list has a header of this name (case-insensitive). */
+export function hasHeader(headers: HeaderList, name: string): boolean {
+  const n = name.toLowerCase();
+  return headers.some((h) => h[0].toLowerCase() === n);
+}
