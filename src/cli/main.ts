@@ -5,7 +5,12 @@ import { errorMessage, ProtocallError } from "../core/errors";
 import type { CliContext, Command } from "./context";
 import { version } from "./version";
 
-const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {};
+const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  build: {
+    summary: "Build a directory of .proto files to a binary descriptor set",
+    load: async () => (await import("./commands/build")).command,
+  },
+};
 
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((n) => n.length));

@@ -46,7 +46,7 @@ export function bufBuildFailure(stderr: string, dir: string, exitCode: number | 
  * buf says only "imported file does not exist"; this names the import, read from the line the
  * diagnostic points at, so the message alone tells the user what is missing.
  */
-export async function nameMissingImports(error: CompilerError): Promise<CompilerError> {
+export async function nameMissingImports(error: CompilerError, cwd: string): Promise<CompilerError> {
   if (!error.diagnostics.some((d) => d.message === "imported file does not exist")) return error;
   const sources = new Map<string, string[] | undefined>();
   const diagnostics: CompilerDiagnostic[] = [];
@@ -56,7 +56,7 @@ export async function nameMissingImports(error: CompilerError): Promise<Compiler
       continue;
     }
     if (!sources.has(d.file)) {
-      const text = await readFile(resolve(d.file), "utf8").catch(() => undefined);
+      const text = await readFile(resolve(cwd, d.file), "utf8").catch(() => undefined);
       sources.set(d.file, text?.split(/\r?\n/));
     }
     const line = sources.get(d.file)?.[d.line - 1] ?? "";

@@ -42,6 +42,8 @@ export interface BuildOptions {
   paths?: string[];
   /** The on-disk cache directory (default `<tmpdir>/protocall-build-cache`); false for memory only. */
   cacheDir?: string | false;
+  /** The directory a relative `dir` is resolved against (default process.cwd()). */
+  cwd?: string;
   /** Environment for finding buf on PATH and for the compiler process (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** Runs the compiler (default: spawns it). */
@@ -67,7 +69,8 @@ const inFlight = new Map<string, Promise<Uint8Array>>();
  * ProtocallError for everything else the user can fix (missing directory, no compiler, bad config).
  */
 export async function buildWorkspace(dir: string, options: BuildOptions = {}): Promise<BuildResult> {
-  const root = resolve(dir);
+  const cwd = options.cwd ?? process.cwd();
+  const root = resolve(cwd, dir);
   const st = await stat(root).catch(() => undefined);
   if (!st) throw new ProtocallError(`cannot build ${dir}: the directory does not exist`);
   if (!st.isDirectory()) {
@@ -117,7 +120,7 @@ export async function buildWorkspace(dir: string, options: BuildOptions = {}): P
           options.excludeSourceInfo === true,
           run,
         )
-      : await compileWithBuf(compiler, root, dir, paths, options.excludeSourceInfo === true, run);
+      : await compileWithBuf(compiler, root, dir, cwd, paths, options.excludeSourceInfo === true, run);
     await cache.set(key, bytes);
     return bytes;
   })();
@@ -152,6 +155,7 @@ async function compileWithBuf(
   buf: string,
   root: string,
   dir: string,
+  cwd: string,
   paths: readonly string[],
   excludeSourceInfo: boolean,
   runner: CompilerRunner,
@@ -161,7 +165,7 @@ async function compileWithBuf(
   });
   if (run.code !== 0) {
     const failure = bufBuildFailure(run.stderr, dir, run.code);
-    throw failure instanceof CompilerError ? await nameMissingImports(failure) : failure;
+    throw failure instanceof CompilerError ? await nameMissingImports(failure, cwd) : failure;
   }
   return run.stdout;
 }
