@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file demo/v1/demo.proto.
  */
 export const file_demo_v1_demo: GenFile = /*@__PURE__*/
-  fileDesc("ChJkZW1vL3YxL2RlbW8ucHJvdG8SB2RlbW8udjEiHQoNU2FtcGxlUmVxdWVzdBIMCgR0ZXh0GAEgASgJImAKDENvdW50UmVxdWVzdBINCgVjb3VudBgBIAEoDRIQCghkZWxheV9tcxgCIAEoDRIMCgR0ZXh0GAMgASgJEiEKCmVycm9yX2NvZGUYBCABKA4yDS5kZW1vLnYxLkNvZGUiLQoNQ291bnRSZXNwb25zZRIOCgZudW1iZXIYASABKA0SDAoEdGV4dBgCIAEoCSIcCgpTdW1SZXF1ZXN0Eg4KBm51bWJlchgBIAEoAyIpCgtTdW1SZXNwb25zZRILCgNzdW0YASABKAMSDQoFY291bnQYAiABKA0iGwoLQ2hhdFJlcXVlc3QSDAoEdGV4dBgBIAEoCSIsCgxDaGF0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRIOCgZudW1iZXIYAiABKA0iXQoLRmFpbFJlcXVlc3QSGwoEY29kZRgBIAEoDjINLmRlbW8udjEuQ29kZRIPCgdtZXNzYWdlGAIgASgJEiAKB2RldGFpbHMYAyADKA4yDy5kZW1vLnYxLkRldGFpbCIOCgxGYWlsUmVzcG9uc2UiYAoNUXVvdGFFeGNlZWRlZBIQCghyZXNvdXJjZRgBIAEoCRINCgVsaW1pdBgCIAEoAxIuCgtyZXRyeV9hZnRlchgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiqUAwoEQ29kZRIUChBDT0RFX1VOU1BFQ0lGSUVEEAASEQoNQ09ERV9DQU5DRUxFRBABEhAKDENPREVfVU5LTk9XThACEhkKFUNPREVfSU5WQUxJRF9BUkdVTUVOVBADEhoKFkNPREVfREVBRExJTkVfRVhDRUVERUQQBBISCg5DT0RFX05PVF9GT1VORBAFEhcKE0NPREVfQUxSRUFEWV9FWElTVFMQBhIaChZDT0RFX1BFUk1JU1NJT05fREVOSUVEEAcSGwoXQ09ERV9SRVNPVVJDRV9FWEhBVVNURUQQCBIcChhDT0RFX0ZBSUxFRF9QUkVDT05ESVRJT04QCRIQCgxDT0RFX0FCT1JURUQQChIVChFDT0RFX09VVF9PRl9SQU5HRRALEhYKEkNPREVfVU5JTVBMRU1FTlRFRBAMEhEKDUNPREVfSU5URVJOQUwQDRIUChBDT0RFX1VOQVZBSUxBQkxFEA4SEgoOQ09ERV9EQVRBX0xPU1MQDxIYChRDT0RFX1VOQVVUSEVOVElDQVRFRBAQKoEBCgZEZXRhaWwSFgoSREVUQUlMX1VOU1BFQ0lGSUVEEAASFQoRREVUQUlMX0VSUk9SX0lORk8QARIWChJERVRBSUxfQkFEX1JFUVVFU1QQAhIVChFERVRBSUxfUkVUUllfSU5GTxADEhkKFURFVEFJTF9RVU9UQV9FWENFRURFRBAEMowDCgtEZW1vU2VydmljZRIwCgRFY2hvEhMuZGVtby52MS5FdmVyeXRoaW5nGhMuZGVtby52MS5FdmVyeXRoaW5nEjUKBlNhbXBsZRIWLmRlbW8udjEuU2FtcGxlUmVxdWVzdBoTLmRlbW8udjEuRXZlcnl0aGluZxI4CgVDb3VudBIVLmRlbW8udjEuQ291bnRSZXF1ZXN0GhYuZGVtby52MS5Db3VudFJlc3BvbnNlMAESMgoDU3VtEhMuZGVtby52MS5TdW1SZXF1ZXN0GhQuZGVtby52MS5TdW1SZXNwb25zZSgBEjcKBENoYXQSFC5kZW1vLnYxLkNoYXRSZXF1ZXN0GhUuZGVtby52MS5DaGF0UmVzcG9uc2UoATABEjMKBEZhaWwSFC5kZW1vLnYxLkZhaWxSZXF1ZXN0GhUuZGVtby52MS5GYWlsUmVzcG9uc2USOAoHT2xkRWNobxITLmRlbW8udjEuRXZlcnl0aGluZxoTLmRlbW8udjEuRXZlcnl0aGluZyIDiAIBYgZwcm90bzM", [file_demo_v1_types, file_google_protobuf_duration]);
+  fileDesc("ChJkZW1vL3YxL2RlbW8ucHJvdG8SB2RlbW8udjEiHQoNU2FtcGxlUmVxdWVzdBIMCgR0ZXh0GAEgASgJImAKDENvdW50UmVxdWVzdBINCgVjb3VudBgBIAEoDRIQCghkZWxheV9tcxgCIAEoDRIMCgR0ZXh0GAMgASgJEiEKCmVycm9yX2NvZGUYBCABKA4yDS5kZW1vLnYxLkNvZGUiLQoNQ291bnRSZXNwb25zZRIOCgZudW1iZXIYASABKA0SDAoEdGV4dBgCIAEoCSIcCgpTdW1SZXF1ZXN0Eg4KBm51bWJlchgBIAEoAyIpCgtTdW1SZXNwb25zZRILCgNzdW0YASABKAMSDQoFY291bnQYAiABKA0iGwoLQ2hhdFJlcXVlc3QSDAoEdGV4dBgBIAEoCSIsCgxDaGF0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRIOCgZudW1iZXIYAiABKA0iXQoLRmFpbFJlcXVlc3QSGwoEY29kZRgBIAEoDjINLmRlbW8udjEuQ29kZRIPCgdtZXNzYWdlGAIgASgJEiAKB2RldGFpbHMYAyADKA4yDy5kZW1vLnYxLkRldGFpbCIOCgxGYWlsUmVzcG9uc2UiYAoNUXVvdGFFeGNlZWRlZBIQCghyZXNvdXJjZRgBIAEoCRINCgVsaW1pdBgCIAEoAxIuCgtyZXRyeV9hZnRlchgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiImCg5JbnNwZWN0UmVxdWVzdBIUCgxoZWFkZXJfbmFtZXMYASADKAkicwoPSW5zcGVjdFJlc3BvbnNlEiAKB2hlYWRlcnMYASADKAsyDy5kZW1vLnYxLkhlYWRlchIUCgxodHRwX3ZlcnNpb24YAiABKAkSGgoSY2xpZW50X2NlcnRpZmljYXRlGAMgASgJEgwKBHBhdGgYBCABKAkiJQoGSGVhZGVyEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkqlAMKBENvZGUSFAoQQ09ERV9VTlNQRUNJRklFRBAAEhEKDUNPREVfQ0FOQ0VMRUQQARIQCgxDT0RFX1VOS05PV04QAhIZChVDT0RFX0lOVkFMSURfQVJHVU1FTlQQAxIaChZDT0RFX0RFQURMSU5FX0VYQ0VFREVEEAQSEgoOQ09ERV9OT1RfRk9VTkQQBRIXChNDT0RFX0FMUkVBRFlfRVhJU1RTEAYSGgoWQ09ERV9QRVJNSVNTSU9OX0RFTklFRBAHEhsKF0NPREVfUkVTT1VSQ0VfRVhIQVVTVEVEEAgSHAoYQ09ERV9GQUlMRURfUFJFQ09ORElUSU9OEAkSEAoMQ09ERV9BQk9SVEVEEAoSFQoRQ09ERV9PVVRfT0ZfUkFOR0UQCxIWChJDT0RFX1VOSU1QTEVNRU5URUQQDBIRCg1DT0RFX0lOVEVSTkFMEA0SFAoQQ09ERV9VTkFWQUlMQUJMRRAOEhIKDkNPREVfREFUQV9MT1NTEA8SGAoUQ09ERV9VTkFVVEhFTlRJQ0FURUQQECqBAQoGRGV0YWlsEhYKEkRFVEFJTF9VTlNQRUNJRklFRBAAEhUKEURFVEFJTF9FUlJPUl9JTkZPEAESFgoSREVUQUlMX0JBRF9SRVFVRVNUEAISFQoRREVUQUlMX1JFVFJZX0lORk8QAxIZChVERVRBSUxfUVVPVEFfRVhDRUVERUQQBDLKAwoLRGVtb1NlcnZpY2USMAoERWNobxITLmRlbW8udjEuRXZlcnl0aGluZxoTLmRlbW8udjEuRXZlcnl0aGluZxI1CgZTYW1wbGUSFi5kZW1vLnYxLlNhbXBsZVJlcXVlc3QaEy5kZW1vLnYxLkV2ZXJ5dGhpbmcSOAoFQ291bnQSFS5kZW1vLnYxLkNvdW50UmVxdWVzdBoWLmRlbW8udjEuQ291bnRSZXNwb25zZTABEjIKA1N1bRITLmRlbW8udjEuU3VtUmVxdWVzdBoULmRlbW8udjEuU3VtUmVzcG9uc2UoARI3CgRDaGF0EhQuZGVtby52MS5DaGF0UmVxdWVzdBoVLmRlbW8udjEuQ2hhdFJlc3BvbnNlKAEwARIzCgRGYWlsEhQuZGVtby52MS5GYWlsUmVxdWVzdBoVLmRlbW8udjEuRmFpbFJlc3BvbnNlEjwKB0luc3BlY3QSFy5kZW1vLnYxLkluc3BlY3RSZXF1ZXN0GhguZGVtby52MS5JbnNwZWN0UmVzcG9uc2USOAoHT2xkRWNobxITLmRlbW8udjEuRXZlcnl0aGluZxoTLmRlbW8udjEuRXZlcnl0aGluZyIDiAIBYgZwcm90bzM", [file_demo_v1_types, file_google_protobuf_duration]);
 
 /**
  * SampleRequest selects the sample.
@@ -289,6 +289,93 @@ export const QuotaExceededSchema: GenMessage<QuotaExceeded> = /*@__PURE__*/
   messageDesc(file_demo_v1_demo, 9);
 
 /**
+ * InspectRequest selects what Inspect reports.
+ *
+ * @generated from message demo.v1.InspectRequest
+ */
+export type InspectRequest = Message<"demo.v1.InspectRequest"> & {
+  /**
+   * Lower-case names of the request headers to report; every header when empty.
+   *
+   * @generated from field: repeated string header_names = 1;
+   */
+  headerNames: string[];
+};
+
+/**
+ * Describes the message demo.v1.InspectRequest.
+ * Use `create(InspectRequestSchema)` to create a new message.
+ */
+export const InspectRequestSchema: GenMessage<InspectRequest> = /*@__PURE__*/
+  messageDesc(file_demo_v1_demo, 10);
+
+/**
+ * InspectResponse describes the request as the server saw it.
+ *
+ * @generated from message demo.v1.InspectResponse
+ */
+export type InspectResponse = Message<"demo.v1.InspectResponse"> & {
+  /**
+   * The request headers asked for, sorted by name; a repeated header appears once per value.
+   *
+   * @generated from field: repeated demo.v1.Header headers = 1;
+   */
+  headers: Header[];
+
+  /**
+   * "1.1" or "2.0".
+   *
+   * @generated from field: string http_version = 2;
+   */
+  httpVersion: string;
+
+  /**
+   * The subject common name of the client certificate (mutual TLS), when one was presented.
+   *
+   * @generated from field: string client_certificate = 3;
+   */
+  clientCertificate: string;
+
+  /**
+   * The request path, including any prefix.
+   *
+   * @generated from field: string path = 4;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message demo.v1.InspectResponse.
+ * Use `create(InspectResponseSchema)` to create a new message.
+ */
+export const InspectResponseSchema: GenMessage<InspectResponse> = /*@__PURE__*/
+  messageDesc(file_demo_v1_demo, 11);
+
+/**
+ * Header is one HTTP header line.
+ *
+ * @generated from message demo.v1.Header
+ */
+export type Header = Message<"demo.v1.Header"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message demo.v1.Header.
+ * Use `create(HeaderSchema)` to create a new message.
+ */
+export const HeaderSchema: GenMessage<Header> = /*@__PURE__*/
+  messageDesc(file_demo_v1_demo, 12);
+
+/**
  * Code is a gRPC status code.
  *
  * @generated from enum demo.v1.Code
@@ -497,6 +584,16 @@ export const DemoService: GenService<{
     methodKind: "unary";
     input: typeof FailRequestSchema;
     output: typeof FailResponseSchema;
+  },
+  /**
+   * Inspect reports what the server received: request headers and connection details (unary).
+   *
+   * @generated from rpc demo.v1.DemoService.Inspect
+   */
+  inspect: {
+    methodKind: "unary";
+    input: typeof InspectRequestSchema;
+    output: typeof InspectResponseSchema;
   },
   /**
    * Deprecated: use Echo.

@@ -1,0 +1,44 @@
+// What the demo server knows about the HTTP request behind an RPC, for DemoService.Inspect.
+import type * as http from "node:http";
+import type * as http2 from "node:http2";
+import type { TLSSocket } from "node:tls";
+import { createContextKey, createContextValues } from "@connectrpc/connect";
+
+export interface RequestInfo {
+  /** Header names (lower case) and values, in the order received. */
+  headers: [string, string][];
+  httpVersion: string;
+  path: string;
+  /** Subject CN of the verified client certificate, or "". */
+  clientCertificate: string;
+}
+
+export const requestInfoKey = createContextKey<RequestInfo>({
+  headers: [],
+  httpVersion: "",
+  path: "",
+  clientCertificate: "",
+});
+
+export function requestInfoValues(req: http.IncomingMessage | http2.Http2ServerRequest) {
+  const headers: [string, string][] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    if (name.startsWith(":")) continue;
+    headers.push([name, raw[i + 1]]);
+  }
+  let clientCertificate = "";
+  const socket = req.socket as Partial<TLSSocket>;
+  if (typeof socket.getPeerCertificate === "function") {
+    const subject = socket.getPeerCertificate().subject as { CN?: string | string[] } | undefined;
+    const cn = subject?.CN;
+    clientCertificate = Array.isArray(cn) ? cn.join(",") : (cn ?? "");
+  }
+  return createContextValues().set(requestInfoKey, {
+    headers,
+    httpVersion: req.httpVersion,
+    path: req.url ?? "",
+    clientCertificate,
+  });
+}
