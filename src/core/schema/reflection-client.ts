@@ -1,0 +1,404 @@
+// Server reflection as a schema source: downloads file descriptors from a server over the
+// grpc.reflection.v1 (or v1alpha) ServerReflectionInfo RPC and links them into descriptors.
+//
+// One bidirectional stream is opened on first use and reused for every look-up (list_services,
+// file_containing_symbol, file_by_filename for each missing dependency, file_containing_extension).
+// Look-ups are serialized: the server answers requests in order, one response per request. Every wait
+// for a response is bounded, and the caller's AbortSignal ends the stream.
+import { type DescFile, type FileRegistry, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { type FileDescriptorProto, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import type {
+  ServerReflectionRequestSchema,
+  ServerReflectionResponse,
+} from "../../gen/grpc/reflection/v1/reflection_pb";
+import { ServerReflection as ServerReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb";
+import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb";
+import { errorMessage, ProtocallError } from "../errors";
+import { linkFiles } from "./link";
+import type { FileSource } from "./types";
+import { wellKnownFiles } from "./well-known-files";
+
+export type ReflectionVersion = "auto" | "grpc-v1" | "grpc-v1alpha";
+
+export interface ReflectionSourceOptions {
+  /** A Connect, gRPC or gRPC-Web transport; its baseUrl holds any path prefix. Needs HTTP/2. */
+  transport: Transport;
+  /** Headers sent on the reflection stream. */
+  headers?: HeadersInit;
+  /** `auto` (default) tries grpc-v1, then grpc-v1alpha when the server does not implement v1. */
+  version?: ReflectionVersion;
+  /** Names this source in messages, e.g. `reflection at http://localhost:8080`. */
+  label?: string;
+  /** Receives human-readable reflection steps (verbose output), e.g. `* Using server reflection …`. */
+  log?: (line: string) => void;
+  /** Ends the stream and fails pending look-ups. */
+  signal?: AbortSignal;
+  /** Longest wait for one response, in milliseconds (default 30 s). */
+  timeoutMs?: number;
+}
+
+export interface ReflectionSource extends FileSource {
+  /** The reflection service in use once the stream is open, e.g. `grpc.reflection.v1.ServerReflection`. */
+  readonly serviceName: string | undefined;
+}
+
+type RequestInit = MessageInitShape<typeof ServerReflectionRequestSchema>;
+type Lookup = NonNullable<RequestInit["messageRequest"]>;
+type HeadersInit = ConstructorParameters<typeof Headers>[0];
+
+const SERVICE_NAMES = {
+  v1: ServerReflectionV1.typeName,
+  v1alpha: ServerReflectionV1alpha.typeName,
+} as const;
+
+/** A request queue that the bidi stream reads from: push to send, end to half-close. */
+class RequestQueue implements AsyncIterable<RequestInit> {
+  private items: RequestInit[] = [];
+  private waiter: ((r: IteratorResult<RequestInit>) => void) | undefined;
+  private ended = false;
+
+  push(item: RequestInit) {
+    if (this.ended) return;
+    const waiter = this.waiter;
+    if (waiter) {
+      this.waiter = undefined;
+      waiter({ value: item, done: false });
+    } else {
+      this.items.push(item);
+    }
+  }
+
+  end() {
+    this.ended = true;
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<RequestInit> {
+    return {
+      next: () => {
+        const item = this.items.shift();
+        if (item) return Promise.resolve({ value: item, done: false });
+        if (this.ended) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => {
+          this.waiter = resolve;
+        });
+      },
+      return: () => {
+        this.end();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+      throw: () => {
+        this.end();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+}
+
+/** One open ServerReflectionInfo stream. */
+class ReflectionStream {
+  readonly serviceName: string;
+  private readonly requests = new RequestQueue();
+  private readonly responses: AsyncIterator<ServerReflectionResponse>;
+  private readonly abort = new AbortController();
+  private readonly onOuterAbort = () => this.abort.abort();
+  answered = 0;
+  dead = false;
+
+  constructor(
+    readonly version: "v1" | "v1alpha",
+    transport: Transport,
+    headers: HeadersInit | undefined,
+    private readonly outer: AbortSignal | undefined,
+  ) {
+    this.serviceName = SERVICE_NAMES[version];
+    outer?.addEventListener("abort", this.onOuterAbort, { once: true });
+    if (outer?.aborted) this.abort.abort();
+    // The two versions have the same messages (only the package differs), so the v1 types serve both.
+    const client = createClient(version === "v1" ? ServerReflectionV1 : ServerReflectionV1alpha, transport);
+    const stream = client.serverReflectionInfo(this.requests, { headers, signal: this.abort.signal });
+    this.responses = (stream as AsyncIterable<ServerReflectionResponse>)[Symbol.asyncIterator]();
+  }
+
+  /** Sends one request and waits (at most `timeoutMs`) for its response. */
+  async call(request: Lookup, timeoutMs: number, describe: () => string): Promise<ServerReflectionResponse> {
+    if (this.dead) throw new ConnectError("the reflection stream is closed", Code.Canceled);
+    this.requests.push({ host: "", messageRequest: request });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new ConnectError(`no answer to ${describe()} within ${timeoutMs / 1000} s`, Code.DeadlineExceeded),
+        );
+      }, timeoutMs);
+    });
+    try {
+      const result = await Promise.race([this.responses.next(), timeout]);
+      if (result.done) {
+        throw new ConnectError(
+          `the server ended the stream without answering ${describe()}`,
+          Code.Unavailable,
+        );
+      }
+      this.answered++;
+      return result.value;
+    } catch (err) {
+      this.close();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  close() {
+    if (this.dead) return;
+    this.dead = true;
+    this.outer?.removeEventListener("abort", this.onOuterAbort);
+    this.requests.end();
+    this.abort.abort();
+    // Drain so a late stream error never becomes an unhandled rejection.
+    this.responses.return?.().catch(() => {});
+  }
+}
+
+function describeLookup(request: Lookup): string {
+  switch (request.case) {
+    case "listServices":
+      return "list_services";
+    case "fileByFilename":
+      return `file_by_filename ${request.value}`;
+    case "fileContainingSymbol":
+      return `file_containing_symbol ${request.value}`;
+    case "fileContainingExtension":
+      return `file_containing_extension ${request.value.containingType} ${request.value.extensionNumber}`;
+    case "allExtensionNumbersOfType":
+      return `all_extension_numbers_of_type ${request.value}`;
+    default:
+      return "request";
+  }
+}
+
+/** Creates a schema source backed by server reflection. Nothing is sent until the first look-up. */
+export function createReflectionSource(options: ReflectionSourceOptions): ReflectionSource {
+  const label = options.label ?? "server reflection";
+  const mode = options.version ?? "auto";
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const log = options.log ?? (() => {});
+
+  let version: "v1" | "v1alpha" = mode === "grpc-v1alpha" ? "v1alpha" : "v1";
+  let stream: ReflectionStream | undefined;
+  let closed = false;
+  let chain: Promise<unknown> = Promise.resolve();
+
+  const files = new Map<string, FileDescriptorProto>();
+  let registry: FileRegistry | undefined;
+  let registryFiles = -1;
+  const missingSymbols = new Set<string>();
+  const missingExtensions = new Set<string>();
+  let services: string[] | undefined;
+
+  const wrap = (err: unknown, what: string): Error => {
+    if (err instanceof ProtocallError) return err;
+    const ce = ConnectError.from(err);
+    return new ConnectError(
+      `${label}: ${what} failed: ${ce.rawMessage}`,
+      ce.code,
+      ce.metadata,
+      undefined,
+      err,
+    );
+  };
+
+  const open = (): ReflectionStream => {
+    if (closed) throw new ProtocallError(`${label}: the reflection source is closed`);
+    if (!stream || stream.dead) {
+      stream = new ReflectionStream(version, options.transport, options.headers, options.signal);
+      log(`* Using server reflection ${stream.serviceName}`);
+    }
+    return stream;
+  };
+
+  /** Sends one request on the shared stream, with the v1 → v1alpha fallback of auto mode. */
+  const send = (request: Lookup): Promise<ServerReflectionResponse> => {
+    const run = async (): Promise<ServerReflectionResponse> => {
+      const describe = () => describeLookup(request);
+      for (;;) {
+        const current = open();
+        log(`* Reflection request: ${describe()}`);
+        try {
+          return await current.call(request, timeoutMs, describe);
+        } catch (err) {
+          const ce = ConnectError.from(err);
+          const fallback =
+            mode === "auto" &&
+            current.version === "v1" &&
+            current.answered === 0 &&
+            ce.code === Code.Unimplemented &&
+            !options.signal?.aborted;
+          if (!fallback) throw wrap(err, describe());
+          version = "v1alpha";
+          log(`* Server does not implement ${current.serviceName}; falling back to ${SERVICE_NAMES.v1alpha}`);
+        }
+      }
+    };
+    const result = chain.then(run);
+    chain = result.catch(() => {});
+    return result;
+  };
+
+  /** Throws the ConnectError an error_response stands for. */
+  const checkError = (response: ServerReflectionResponse, what: string) => {
+    if (response.messageResponse.case === "errorResponse") {
+      const { errorCode, errorMessage: message } = response.messageResponse.value;
+      const code = errorCode in Code && errorCode !== 0 ? (errorCode as Code) : Code.Unknown;
+      throw new ConnectError(`${label}: ${what}: ${message || "error without a message"}`, code);
+    }
+  };
+
+  /** Decodes the files of a file_descriptor_response and stores the new ones. */
+  const addFiles = (response: ServerReflectionResponse, what: string): FileDescriptorProto[] => {
+    if (response.messageResponse.case !== "fileDescriptorResponse") {
+      throw new ProtocallError(
+        `${label}: the server answered ${what} with ${response.messageResponse.case ?? "an empty response"} instead of file descriptors`,
+      );
+    }
+    const out: FileDescriptorProto[] = [];
+    for (const bytes of response.messageResponse.value.fileDescriptorProto) {
+      let file: FileDescriptorProto;
+      try {
+        file = fromBinary(FileDescriptorProtoSchema, bytes);
+      } catch (err) {
+        throw new ProtocallError(
+          `${label}: the server answered ${what} with a file descriptor that cannot be decoded (${errorMessage(err)})`,
+        );
+      }
+      if (!file.name) {
+        throw new ProtocallError(
+          `${label}: the server answered ${what} with a file descriptor that has no name`,
+        );
+      }
+      if (!files.has(file.name)) files.set(file.name, file);
+      out.push(file);
+    }
+    return out;
+  };
+
+  /** Asks for every dependency that has not arrived yet (well-known files come from the runtime). */
+  const fetchMissingDependencies = async () => {
+    for (;;) {
+      const missing: [string, string][] = [];
+      for (const file of files.values()) {
+        for (const dep of file.dependency) {
+          if (!files.has(dep) && !wellKnownFiles().has(dep) && !missing.some(([m]) => m === dep)) {
+            missing.push([dep, file.name]);
+          }
+        }
+      }
+      if (missing.length === 0) return;
+      for (const [dep, importer] of missing) {
+        const what = `file_by_filename ${dep}`;
+        const response = await send({ case: "fileByFilename", value: dep });
+        if (
+          response.messageResponse.case === "errorResponse" &&
+          response.messageResponse.value.errorCode === Code.NotFound
+        ) {
+          throw new ProtocallError(
+            `${label}: the server did not send file "${dep}", imported by "${importer}" (${response.messageResponse.value.errorMessage || "not found"})`,
+          );
+        }
+        checkError(response, what);
+        addFiles(response, what);
+        if (!files.has(dep)) {
+          throw new ProtocallError(
+            `${label}: the server answered ${what} without the file "${dep}", imported by "${importer}"`,
+          );
+        }
+      }
+    }
+  };
+
+  const linked = (): FileRegistry | undefined => {
+    if (files.size === 0) return undefined;
+    if (!registry || registryFiles !== files.size) {
+      registry = linkFiles([...files.values()], { label });
+      registryFiles = files.size;
+    }
+    return registry;
+  };
+
+  const findType = async (name: string) => {
+    const known = linked()?.get(name);
+    if (known) return known;
+    if (missingSymbols.has(name)) return undefined;
+    const what = `file_containing_symbol ${name}`;
+    const response = await send({ case: "fileContainingSymbol", value: name });
+    if (
+      response.messageResponse.case === "errorResponse" &&
+      response.messageResponse.value.errorCode === Code.NotFound
+    ) {
+      missingSymbols.add(name);
+      return undefined;
+    }
+    checkError(response, what);
+    addFiles(response, what);
+    await fetchMissingDependencies();
+    return linked()?.get(name);
+  };
+
+  return {
+    label,
+    get serviceName() {
+      return stream?.serviceName;
+    },
+    async listServices() {
+      if (!services) {
+        const response = await send({ case: "listServices", value: "*" });
+        checkError(response, "list_services");
+        if (response.messageResponse.case !== "listServicesResponse") {
+          throw new ProtocallError(
+            `${label}: the server answered list_services with ${response.messageResponse.case ?? "an empty response"}`,
+          );
+        }
+        services = [...new Set(response.messageResponse.value.service.map((s) => s.name))].sort();
+      }
+      return services;
+    },
+    findType,
+    async findExtension(extendee: string, number: number) {
+      const reg = linked();
+      const message = reg?.getMessage(extendee);
+      const existing = message ? reg?.getExtensionFor(message, number) : undefined;
+      if (existing) return existing;
+      const key = `${extendee}#${number}`;
+      if (missingExtensions.has(key)) return undefined;
+      const what = `file_containing_extension ${extendee} ${number}`;
+      const response = await send({
+        case: "fileContainingExtension",
+        value: { containingType: extendee, extensionNumber: number },
+      });
+      if (
+        response.messageResponse.case === "errorResponse" &&
+        response.messageResponse.value.errorCode === Code.NotFound
+      ) {
+        missingExtensions.add(key);
+        return undefined;
+      }
+      checkError(response, what);
+      addFiles(response, what);
+      await fetchMissingDependencies();
+      const after = linked();
+      const target = after?.getMessage(extendee);
+      return target ? after?.getExtensionFor(target, number) : undefined;
+    },
+    async findFile(name: string): Promise<DescFile | undefined> {
+      return (await findType(name))?.file;
+    },
+    async close() {
+      closed = true;
+      stream?.close();
+    },
+  };
+}

@@ -1,0 +1,273 @@
+// Combined resolution over an ordered list of schema sources: the first source that defines an element
+// wins; the well-known types are always consulted last. Failures say which sources were tried, why
+// each failed, and suggest close names.
+import {
+  createRegistry,
+  type DescEnum,
+  type DescExtension,
+  type DescFile,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  type Registry,
+} from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
+import { errorMessage, ProtocallError } from "../errors";
+import type { SchemaSource } from "./types";
+import { createWellKnownSource, wellKnownRegistry } from "./wkt-source";
+
+type Found = DescService | DescMessage | DescEnum | DescExtension;
+
+export interface Resolver {
+  /** The sources in the order they are asked, the well-known types last. */
+  readonly sources: readonly SchemaSource[];
+  /** Sorted union of the services of every source that can list them. */
+  listServices(): Promise<string[]>;
+  findService(name: string): Promise<DescService>;
+  findMethod(service: string, method: string): Promise<DescMethod>;
+  findMessage(name: string): Promise<DescMessage>;
+  findEnum(name: string): Promise<DescEnum>;
+  /** The extension of `extendee` with that field number; undefined when no source has it. */
+  findExtension(extendee: string, number: number): Promise<DescExtension | undefined>;
+  /**
+   * A registry with the given types (and the files that declare them) plus the well-known types, for
+   * JSON of google.protobuf.Any and error details. Types no source knows are simply absent.
+   */
+  registry(typeNames: string[]): Promise<Registry>;
+  close(): Promise<void>;
+}
+
+function isWellKnownSource(source: SchemaSource): boolean {
+  return (source as { wellKnown?: boolean }).wellKnown === true;
+}
+
+/** Creates a resolver over the sources, asked in the given order; the well-known types come last. */
+export function createResolver(sources: SchemaSource[]): Resolver {
+  const ordered = sources.filter((s) => !isWellKnownSource(s));
+  ordered.push(sources.find(isWellKnownSource) ?? createWellKnownSource());
+  const typeCache = new Map<string, Promise<Lookup>>();
+  let closed: Promise<void> | undefined;
+
+  interface Lookup {
+    found?: Found;
+    /** Index in `ordered` of the source that defined it. */
+    foundBy?: number;
+    /** One line per source that did not have it: `label: reason`. */
+    misses: string[];
+    /** Errors thrown by sources (unreachable, unreadable), in order. */
+    errors: unknown[];
+  }
+
+  const lookupType = (name: string, accept: (d: Found) => boolean, kind: string): Promise<Lookup> => {
+    const key = `${kind}:${name}`;
+    let cached = typeCache.get(key);
+    if (!cached) {
+      cached = (async () => {
+        const misses: string[] = [];
+        const errors: unknown[] = [];
+        for (const [i, source] of ordered.entries()) {
+          try {
+            const found = await source.findType(name);
+            if (found && accept(found)) return { found, foundBy: i, misses, errors };
+            misses.push(
+              `${source.label}: ${found ? `"${name}" is a ${describeKind(found)}, not a ${kind}` : "not defined there"}`,
+            );
+          } catch (err) {
+            errors.push(err);
+            misses.push(`${source.label}: ${errorMessage(err)}`);
+          }
+        }
+        return { misses, errors };
+      })();
+      typeCache.set(key, cached);
+      // A source failure (network, timeout) should not stick: the next call asks again.
+      cached.then((r) => r.errors.length > 0 && typeCache.delete(key)).catch(() => typeCache.delete(key));
+    }
+    return cached;
+  };
+
+  /** Service names from every source that can list them; failures are ignored here. */
+  const knownServices = async (): Promise<string[]> => {
+    const names = new Set<string>();
+    for (const source of ordered) {
+      try {
+        for (const name of await source.listServices()) names.add(name);
+      } catch {
+        // a source that cannot list simply contributes nothing to suggestions
+      }
+    }
+    return [...names];
+  };
+
+  const failure = (lookup: Lookup, what: string, suggestions: string[]): Error => {
+    const hint =
+      suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?` : "";
+    const message = `${what} not found. Tried ${lookup.misses.join("; ")}.${hint}`;
+    // When every real source failed to answer (unreachable server, for instance), keep its code.
+    const realSources = ordered.length - 1;
+    const first = lookup.errors[0];
+    if (realSources > 0 && lookup.errors.length === realSources && first instanceof ConnectError) {
+      return new ConnectError(message, first.code, first.metadata, undefined, first);
+    }
+    return new ProtocallError(message);
+  };
+
+  const findService = async (name: string): Promise<DescService> => {
+    const lookup = await lookupType(name, (d) => d.kind === "service", "service");
+    if (lookup.found) return lookup.found as DescService;
+    throw failure(lookup, `service "${name}"`, closest(name, await knownServices()));
+  };
+
+  const resolver: Resolver = {
+    sources: ordered,
+    async listServices() {
+      const names = new Set<string>();
+      const problems: string[] = [];
+      let listed = 0;
+      for (const source of ordered) {
+        if (isWellKnownSource(source)) continue;
+        try {
+          for (const name of await source.listServices()) names.add(name);
+          listed++;
+        } catch (err) {
+          problems.push(`${source.label}: ${errorMessage(err)}`);
+        }
+      }
+      if (listed === 0) {
+        if (problems.length === 0) {
+          throw new ProtocallError(
+            "no schema to list services from: use server reflection or give a schema (--schema)",
+          );
+        }
+        throw new ProtocallError(`cannot list services. ${problems.join("; ")}`);
+      }
+      return [...names].sort();
+    },
+    findService,
+    async findMethod(serviceName: string, methodName: string) {
+      const lookup = await lookupType(serviceName, (d) => d.kind === "service", "service");
+      if (!lookup.found) {
+        throw failure(lookup, `service "${serviceName}"`, closest(serviceName, await knownServices()));
+      }
+      const first = lookup.found as DescService;
+      const method = first.methods.find((m) => m.name === methodName);
+      if (method) return method;
+      // A later source may define the same service with that method.
+      const foundBy = lookup.foundBy ?? 0;
+      const misses = [`${ordered[foundBy].label}: service "${serviceName}" has no method "${methodName}"`];
+      for (const source of ordered.slice(foundBy + 1)) {
+        try {
+          const other = await source.findType(serviceName);
+          const m = other?.kind === "service" ? other.methods.find((x) => x.name === methodName) : undefined;
+          if (m) return m;
+        } catch {
+          // already reported for the service; the error below names the method
+        }
+      }
+      const names = first.methods.map((m) => m.name);
+      const hint = closest(methodName, names);
+      const list = names.length > 0 ? ` Its methods: ${names.join(", ")}.` : "";
+      throw new ProtocallError(
+        `method "${serviceName}/${methodName}" not found: ${misses.join("; ")}.` +
+          (hint.length > 0 ? ` Did you mean ${hint.map((h) => `"${h}"`).join(" or ")}?` : list),
+      );
+    },
+    async findMessage(name: string) {
+      const lookup = await lookupType(name, (d) => d.kind === "message", "message");
+      if (lookup.found) return lookup.found as DescMessage;
+      throw failure(lookup, `message "${name}"`, []);
+    },
+    async findEnum(name: string) {
+      const lookup = await lookupType(name, (d) => d.kind === "enum", "enum");
+      if (lookup.found) return lookup.found as DescEnum;
+      throw failure(lookup, `enum "${name}"`, []);
+    },
+    async findExtension(extendee: string, number: number) {
+      for (const source of ordered) {
+        try {
+          const ext = await source.findExtension(extendee, number);
+          if (ext) return ext;
+        } catch {
+          // an extension is optional information; try the next source
+        }
+      }
+      return undefined;
+    },
+    async registry(typeNames: string[]) {
+      const files = new Set<DescFile>();
+      const types: Found[] = [];
+      for (const name of new Set(typeNames)) {
+        if (wellKnownRegistry().get(name)) continue;
+        const lookup = await lookupType(name, (d) => d.kind !== "service", "type");
+        if (lookup.found) {
+          types.push(lookup.found);
+          files.add(lookup.found.file);
+        }
+      }
+      // Whole files, so that messages nested in the detail (or packed in an Any inside it) resolve too.
+      return createRegistry(wellKnownRegistry(), ...files, ...types);
+    },
+    close() {
+      if (!closed) {
+        closed = Promise.allSettled(ordered.map((s) => s.close())).then(() => undefined);
+      }
+      return closed;
+    },
+  };
+
+  return resolver;
+}
+
+function describeKind(desc: Found): string {
+  switch (desc.kind) {
+    case "service":
+      return "service";
+    case "message":
+      return "message";
+    case "enum":
+      return "enum";
+    case "extension":
+      return "extension";
+  }
+}
+
+/** Up to three names close to `name`: same simple name, different case, or a small edit distance. */
+export function closest(name: string, candidates: string[]): string[] {
+  const lower = name.toLowerCase();
+  const simple = (n: string) => n.slice(n.lastIndexOf(".") + 1).toLowerCase();
+  const scored: [number, string][] = [];
+  for (const candidate of new Set(candidates)) {
+    if (candidate === name) continue;
+    const c = candidate.toLowerCase();
+    let score: number;
+    if (c === lower) score = 0;
+    else if (simple(candidate) === simple(name)) score = 0.5;
+    else {
+      const d = editDistance(lower, c);
+      const dSimple = editDistance(simple(name), simple(candidate));
+      const best = Math.min(d, dSimple + 0.5);
+      const limit = Math.max(2, Math.floor(Math.max(name.length, candidate.length) / 4));
+      if (best > limit) continue;
+      score = best;
+    }
+    scored.push([score, candidate]);
+  }
+  scored.sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]));
+  return scored.slice(0, 3).map(([, c]) => c);
+}
+
+function editDistance(a: string, b: string): number {
+  if (a === b) return 0;
+  const prev = new Array<number>(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0];
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j];
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return prev[b.length];
+}
