@@ -1,0 +1,76 @@
+// Turns a `--schema` value into a schema source: stdin, a workspace directory, a .proto file, or a
+// descriptor-set file.
+import { stat } from "node:fs/promises";
+import { isAbsolute, relative, resolve } from "node:path";
+import { ProtocallError } from "../errors";
+import { buildWorkspace } from "./compiler";
+import { readSchemaInput } from "./descriptor-set";
+import { openDescriptorSetBytes, openDescriptorSetFile } from "./descriptor-set-source";
+import type { FileSource } from "./types";
+import { findBuildRoot } from "./workspace";
+
+export interface OpenSchemaOptions {
+  /** The directory relative values are resolved against. */
+  cwd: string;
+  /** Read in full when the value is `-`. */
+  stdin: NodeJS.ReadableStream;
+  /** The buf binary to build with instead of the bundled one. */
+  bufPath?: string;
+  /** The on-disk build cache directory, or false for memory only (default: under the OS temp dir). */
+  cacheDir?: string | false;
+  /** Environment for finding buf on PATH and running it (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * A module of a schema registry: `host/owner/repository` with an optional `:ref` or `@ref`, where the
+ * host has a dot (`buf.build/acme/weather`, `registry.example.com/acme/weather:v1`).
+ */
+export function looksLikeRegistryModule(spec: string): boolean {
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?\/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+([:@][^/\s]+)?$/.test(spec);
+}
+
+/**
+ * Opens the schema a `--schema` value names:
+ * - `-`: a descriptor set, image or plugin request read from stdin;
+ * - a directory: a workspace build of it (buf.yaml, buf.work.yaml, or a plain folder of .proto files);
+ * - a `.proto` file: a build of that file (and its imports) within its workspace;
+ * - any other file: a descriptor-set file (binary, buf image, JSON, or plugin request; by content).
+ * A registry module that is not a local path is refused with what to do instead.
+ * Throws ProtocallError (CompilerError for .proto errors) with the value in the message.
+ */
+export async function openSchema(spec: string, options: OpenSchemaOptions): Promise<FileSource> {
+  if (spec === "") throw new ProtocallError("--schema needs a value: a directory, a file, or - for stdin");
+  if (spec === "-") {
+    return openDescriptorSetBytes(await readSchemaInput("-", options.stdin), "descriptor set from stdin");
+  }
+  const path = resolve(options.cwd, spec);
+  const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT" || err.code === "ENOTDIR") return undefined;
+    throw new ProtocallError(`cannot read schema ${spec}: ${err.code ?? err.message}`);
+  });
+  if (!st) {
+    if (looksLikeRegistryModule(spec)) {
+      throw new ProtocallError(
+        `schema ${spec} looks like a registry module; remote registry modules are not supported yet; ` +
+          `build it with \`buf build ${spec} -o set.binpb\` and pass --schema set.binpb`,
+      );
+    }
+    throw new ProtocallError(
+      `schema ${spec} does not exist; give a directory of .proto files, a .proto file, a descriptor-set file, or - for stdin`,
+    );
+  }
+  const build = { cwd: options.cwd, bufPath: options.bufPath, cacheDir: options.cacheDir, env: options.env };
+  if (st.isDirectory()) {
+    const { bytes } = await buildWorkspace(spec, build);
+    return openDescriptorSetBytes(bytes, `workspace ${spec}`);
+  }
+  if (spec.endsWith(".proto")) {
+    const { root, path: file } = await findBuildRoot(path);
+    const rel = relative(options.cwd, root);
+    const dir = rel === "" ? "." : rel.startsWith("..") || isAbsolute(rel) ? root : rel;
+    const { bytes } = await buildWorkspace(dir, { ...build, paths: [file] });
+    return openDescriptorSetBytes(bytes, `${spec} (built in ${dir})`);
+  }
+  return openDescriptorSetFile(path);
+}
