@@ -17,7 +17,7 @@ function docsOf(name: string) {
 }
 
 /** Reverses escapeMarkdown: backslash escapes and the entities it writes. */
-function unescape(text: string): string {
+function readBack(text: string): string {
   return text
     .replace(/\\(.)/g, "$1")
     .replace(/&lt;/g, "<")
@@ -141,16 +141,16 @@ describe("renderDocs", () => {
     const hostile = docsOf("fixtures.v1.Hostile");
     // The comment is still all there once the escapes are read back.
     assert.ok(
-      unescape(hostile.markdown).includes(
+      readBack(hostile.markdown).includes(
         "Hostile <img src=x onerror=alert(1)> and [x](javascript:alert(1)) in a comment.",
       ),
     );
-    assert.ok(unescape(docsOf("fixtures.v1.Hostile.text").markdown).includes("trailing <i>html</i>"));
+    assert.ok(readBack(docsOf("fixtures.v1.Hostile.text").markdown).includes("trailing <i>html</i>"));
   });
 
   test("escapeMarkdown and code keep any text literal", () => {
     const nasty = "a *b* _c_ `d` [e](f) <g> & \\ # + - . ! | ~ {h}";
-    assert.equal(unescape(escapeMarkdown(nasty)), nasty);
+    assert.equal(readBack(escapeMarkdown(nasty)), nasty);
     assert.equal(code("a`b"), "``a`b``");
     assert.equal(code("`x"), "`` `x ``");
   });
