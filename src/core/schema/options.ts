@@ -52,7 +52,14 @@ type TextNode = { name: string; value: string } | { name: string; children: Text
  * option is listed by its field number with its raw wire value.
  */
 export function decodeOptions(desc: NamedDesc | DescFile, registry?: Registry): OptionEntry[] {
-  const options = desc.proto.options as Message | undefined;
+  return decodeOptionsMessage(desc.proto.options, registry);
+}
+
+/**
+ * Decodes an options message itself (FileOptions, MessageOptions, …), for descriptors that have no
+ * Desc wrapper, such as the synthetic entry messages of map fields (`map_entry = true`).
+ */
+export function decodeOptionsMessage(options: Message | undefined, registry?: Registry): OptionEntry[] {
   if (options === undefined) return [];
   const schema = optionsSchemas.get(options.$typeName);
   if (schema === undefined) return [];

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
-import { createRegistry, type DescService, type FileRegistry } from "@bufbuild/protobuf";
+import { createRegistry, type DescMessage, type DescService, type FileRegistry } from "@bufbuild/protobuf";
 import { lookup } from "../../../src/core/schema/lookup";
-import { decodeOptions, formatOptions, type OptionEntry } from "../../../src/core/schema/options";
+import {
+  decodeOptions,
+  decodeOptionsMessage,
+  formatOptions,
+  type OptionEntry,
+} from "../../../src/core/schema/options";
 import { schemaFixturesRegistry } from "../../support/schema-fixtures";
 
 let registry: FileRegistry;
@@ -43,6 +48,13 @@ describe("decodeOptions: standard options", () => {
     assert.deepEqual(optionsOf("fixtures.v1.LANGUAGE_OLD_NL"), [std("deprecated", "true")]);
     assert.deepEqual(optionsOf("fixtures.v1.Greeter.Greet"), [std("idempotency_level", "NO_SIDE_EFFECTS")]);
     assert.deepEqual(optionsOf("fixtures.v1.Greeter.Chat"), [std("deprecated", "true")]);
+  });
+
+  test("options of descriptors without a wrapper: map entries", () => {
+    const request = lookup(registry, "fixtures.v1.GreetRequest")!.desc as DescMessage;
+    const entry = request.proto.nestedType.find((m) => m.name === "LabelsEntry");
+    assert.deepEqual(decodeOptionsMessage(entry?.options, registry), [std("map_entry", "true")]);
+    assert.deepEqual(decodeOptionsMessage(undefined, registry), []);
   });
 
   test("elements without options have none", () => {
