@@ -10,6 +10,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Build a directory of .proto files to a binary descriptor set",
     load: async () => (await import("./commands/build")).command,
   },
+  curl: {
+    summary: "Call an RPC over Connect, gRPC or gRPC-Web (a drop-in for `buf curl`)",
+    load: async () => (await import("./commands/curl")).command,
+  },
 };
 
 function usage(): string {

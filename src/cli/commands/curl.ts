@@ -1,0 +1,42 @@
+// `protocall curl <url> [flags]`: a drop-in for `buf curl`. Parses the flags, then runs the call.
+// The invoke core is loaded only after parsing, so `--help` and usage errors stay fast.
+import { homedir } from "node:os";
+import type { CliContext, Command } from "../context";
+import { version } from "../version";
+import { curlHelp, parseCurlArgs } from "./curl-args";
+
+export const command: Command = {
+  async run(args: string[], ctx: CliContext): Promise<number> {
+    const { options, help } = parseCurlArgs(args);
+    if (help) {
+      ctx.stdout.write(curlHelp());
+      return 0;
+    }
+    const [{ runCurl }, { promptPassword }] = await Promise.all([
+      import("../../core/invoke/run-curl"),
+      import("../../core/invoke/prompt-password"),
+    ]);
+    const stdin = ctx.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
+    const stdinIsTTY = stdin.isTTY === true;
+    const controller = new AbortController();
+    const onSigint = () => controller.abort();
+    const isProcess = ctx.stdin === process.stdin;
+    if (isProcess) process.once("SIGINT", onSigint);
+    try {
+      return await runCurl(options, {
+        cwd: ctx.cwd,
+        env: ctx.env,
+        stdin,
+        stdinIsTTY,
+        promptPassword: stdinIsTTY ? (prompt) => promptPassword(prompt, stdin, ctx.stderr) : undefined,
+        homedir: ctx.env.HOME || homedir(),
+        stdout: ctx.stdout,
+        stderr: ctx.stderr,
+        product: `protocall/${version}`,
+        signal: controller.signal,
+      });
+    } finally {
+      if (isProcess) process.off("SIGINT", onSigint);
+    }
+  },
+};

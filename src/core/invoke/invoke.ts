@@ -1,0 +1,138 @@
+// Calls one method in any of the four streaming shapes. Unary and server-streaming methods take
+// exactly one request document (none sends an empty message); client- and bidi-streaming methods take
+// zero or more, converted and sent as they are read, so responses of a bidi stream print while
+// requests are still being typed. Each response message is handed to `onMessage` as it arrives.
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type DescMethodStreaming,
+  type DescMethodUnary,
+  fromJson,
+  type Message,
+  type Registry,
+} from "@bufbuild/protobuf";
+import type { Transport } from "@connectrpc/connect";
+import { errorMessage, ProtocallError } from "../errors";
+import type { RequestDocument } from "./request-data";
+
+export interface InvokeOptions {
+  transport: Transport;
+  method: DescMethod;
+  /** The request documents, or undefined for no data. */
+  requests?: AsyncIterable<RequestDocument>;
+  /** Names the request data in messages: `--data`, `stdin`, a file name. */
+  requestLabel?: string;
+  headers: [string, string][];
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Resolves google.protobuf.Any types in requests (asked for each request, so it may grow). */
+  registry?: () => Registry | undefined;
+  /** Receives each response message; may return a promise to apply backpressure. */
+  onMessage(message: Message): void | Promise<void>;
+  /** Response headers, when they arrive. */
+  onHeaders?(headers: Headers): void;
+}
+
+/** Converts one JSON document to a request message; unknown fields are errors naming the position. */
+export function requestFromJson(
+  desc: DescMessage,
+  doc: RequestDocument,
+  label: string,
+  registry: Registry | undefined,
+): Message {
+  try {
+    return fromJson(desc, doc.value as never, { registry });
+  } catch (err) {
+    const why = errorMessage(err).replace(/^cannot decode message [\w.]+ from JSON: /, "");
+    throw new ProtocallError(
+      `${label}:${doc.line}:${doc.column}: request message #${doc.index + 1} is not a valid ${desc.typeName}: ${why}`,
+    );
+  }
+}
+
+/** Runs the call; RPC failures throw ConnectError, bad input throws ProtocallError. */
+export async function invokeMethod(o: InvokeOptions): Promise<{ trailers: Headers }> {
+  const { method, transport } = o;
+  const label = o.requestLabel ?? "--data";
+  const header = new Headers();
+  for (const [name, value] of o.headers) header.append(name, value);
+
+  if (method.methodKind === "unary" || method.methodKind === "server_streaming") {
+    const input = await singleRequest(o, label);
+    if (method.methodKind === "unary") {
+      const res = await transport.unary(
+        method as DescMethodUnary,
+        o.signal,
+        o.timeoutMs,
+        header,
+        input as never,
+      );
+      o.onHeaders?.(res.header);
+      await o.onMessage(res.message as Message);
+      return { trailers: res.trailer };
+    }
+    const res = await transport.stream(
+      method as DescMethodStreaming,
+      o.signal,
+      o.timeoutMs,
+      header,
+      oneShot(input) as never,
+    );
+    o.onHeaders?.(res.header);
+    for await (const m of res.message) await o.onMessage(m as Message);
+    return { trailers: res.trailer };
+  }
+
+  // Client and bidi streams: requests are converted while they are sent. A bad document stops the
+  // upload; its ProtocallError wins over whatever error the aborted call reports.
+  let inputError: unknown;
+  const controller = new AbortController();
+  const signal = o.signal ? AbortSignal.any([o.signal, controller.signal]) : controller.signal;
+  async function* requests(): AsyncGenerator<Message> {
+    if (!o.requests) return;
+    try {
+      for await (const doc of o.requests) yield requestFromJson(method.input, doc, label, o.registry?.());
+    } catch (err) {
+      inputError = err;
+      controller.abort(err);
+      throw err;
+    }
+  }
+  try {
+    const res = await transport.stream(
+      method as DescMethodStreaming,
+      signal,
+      o.timeoutMs,
+      header,
+      requests() as never,
+    );
+    o.onHeaders?.(res.header);
+    for await (const m of res.message) await o.onMessage(m as Message);
+    if (inputError) throw inputError;
+    return { trailers: res.trailer };
+  } catch (err) {
+    if (inputError) throw inputError;
+    throw err;
+  }
+}
+
+async function singleRequest(o: InvokeOptions, label: string): Promise<Message> {
+  const desc = o.method.input;
+  if (!o.requests) return create(desc);
+  let first: RequestDocument | undefined;
+  for await (const doc of o.requests) {
+    if (first) {
+      const kind = o.method.methodKind === "unary" ? "unary" : "server-streaming";
+      throw new ProtocallError(
+        `${label}:${doc.line}:${doc.column}: ${o.method.parent.typeName}/${o.method.name} is a ${kind} method and takes exactly one request message, but the data holds more; give one JSON document`,
+      );
+    }
+    first = doc;
+  }
+  return first ? requestFromJson(desc, first, label, o.registry?.()) : create(desc);
+}
+
+async function* oneShot(message: Message): AsyncGenerator<Message> {
+  yield message;
+}

@@ -1,0 +1,461 @@
+// The HTTP side of `protocall curl`: Connect, gRPC and gRPC-Web transports from connect-node's
+// protocol implementations, over our own connections so that we control what `buf curl` controls:
+//  - http: HTTP/1.1, or h2c with prior knowledge (implied for gRPC and for reflection);
+//  - https: ALPN offers h2, then http/1.1 (only h2 with --http2-prior-knowledge);
+//  - TLS: --cacert replaces the system roots, -k, --servername (SNI and the verified name; default
+//    the Host header, else the URL host), --cert/--key; --unix-socket for every connection;
+//  - TCP keepalive, --connect-timeout for connection setup only;
+//  - verbose lines for connections, requests, responses and body bytes.
+// Connection failures become `unavailable` errors worded like buf's (`dial tcp host:port: ...`).
+import { readFileSync } from "node:fs";
+import * as http from "node:http";
+import type * as http2 from "node:http2";
+import * as net from "node:net";
+import { isIP } from "node:net";
+import { resolve as resolvePath } from "node:path";
+import * as tls from "node:tls";
+import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import type {
+  CommonTransportOptions,
+  UniversalClientFn,
+  UniversalClientRequest,
+  UniversalClientResponse,
+} from "@connectrpc/connect/protocol";
+import {
+  compressionGzip,
+  createNodeHttpClient,
+  Http2SessionManager,
+  type NodeHttpClientOptions,
+} from "@connectrpc/connect-node";
+import { ProtocallError } from "../errors";
+import type { CurlOptions, Protocol } from "./options";
+import { logHeaders, type VerboseLog } from "./verbose";
+
+type NodeHttp2ClientSessionManager = ReturnType<
+  NonNullable<Extract<NodeHttpClientOptions, { httpVersion: "2" }>["sessionProvider"]>
+>;
+
+export type HttpMode = "h1" | "h2" | "alpn";
+
+export interface TransportSettings {
+  /** Base URL (scheme, host, port, path prefix), without a trailing slash. */
+  baseUrl: string;
+  protocol: Protocol;
+  /** h1: HTTP/1.1; h2: HTTP/2 (h2c over http, ALPN h2 only over https); alpn: h2 or http/1.1. */
+  mode: HttpMode;
+  /** From a Host header: the HTTP authority and the default TLS server name. */
+  authority?: string;
+  unixSocket?: string;
+  /** Milliseconds to establish a connection (TCP and TLS); undefined = no limit. */
+  connectTimeoutMs?: number;
+  /** TCP keepalive interval in milliseconds; undefined = keepalive off. */
+  keepaliveMs?: number;
+  cacert?: string;
+  cert?: string;
+  key?: string;
+  insecure?: boolean;
+  servername?: string;
+  /** Resolves relative TLS file paths. */
+  cwd?: string;
+  log: VerboseLog;
+}
+
+export interface CurlTransport {
+  readonly transport: Transport;
+  /** The HTTP version in use once the first connection is made: "1.1" or "2". */
+  httpVersion(): "1.1" | "2" | undefined;
+  /** Closes all connections. */
+  close(): void;
+}
+
+/**
+ * Chooses HTTP/1.1, HTTP/2 or negotiation. Returns a note for verbose output when HTTP/2 prior
+ * knowledge is implied (gRPC or reflection over plain http need HTTP/2).
+ */
+export function chooseHttpMode(
+  o: CurlOptions,
+  secure: boolean,
+  reflection: boolean,
+): { mode: HttpMode; note?: string } {
+  if (o.http2PriorKnowledge) return { mode: "h2" };
+  if (secure) return { mode: "alpn" };
+  if (o.protocol === "grpc" || reflection) {
+    const why = o.protocol === "grpc" ? "the gRPC protocol needs HTTP/2" : "server reflection needs HTTP/2";
+    return { mode: "h2", note: `Using HTTP/2 prior knowledge over plain-text (h2c): ${why}` };
+  }
+  return { mode: "h1" };
+}
+
+function readPem(path: string, flag: string, cwd: string | undefined): Buffer {
+  try {
+    return readFileSync(cwd ? resolvePath(cwd, path) : path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ProtocallError(
+      `${flag} ${path}: cannot read the file (${code === "ENOENT" ? "no such file" : (err as Error).message}); give the path of a PEM file`,
+    );
+  }
+}
+
+/** Creates the transport. TLS files are read now, so a missing file fails before anything is sent. */
+export async function createCurlTransport(s: TransportSettings): Promise<CurlTransport> {
+  const url = new URL(s.baseUrl);
+  const secure = url.protocol === "https:";
+  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const port = Number(url.port || (secure ? 443 : 80));
+  const log = s.log;
+  const ca = s.cacert ? readPem(s.cacert, "--cacert", s.cwd) : undefined;
+  const cert = s.cert ? readPem(s.cert, "--cert", s.cwd) : undefined;
+  const key = s.key ? readPem(s.key, "--key", s.cwd) : undefined;
+  const authorityHost = s.authority ? stripPort(s.authority) : undefined;
+  const verifyName = s.servername || authorityHost || hostname;
+  const target = s.unixSocket ? `unix ${s.unixSocket}` : `tcp ${joinHostPort(hostname, port)}`;
+
+  let dialFailure: ConnectError | undefined;
+  const sockets = new Set<net.Socket>();
+
+  /** Opens one connection (synchronously returns a connecting socket). */
+  function dial(alpn: string[] | undefined): net.Socket {
+    log.info(
+      s.unixSocket ? `Dialing (unix) ${s.unixSocket}...` : `Dialing (tcp) ${joinHostPort(hostname, port)}...`,
+    );
+    const where = s.unixSocket ? { path: s.unixSocket } : { host: hostname, port };
+    let socket: net.Socket;
+    if (secure) {
+      socket = tls.connect({
+        ...where,
+        servername: isIP(verifyName) ? undefined : verifyName,
+        ALPNProtocols: alpn,
+        ca,
+        cert,
+        key,
+        rejectUnauthorized: !s.insecure,
+        checkServerIdentity: (_host, peer) => tls.checkServerIdentity(verifyName, peer),
+      });
+    } else {
+      socket = net.connect(where);
+    }
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    if (s.keepaliveMs !== undefined) socket.setKeepAlive(true, s.keepaliveMs);
+    else socket.setKeepAlive(false);
+    socket.setNoDelay(true);
+    let established = false;
+    let timer: NodeJS.Timeout | undefined;
+    if (s.connectTimeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        const err = Object.assign(new Error(`dial ${target}: i/o timeout`), { code: "ETIMEDOUT" });
+        socket.destroy(err);
+      }, s.connectTimeoutMs);
+    }
+    socket.on("error", (err: NodeJS.ErrnoException) => {
+      if (timer) clearTimeout(timer);
+      if (established) return;
+      dialFailure = new ConnectError(dialErrorMessage(err, target, hostname, verifyName), Code.Unavailable);
+    });
+    const onConnected = () => {
+      if (timer) clearTimeout(timer);
+      established = true;
+    };
+    socket.once("connect", () => {
+      if (socket.remoteAddress)
+        log.info(`Connected to ${joinHostPort(socket.remoteAddress, socket.remotePort ?? port)}`);
+      else log.info(`Connected to ${s.unixSocket ?? target}`);
+      if (!secure) onConnected();
+    });
+    if (secure) {
+      socket.once("secureConnect", () => {
+        onConnected();
+        if (log.enabled) logTls(log, socket as tls.TLSSocket, !!s.insecure);
+      });
+    }
+    return socket;
+  }
+
+  /** Dials and waits until the connection (and TLS handshake) is up. */
+  function dialReady(alpn: string[] | undefined): Promise<net.Socket> {
+    const socket = dial(alpn);
+    return new Promise((resolve, reject) => {
+      const event = secure ? "secureConnect" : "connect";
+      socket.once(event, () => {
+        socket.off("error", reject);
+        resolve(socket);
+      });
+      socket.once("error", (err) => reject(dialFailure ?? err));
+    });
+  }
+
+  let mode: "h1" | "h2" | undefined = s.mode === "alpn" ? undefined : s.mode;
+  let spare: net.Socket | undefined;
+  let negotiation: Promise<void> | undefined;
+  const negotiate = (): Promise<void> => {
+    if (mode) return Promise.resolve();
+    negotiation ??= dialReady(["h2", "http/1.1"]).then((socket) => {
+      const proto = (socket as tls.TLSSocket).alpnProtocol;
+      mode = proto === "h2" ? "h2" : "h1";
+      spare = socket;
+    });
+    return negotiation;
+  };
+  const takeSpare = () => {
+    const sock = spare;
+    spare = undefined;
+    return sock;
+  };
+
+  // HTTP/1.1: an agent that dials with our settings and keeps connections for reuse.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+  (agent as unknown as { protocol: string }).protocol = url.protocol;
+  (agent as unknown as { createConnection: unknown }).createConnection = () =>
+    takeSpare() ?? dial(secure ? ["http/1.1"] : undefined);
+  const h1Client = createNodeHttpClient({
+    httpVersion: "1.1",
+    nodeOptions: { agent, headers: s.authority ? { host: s.authority } : undefined },
+  });
+
+  // HTTP/2: one session, created on first use; :authority follows a Host header.
+  let session: Http2SessionManager | undefined;
+  const sessionManager: NodeHttp2ClientSessionManager = {
+    authority: url.origin,
+    request(method, path, headers, options) {
+      session ??= new Http2SessionManager(url, {}, {
+        createConnection: () => takeSpare() ?? dial(secure ? ["h2"] : undefined),
+        // Node warns about an IP address as TLS server name; the socket is ours anyway.
+        servername: undefined,
+      } as http2.SecureClientSessionOptions);
+      const h: http2.OutgoingHttpHeaders = s.authority ? { ...headers, ":authority": s.authority } : headers;
+      return session.request(method, path, h, options);
+    },
+    notifyResponseByteRead(stream) {
+      session?.notifyResponseByteRead(stream);
+    },
+  };
+  const h2Client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
+
+  const httpClient: UniversalClientFn = async (req) => {
+    try {
+      await negotiate();
+    } catch (err) {
+      throw dialFailure ?? ConnectError.from(err, Code.Unavailable);
+    }
+    if (secure && mode === "h1" && s.protocol === "grpc") {
+      throw new ConnectError(
+        `the server at ${url.host} offers only HTTP/1.1, but the gRPC protocol needs HTTP/2; use --protocol connect or grpcweb`,
+        Code.Unavailable,
+      );
+    }
+    const inner = mode === "h2" ? h2Client : h1Client;
+    return observe(inner, req, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure);
+  };
+
+  const options: CommonTransportOptions = {
+    httpClient,
+    baseUrl: s.baseUrl,
+    useBinaryFormat: true,
+    interceptors: [],
+    acceptCompression: [compressionGzip],
+    sendCompression: null,
+    compressMinBytes: 1024,
+    readMaxBytes: 0xffffffff,
+    writeMaxBytes: 0xffffffff,
+  };
+  let transport: Transport;
+  switch (s.protocol) {
+    case "grpc":
+      transport = (await import("@connectrpc/connect/protocol-grpc")).createTransport(options);
+      break;
+    case "grpcweb":
+      transport = (await import("@connectrpc/connect/protocol-grpc-web")).createTransport(options);
+      break;
+    default:
+      transport = (await import("@connectrpc/connect/protocol-connect")).createTransport(options);
+  }
+
+  return {
+    transport,
+    httpVersion: () => (mode === "h2" ? "2" : mode === "h1" ? "1.1" : undefined),
+    close() {
+      agent.destroy();
+      for (const sock of sockets) sock.destroy();
+      spare?.destroy();
+    },
+  };
+}
+
+/** Wraps one request: verbose lines, batched request body, dial errors as `unavailable`. */
+async function observe(
+  inner: UniversalClientFn,
+  req: UniversalClientRequest,
+  log: VerboseLog,
+  version: string,
+  dialFailure: () => ConnectError | undefined,
+): Promise<UniversalClientResponse> {
+  const n = log.nextRequest();
+  let body = req.body ? coalesce(req.body) : undefined;
+  if (log.enabled) {
+    const u = new URL(req.url);
+    log.line(`> (#${n}) ${req.method} ${u.pathname}${u.search}`);
+    logHeaders(log, ">", n, req.header);
+    log.line(`> (#${n})`);
+    if (body)
+      body = countBytes(
+        body,
+        (k) => log.line(`} (#${n}) [${k} bytes data]`),
+        () => log.info(`(#${n}) Finished upload`),
+      );
+  }
+  let res: UniversalClientResponse;
+  try {
+    res = await inner({ ...req, body });
+  } catch (err) {
+    throw dialFailure() ?? err;
+  }
+  if (!log.enabled) return res;
+  log.line(`< (#${n}) HTTP/${version} ${res.status} ${http.STATUS_CODES[res.status] ?? ""}`.trimEnd());
+  logHeaders(log, "<", n, res.header);
+  log.line(`< (#${n})`);
+  const trailer = res.trailer;
+  const responseBody = countBytes(
+    res.body,
+    (k) => log.line(`{ (#${n}) [${k} bytes data]`),
+    () => {
+      let any = false;
+      trailer.forEach(() => {
+        any = true;
+      });
+      if (any) {
+        log.line(`< (#${n})`);
+        logHeaders(log, "<", n, trailer);
+      }
+      log.info(`(#${n}) Call complete`);
+    },
+  );
+  return { ...res, body: responseBody };
+}
+
+/** Passes chunks through, reporting each chunk's size and the end. */
+async function* countBytes(
+  src: AsyncIterable<Uint8Array>,
+  onChunk: (bytes: number) => void,
+  onEnd: () => void,
+): AsyncIterable<Uint8Array> {
+  for await (const chunk of src) {
+    onChunk(chunk.byteLength);
+    yield chunk;
+  }
+  onEnd();
+}
+
+const NOT_READY = Symbol("not ready");
+
+/**
+ * Joins request chunks that are already available into one write (up to 64 KiB), so that a stream of
+ * many small messages does not cost one socket write each. A chunk that is not ready yet (waiting on
+ * stdin, for example) never delays what is already there: interactive streams stay interactive.
+ */
+async function* coalesce(src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  const it = src[Symbol.asyncIterator]();
+  let pending: Promise<IteratorResult<Uint8Array>> | undefined;
+  for (;;) {
+    const first = await (pending ?? it.next());
+    pending = undefined;
+    if (first.done) return;
+    const parts: Uint8Array[] = [first.value];
+    let size = first.value.byteLength;
+    let done = false;
+    while (size < 65536) {
+      const next = it.next();
+      const r = await Promise.race([
+        next,
+        new Promise<typeof NOT_READY>((ok) => setImmediate(ok, NOT_READY)),
+      ]);
+      if (r === NOT_READY) {
+        pending = next;
+        break;
+      }
+      if (r.done) {
+        done = true;
+        break;
+      }
+      parts.push(r.value);
+      size += r.value.byteLength;
+    }
+    yield parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+    if (done) return;
+  }
+}
+
+function logTls(log: VerboseLog, socket: tls.TLSSocket, insecure: boolean): void {
+  const cipher = socket.getCipher();
+  log.info(
+    `TLS connection using ${socket.getProtocol() ?? "TLS"} / ${cipher?.standardName ?? cipher?.name ?? "?"}`,
+  );
+  log.info(
+    socket.alpnProtocol
+      ? `ALPN: server accepted ${socket.alpnProtocol}`
+      : "ALPN: server did not agree on a protocol",
+  );
+  const peer = socket.getPeerCertificate();
+  if (peer && Object.keys(peer).length > 0) {
+    log.info("Server certificate:");
+    log.info(`   subject: ${formatName(peer.subject)}`);
+    log.info(`   start date: ${peer.valid_from}`);
+    log.info(`   end date: ${peer.valid_to}`);
+    log.info(`   subjectAltNames: ${peer.subjectaltname ?? ""}`);
+    log.info(`   issuer: ${formatName(peer.issuer)}`);
+  }
+  log.info(insecure ? "Server certificate not verified (--insecure)" : "Server certificate chain verified");
+}
+
+function formatName(name: tls.PeerCertificate["subject"] | undefined): string {
+  if (!name) return "";
+  return Object.entries(name)
+    .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`)
+    .join(", ");
+}
+
+function joinHostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function stripPort(authority: string): string {
+  if (authority.startsWith("[")) return authority.slice(1, authority.indexOf("]"));
+  const i = authority.lastIndexOf(":");
+  return i >= 0 ? authority.slice(0, i) : authority;
+}
+
+/** Words a connection failure as Go does, which `buf curl` prints. */
+function dialErrorMessage(
+  err: NodeJS.ErrnoException,
+  target: string,
+  host: string,
+  verifyName: string,
+): string {
+  switch (err.code) {
+    case "ECONNREFUSED":
+      return `dial ${target}: connect: connection refused`;
+    case "ENOENT":
+      return `dial ${target}: connect: no such file or directory`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `dial tcp: lookup ${host}: no such host`;
+    case "ETIMEDOUT":
+      return err.message.startsWith("dial ") ? err.message : `dial ${target}: i/o timeout`;
+    case "ECONNRESET":
+      return `dial ${target}: connection reset by peer`;
+    case "EHOSTUNREACH":
+      return `dial ${target}: connect: no route to host`;
+    case "ERR_TLS_CERT_ALTNAME_INVALID":
+      return `tls: failed to verify certificate: x509: certificate is not valid for ${verifyName}`;
+    case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
+    case "UNABLE_TO_GET_ISSUER_CERT":
+    case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
+    case "SELF_SIGNED_CERT_IN_CHAIN":
+    case "DEPTH_ZERO_SELF_SIGNED_CERT":
+      return "tls: failed to verify certificate: x509: certificate signed by unknown authority";
+    case "CERT_HAS_EXPIRED":
+      return "tls: failed to verify certificate: x509: certificate has expired or is not yet valid";
+    default:
+      return `dial ${target}: ${err.message}`;
+  }
+}

@@ -1,0 +1,86 @@
+// Verbose output of `protocall curl -v` on stderr, in the line kinds of `buf curl -v`:
+//   `* `            information (dialing, TLS, reflection steps, "Invoking RPC ...")
+//   `> (#N) `       request line and sorted request headers
+//   `} (#N) [k bytes data]`  request body bytes sent
+//   `< (#N) `       status line, sorted response headers, and after the body the trailers
+//   `< (#N) [*] `   trailers carried in the body (Connect end-of-stream, gRPC-Web trailer frame)
+//   `{ (#N) [k bytes data]`  response body bytes received
+// N counts HTTP requests from 1. Secret header values are redacted.
+
+export interface VerboseLog {
+  readonly enabled: boolean;
+  /** An information line (`* ...`). */
+  info(text: string): void;
+  /** A raw line after the prefix, for the other kinds. */
+  line(text: string): void;
+  /** Allocates the next request number. */
+  nextRequest(): number;
+}
+
+const SECRET_HEADERS = new Set([
+  "authorization",
+  "proxy-authorization",
+  "cookie",
+  "set-cookie",
+  "x-api-key",
+  "api-key",
+  "x-auth-token",
+]);
+
+/** Creates the log; when disabled every call is a no-op (and cheap). */
+export function createVerboseLog(
+  enabled: boolean,
+  write: (text: string) => void,
+  prefix = "protocall",
+): VerboseLog {
+  let n = 0;
+  if (!enabled) {
+    return {
+      enabled: false,
+      info() {},
+      line() {},
+      nextRequest: () => ++n,
+    };
+  }
+  return {
+    enabled: true,
+    info(text) {
+      write(`${prefix}: * ${text}\n`);
+    },
+    line(text) {
+      write(`${prefix}: ${text}\n`);
+    },
+    nextRequest: () => ++n,
+  };
+}
+
+/** `content-type` → `Content-Type`, as Go prints header names. */
+export function canonicalHeaderName(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+}
+
+/** The value shown for a header: secrets are replaced by a marker that keeps the scheme. */
+export function redactHeaderValue(name: string, value: string): string {
+  if (!SECRET_HEADERS.has(name.toLowerCase())) return value;
+  const space = value.indexOf(" ");
+  // Keep the scheme of an Authorization value (`Bearer`, `Basic`), hide the credentials.
+  if (name.toLowerCase().endsWith("authorization") && space > 0) return `${value.slice(0, space)} [redacted]`;
+  return "[redacted]";
+}
+
+/** Writes headers as sorted `<marker> (#N) Name: value` lines. */
+export function logHeaders(log: VerboseLog, marker: string, n: number, headers: Headers, star = false): void {
+  if (!log.enabled) return;
+  const lines: [string, string][] = [];
+  headers.forEach((value, name) => {
+    if (name === "set-cookie") {
+      for (const v of headers.getSetCookie()) lines.push([name, v]);
+    } else {
+      lines.push([name, value]);
+    }
+  });
+  lines.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const tag = star ? `${marker} (#${n}) [*]` : `${marker} (#${n})`;
+  for (const [name, value] of lines)
+    log.line(`${tag} ${canonicalHeaderName(name)}: ${redactHeaderValue(name, value)}`);
+}
