@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
-import type { FileRegistry } from "@bufbuild/protobuf";
+import { clone, createFileRegistry, type FileRegistry } from "@bufbuild/protobuf";
+import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { code, escapeMarkdown, normalizeComment, renderDocs } from "../../../src/core/schema/docs";
 import { lookup } from "../../../src/core/schema/lookup";
-import { schemaFixturesRegistry } from "../../support/schema-fixtures";
+import { buildSchemaFixtures, schemaFixturesRegistry } from "../../support/schema-fixtures";
 
 let registry: FileRegistry;
 before(async () => {
@@ -65,6 +66,18 @@ describe("renderDocs", () => {
       "rpc Collect(stream fixtures.v1.GreetRequest) returns (fixtures.v1.GreetResponse)",
     );
     assert.ok(docsOf("fixtures.v1.Greeter.Greet").markdown.includes("idempotency_level = NO_SIDE_EFFECTS"));
+  });
+
+  test("without source info: no comments and no line, the rest unchanged", async () => {
+    const { set } = await buildSchemaFixtures();
+    const stripped = clone(FileDescriptorSetSchema, set);
+    for (const file of stripped.file) file.sourceCodeInfo = undefined;
+    const bare = createFileRegistry(stripped);
+    const docs = renderDocs(lookup(bare, "fixtures.options.AnnotatedService.Do")!, { registry: bare });
+    assert.equal(docs.title, "unary method fixtures.options.AnnotatedService.Do");
+    assert.deepEqual(docs.comments, []);
+    assert.equal(docs.options.length, 3);
+    assert.match(docs.markdown, /\*Declared in\* `fixtures\/options\/annotated\.proto`\n$/);
   });
 
   test("the location is shown one-based", () => {

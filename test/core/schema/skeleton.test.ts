@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import { type FileRegistry, fromJson, toJson } from "@bufbuild/protobuf";
-import { messageSkeleton } from "../../../src/core/schema/skeleton";
+import { fieldSkeleton, messageSkeleton } from "../../../src/core/schema/skeleton";
 import { schemaFixturesRegistry } from "../../support/schema-fixtures";
 
 let registry: FileRegistry;
@@ -130,6 +130,16 @@ describe("messageSkeleton", () => {
     const settings = skeletonOf("fixtures.editions.Settings") as Record<string, unknown>;
     assert.deepEqual(settings.child, { value: "" });
     assert.equal(settings.strict, "STRICT_ONE");
+  });
+
+  test("fieldSkeleton gives the value of one field", () => {
+    const request = registry.getMessage("fixtures.v1.GreetRequest")!;
+    assert.deepEqual(fieldSkeleton(request.field.postals), {
+      "0": { street: "", city: "", country: "COUNTRY_UNSPECIFIED" },
+    });
+    assert.deepEqual(fieldSkeleton(request.field.languages), ["LANGUAGE_UNSPECIFIED"]);
+    const node = registry.getMessage("fixtures.v1.Node")!;
+    assert.deepEqual(fieldSkeleton(node.field.left), {});
   });
 
   test("every message in the fixtures round-trips through fromJson", () => {
