@@ -2,6 +2,7 @@
 // reflection headers (`--reflect-header`, with `*` for all of -H), and the combined file that holds
 // headers, a blank line, then the request data when -H and -d name the same file.
 import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
 import { ByteLines } from "./byte-lines";
@@ -35,16 +36,21 @@ export async function openSource(
 ): Promise<AsyncIterable<Uint8Array | string>> {
   if (path === "-") return io.stdin as AsyncIterable<Uint8Array | string>;
   const full = resolve(io.cwd, path);
+  const cannot = (why: string) =>
+    new ProtocallError(
+      `${flag} @${path}: cannot read ${full}: ${why}; check the path (relative paths start at ${io.cwd})`,
+    );
+  try {
+    if ((await stat(full)).isDirectory()) throw cannot("it is a directory");
+  } catch (err) {
+    if (err instanceof ProtocallError) throw err;
+    const e = err as NodeJS.ErrnoException;
+    throw cannot(e.code === "ENOENT" ? "no such file" : e.message);
+  }
   const stream = createReadStream(full, { highWaterMark: 256 * 1024 });
   await new Promise<void>((ok, fail) => {
     stream.once("open", () => ok());
-    stream.once("error", (err: NodeJS.ErrnoException) => {
-      fail(
-        new ProtocallError(
-          `${flag} @${path}: cannot read ${full}: ${err.code === "ENOENT" ? "no such file" : err.code === "EISDIR" ? "it is a directory" : err.message}; check the path (relative paths start at ${io.cwd})`,
-        ),
-      );
-    });
+    stream.once("error", (err: NodeJS.ErrnoException) => fail(cannot(err.message)));
   });
   return stream;
 }

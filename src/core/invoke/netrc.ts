@@ -50,14 +50,15 @@ function tokenize(text: string): Token[] {
     const start = i;
     while (i < n && !/\s/.test(text[i])) i++;
     const word = text.slice(start, i);
-    tokens.push({ text: word, line });
     if (word === "macdef") {
-      // A macro definition runs to the next empty line.
+      // A macro definition (its name and body) runs to the next empty line.
       const end = text.indexOf("\n\n", i);
       const stop = end < 0 ? n : end + 2;
       for (let k = i; k < stop; k++) if (text[k] === "\n") line++;
       i = stop;
+      continue;
     }
+    tokens.push({ text: word, line });
   }
   return tokens;
 }
@@ -87,9 +88,6 @@ export function parseNetrc(text: string): NetrcEntry[] {
         else i++;
         break;
       case "account":
-        i++;
-        break;
-      case "macdef":
         i++;
         break;
       default:

@@ -26,6 +26,8 @@ export function promptPassword(
   }
   const setRawMode = tty.setRawMode.bind(tty);
   const wasRaw = tty.isRaw === true;
+  // Raw mode first: anything typed after the prompt appears must not be echoed.
+  setRawMode(true);
   out.write(prompt);
   return new Promise<string>((resolve, reject) => {
     let password = "";
@@ -58,7 +60,6 @@ export function promptPassword(
         }
       }
     };
-    setRawMode(true);
     input.on("data", onData);
     input.resume();
   });

@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { formatDuration, parseDuration } from "../../../src/core/invoke/duration";
+
+describe("parseDuration", () => {
+  it("parses Go durations into milliseconds", () => {
+    assert.equal(parseDuration("5s"), 5000);
+    assert.equal(parseDuration("1m30s"), 90_000);
+    assert.equal(parseDuration("250ms"), 250);
+    assert.equal(parseDuration("1.5h"), 5_400_000);
+    assert.equal(parseDuration(".5s"), 500);
+    assert.equal(parseDuration("1h2m3s4ms"), 3_723_004);
+    assert.equal(parseDuration("1500us"), 1.5);
+    assert.equal(parseDuration("2000000ns"), 2);
+    assert.equal(parseDuration("0"), 0);
+    assert.equal(parseDuration("+2s"), 2000);
+    assert.equal(parseDuration("-2s"), -2000);
+  });
+
+  it("refuses numbers without a unit and other text, naming the flag", () => {
+    assert.throws(
+      () => parseDuration("5"),
+      /invalid value "5" for --timeout: it has no unit; give a duration such as 5s/,
+    );
+    assert.throws(() => parseDuration("abc", "--x"), /invalid value "abc" for --x: it is not a duration/);
+    assert.throws(() => parseDuration(""), /it is empty/);
+    assert.throws(() => parseDuration("5d"), /it is not a duration/);
+    assert.throws(() => parseDuration("5 s"), /it is not a duration/);
+  });
+
+  it("formats durations", () => {
+    assert.equal(formatDuration(0), "0s");
+    assert.equal(formatDuration(250), "250ms");
+    assert.equal(formatDuration(90_000), "1m30s");
+    assert.equal(formatDuration(3_723_500), "1h2m3.5s");
+  });
+});
