@@ -3,7 +3,7 @@
 // and on disk, so an unchanged workspace is never compiled twice.
 import { createHash, randomBytes } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 
@@ -86,6 +86,8 @@ async function listInputFiles(dir: string): Promise<string[]> {
 /** Builds kept in memory, most recently used last; bounded so a long-running editor does not grow. */
 const memory = new Map<string, Uint8Array>();
 const memoryLimit = 32;
+/** Builds kept on disk; the least recently used beyond this are removed. */
+const diskLimit = 64;
 
 export class BuildCache {
   /** @param dir the on-disk cache directory, or false for memory only. */
@@ -101,7 +103,10 @@ export class BuildCache {
     }
     if (!this.dir) return undefined;
     try {
-      const bytes = new Uint8Array(await readFile(join(this.dir, `${key}.binpb`)));
+      const file = join(this.dir, `${key}.binpb`);
+      const bytes = new Uint8Array(await readFile(file));
+      const now = new Date();
+      await utimes(file, now, now).catch(() => undefined); // marks it used, for pruning
       remember(key, bytes);
       return bytes;
     } catch {
@@ -121,7 +126,29 @@ export class BuildCache {
       await rename(temp, target);
     } catch {
       await rm(temp, { force: true }).catch(() => undefined);
+      return;
     }
+    await this.prune();
+  }
+
+  /** Removes the oldest cached builds beyond the disk limit. */
+  private async prune(): Promise<void> {
+    if (!this.dir) return;
+    const dir = this.dir;
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) =>
+      /^[0-9a-f]{64}\.binpb$/.test(n),
+    );
+    if (names.length <= diskLimit) return;
+    const dated = await Promise.all(
+      names.map(async (name) => ({
+        name,
+        mtime: (await stat(join(dir, name)).catch(() => undefined))?.mtimeMs ?? 0,
+      })),
+    );
+    dated.sort((a, b) => b.mtime - a.mtime);
+    await Promise.all(
+      dated.slice(diskLimit).map((e) => rm(join(dir, e.name), { force: true }).catch(() => undefined)),
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -50,4 +50,21 @@ test("BuildCache keeps entries in memory, and on disk when given a directory", a
   assert.deepEqual(readdirSync(dir), [`${key}.binpb`]);
   clearBuildMemoryCache();
   assert.deepEqual(await disk.get(key), bytes);
+});
+
+test("the on-disk cache keeps the 64 most recently used builds", async () => {
+  const dir = join(temp, "prune");
+  const cache = new BuildCache(dir);
+  const key = (i: number) => i.toString(16).padStart(64, "0");
+  for (let i = 0; i < 64; i++) await cache.set(key(i), new Uint8Array([i]));
+  // Give the files distinct ages: key(0) oldest.
+  for (let i = 0; i < 64; i++) utimesSync(join(dir, `${key(i)}.binpb`), 1_000_000 + i, 1_000_000 + i);
+  clearBuildMemoryCache();
+  assert.deepEqual(await cache.get(key(0)), new Uint8Array([0]), "a disk hit marks the build as used");
+  await cache.set(key(64), new Uint8Array([64]));
+  const names = readdirSync(dir).sort();
+  assert.equal(names.length, 64);
+  assert.ok(names.includes(`${key(64)}.binpb`), "the newest is kept");
+  assert.ok(names.includes(`${key(0)}.binpb`), "the recently used is kept");
+  assert.ok(!names.includes(`${key(1)}.binpb`), "the least recently used is removed");
 });

@@ -183,16 +183,13 @@ test("a missing import is a diagnostic naming the import", async () => {
 
 test("a relative directory gives diagnostic paths relative to it", async () => {
   const dir = tree({ "r.proto": 'syntax = "proto3";\nmessage R { Nope n = 1; }\n' });
-  const rel = join(dir.slice(temp.length + 1));
-  const before = process.cwd();
-  process.chdir(temp);
-  try {
-    const err = await expectCompilerError(rel);
+  const rel = dir.slice(temp.length + 1);
+  await assert.rejects(buildWorkspace(rel, { cwd: temp, cacheDir: false }), (err) => {
+    assert.ok(err instanceof CompilerError);
     assert.equal(err.diagnostics[0].file, join(rel, "r.proto"));
     assert.match(err.message, new RegExp(`^compiling ${rel} failed with 1 error:\\n${rel}/r\\.proto:2:13: `));
-  } finally {
-    process.chdir(before);
-  }
+    return true;
+  });
 });
 
 test("a missing directory, a file, and a folder without .proto files are clear errors", async () => {
