@@ -118,9 +118,9 @@ export function renderDocs(result: LookupResult, options?: DocsOptions): Docs {
 /** The default as written in source: strings and bytes quoted, everything else as stored. */
 function defaultText(field: FieldLike): string {
   const value = field.proto.defaultValue;
-  if (field.scalar === ScalarType.STRING || field.scalar === ScalarType.BYTES) {
-    return `"${value.replace(/["\\]/g, (c) => `\\${c}`)}"`;
-  }
+  // descriptor.proto stores string defaults as written and bytes defaults already C-escaped.
+  if (field.scalar === ScalarType.STRING) return `"${value.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+  if (field.scalar === ScalarType.BYTES) return `"${value}"`;
   return value;
 }
 

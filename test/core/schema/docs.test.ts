@@ -95,6 +95,9 @@ describe("renderDocs", () => {
     for (const part of ["number 2", "type `int32`", "optional", "default `42`"])
       assert.ok(count.includes(part), part);
     assert.ok(docsOf("fixtures.proto2.Legacy.label").markdown.includes('default `"none"`'));
+    assert.ok(docsOf("fixtures.proto2.Legacy.blob").markdown.includes('default `"\\001\\002"`'));
+    assert.ok(docsOf("fixtures.proto2.Legacy.color").markdown.includes("default `GREEN`"));
+    assert.ok(docsOf("fixtures.proto2.Legacy.score").markdown.includes("default `-inf`"));
     assert.ok(docsOf("fixtures.proto2.Legacy.id").markdown.split("\n")[0].includes("required"));
     assert.ok(docsOf("fixtures.editions.Settings.id").markdown.split("\n")[0].includes("required"));
 
