@@ -70,11 +70,11 @@ export function createResolver(sources: SchemaSource[]): Resolver {
             const found = await source.findType(name);
             if (found && accept(found)) return { found, foundBy: i, misses, errors };
             misses.push(
-              `${source.label}: ${found ? `"${name}" is a ${describeKind(found)}, not a ${kind}` : "not defined there"}`,
+              `${source.label}: ${found ? `"${name}" is ${article(describeKind(found))}, not ${article(kind)}` : "not defined there"}`,
             );
           } catch (err) {
             errors.push(err);
-            misses.push(`${source.label}: ${errorMessage(err)}`);
+            misses.push(describeFailure(source, err));
           }
         }
         return { misses, errors };
@@ -102,14 +102,17 @@ export function createResolver(sources: SchemaSource[]): Resolver {
   const failure = (lookup: Lookup, what: string, suggestions: string[]): Error => {
     const hint =
       suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?` : "";
-    const message = `${what} not found. Tried ${lookup.misses.join("; ")}.${hint}`;
-    // When every real source failed to answer (unreachable server, for instance), keep its code.
+    // When every real source failed to answer (an unreachable server, for instance), say so and keep
+    // the RPC code of the first failure.
     const realSources = ordered.length - 1;
     const first = lookup.errors[0];
-    if (realSources > 0 && lookup.errors.length === realSources && first instanceof ConnectError) {
-      return new ConnectError(message, first.code, first.metadata, undefined, first);
+    if (realSources > 0 && lookup.errors.length === realSources) {
+      const message = `cannot look up ${what}: ${lookup.misses.slice(0, realSources).join("; ")}`;
+      if (first instanceof ConnectError)
+        return new ConnectError(message, first.code, first.metadata, undefined, first);
+      return new ProtocallError(message);
     }
-    return new ProtocallError(message);
+    return new ProtocallError(`${what} not found. Tried ${lookup.misses.join("; ")}.${hint}`);
   };
 
   const findService = async (name: string): Promise<DescService> => {
@@ -124,13 +127,15 @@ export function createResolver(sources: SchemaSource[]): Resolver {
       const names = new Set<string>();
       const problems: string[] = [];
       let listed = 0;
+      let firstError: unknown;
       for (const source of ordered) {
         if (isWellKnownSource(source)) continue;
         try {
           for (const name of await source.listServices()) names.add(name);
           listed++;
         } catch (err) {
-          problems.push(`${source.label}: ${errorMessage(err)}`);
+          problems.push(describeFailure(source, err));
+          if (firstError === undefined) firstError = err;
         }
       }
       if (listed === 0) {
@@ -139,7 +144,11 @@ export function createResolver(sources: SchemaSource[]): Resolver {
             "no schema to list services from: use server reflection or give a schema (--schema)",
           );
         }
-        throw new ProtocallError(`cannot list services. ${problems.join("; ")}`);
+        const message = `cannot list services: ${problems.join("; ")}`;
+        if (problems.length === 1 && firstError instanceof ConnectError) {
+          throw new ConnectError(message, firstError.code, firstError.metadata, undefined, firstError);
+        }
+        throw new ProtocallError(message);
       }
       return [...names].sort();
     },
@@ -216,6 +225,16 @@ export function createResolver(sources: SchemaSource[]): Resolver {
   };
 
   return resolver;
+}
+
+/** `label: reason`, without repeating the label when the reason already starts with it. */
+function describeFailure(source: SchemaSource, err: unknown): string {
+  const message = err instanceof ConnectError ? err.rawMessage : errorMessage(err);
+  return message.startsWith(source.label) ? message : `${source.label}: ${message}`;
+}
+
+function article(noun: string): string {
+  return /^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`;
 }
 
 function describeKind(desc: Found): string {
