@@ -97,7 +97,7 @@ test("build errors for bad input are one line, exit 1", async () => {
   assert.equal(flag.stderr.trimEnd().split("\n").length, 1);
   const two = await run(["build", "a", "b"], dir);
   assert.equal(two.code, 1);
-  assert.match(two.stderr, /build takes one directory, got 2/);
+  assert.match(two.stderr, /build takes one directory or \.proto file, got 2/);
 });
 
 test("build --help shows usage with examples", async () => {
@@ -118,4 +118,15 @@ test("build -o file.json writes the set as JSON", async () => {
     "demo/v1/greet.proto",
     "google/protobuf/empty.proto",
   ]);
+});
+
+test("build of a single .proto file writes that file and its imports", async () => {
+  const dir = tree({
+    "proto/demo/v1/greet.proto": greet,
+    "proto/demo/v1/other.proto": 'syntax = "proto3";\n',
+  });
+  const r = await run(["build", "proto/demo/v1/greet.proto", "-o", "-"], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const set = fromBinary(FileDescriptorSetSchema, r.stdout);
+  assert.deepEqual(set.file.map((f) => f.name).sort(), ["google/protobuf/empty.proto", "greet.proto"]);
 });

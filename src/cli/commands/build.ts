@@ -11,10 +11,11 @@ import type { CliContext, Command } from "../context";
 
 const help = `Build a directory of .proto files to a FileDescriptorSet, with the buf compiler.
 
-Usage: protocall build [<dir>] [-o <file>] [--exclude-source-info]
+Usage: protocall build [<dir> | <file.proto>] [-o <file>] [--exclude-source-info]
 
 <dir> is a buf workspace or module (buf.yaml, buf.work.yaml) or a plain folder of .proto files;
-it defaults to the current directory. The set includes every imported file, and source code info
+it defaults to the current directory. A single .proto file builds within its workspace, with only
+the files it imports. The set includes every imported file, and source code info
 (comments) unless --exclude-source-info is given. Without -o the build is only checked.
 Compiler errors are printed one per line as file:line:column: message, and the exit code is 1.
 
@@ -27,6 +28,7 @@ Flags:
 Examples:
   protocall build proto -o api.binpb
   protocall build . -o - --exclude-source-info > api.binpb
+  protocall build proto/acme/v1/orders.proto -o orders.binpb
   protocall curl --schema api.binpb http://localhost:8080/demo.v1.GreetService/Greet
 `;
 
@@ -47,7 +49,7 @@ export const command: Command = {
     }
     if (positionals.length > 1) {
       throw new ProtocallError(
-        `build takes one directory, got ${positionals.length}: ${positionals.join(" ")}; run \`protocall build --help\` for usage`,
+        `build takes one directory or .proto file, got ${positionals.length}: ${positionals.join(" ")}; run \`protocall build --help\` for usage`,
       );
     }
     const dir = positionals[0] ?? ".";

@@ -10,7 +10,7 @@ import { BuildCache, buildKey, defaultBuildCacheDir } from "./build-cache";
 import { CompilerError } from "./compiler-diagnostics";
 import { findBuf } from "./find-buf";
 import { protocArgs, protocFailure } from "./protoc-build";
-import { enclosingWorkspace, listProtoFiles } from "./workspace";
+import { enclosingWorkspace, findBuildRoot, listProtoFiles } from "./workspace";
 
 export { type CompilerDiagnostic, CompilerError } from "./compiler-diagnostics";
 export { findBuf } from "./find-buf";
@@ -65,6 +65,8 @@ const inFlight = new Map<string, Promise<Uint8Array>>();
 
 /**
  * Builds `dir` (a buf workspace or module, or a plain folder of .proto files) to a FileDescriptorSet.
+ * `dir` may also be a single .proto file: it is built within its workspace (see findBuildRoot),
+ * restricted to that file and its imports.
  * Throws CompilerError (a ProtocallError with `diagnostics`) when .proto files have errors, and
  * ProtocallError for everything else the user can fix (missing directory, no compiler, bad config).
  */
@@ -73,6 +75,13 @@ export async function buildWorkspace(dir: string, options: BuildOptions = {}): P
   const root = resolve(cwd, dir);
   const st = await stat(root).catch(() => undefined);
   if (!st) throw new ProtocallError(`cannot build ${dir}: the directory does not exist`);
+  if (st.isFile() && root.endsWith(".proto")) {
+    // A single file builds within its workspace, restricted to it (and what it imports).
+    const found = await findBuildRoot(root);
+    const rel = relative(cwd, found.root);
+    const shown = rel === "" ? "." : rel.startsWith("..") || isAbsolute(rel) ? found.root : rel;
+    return buildWorkspace(shown, { ...options, cwd, paths: [found.path, ...(options.paths ?? [])] });
+  }
   if (!st.isDirectory()) {
     throw new ProtocallError(
       `cannot build ${dir}: it is not a directory; give the folder that holds the .proto files`,

@@ -1,13 +1,12 @@
 // Turns a `--schema` value into a schema source: stdin, a workspace directory, a .proto file, or a
 // descriptor-set file.
 import { stat } from "node:fs/promises";
-import { isAbsolute, relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
 import { buildWorkspace } from "./compiler";
 import { readSchemaInput } from "./descriptor-set";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "./descriptor-set-source";
 import type { FileSource } from "./types";
-import { findBuildRoot } from "./workspace";
 
 export interface OpenSchemaOptions {
   /** The directory relative values are resolved against. */
@@ -66,11 +65,8 @@ export async function openSchema(spec: string, options: OpenSchemaOptions): Prom
     return openDescriptorSetBytes(bytes, `workspace ${spec}`);
   }
   if (spec.endsWith(".proto")) {
-    const { root, path: file } = await findBuildRoot(path);
-    const rel = relative(options.cwd, root);
-    const dir = rel === "" ? "." : rel.startsWith("..") || isAbsolute(rel) ? root : rel;
-    const { bytes } = await buildWorkspace(dir, { ...build, paths: [file] });
-    return openDescriptorSetBytes(bytes, `${spec} (built in ${dir})`);
+    const { bytes } = await buildWorkspace(spec, build);
+    return openDescriptorSetBytes(bytes, `schema ${spec}`);
   }
   return openDescriptorSetFile(path);
 }

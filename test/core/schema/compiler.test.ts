@@ -282,3 +282,23 @@ test("a configured protoc that does not exist is a clear error", async () => {
     /the configured protoc .*no-protoc does not exist/,
   );
 });
+
+test("a single .proto file builds within its workspace, with only what it imports", async () => {
+  const dir = tree({
+    "buf.yaml": "version: v2\nmodules:\n  - path: proto\n",
+    "proto/a/v1/a.proto":
+      'syntax = "proto3";\npackage a.v1;\nimport "a/v1/b.proto";\nmessage A { B b = 1; }\n',
+    "proto/a/v1/b.proto": 'syntax = "proto3";\npackage a.v1;\nmessage B {}\n',
+    "proto/a/v1/c.proto": 'syntax = "proto3";\npackage a.v1;\nmessage C { Nope n = 1; }\n',
+  });
+  const { bytes } = await buildWorkspace("proto/a/v1/a.proto", { cwd: dir, cacheDir: false });
+  assert.deepEqual(fileNames(bytes), ["a/v1/a.proto", "a/v1/b.proto"]);
+  await assert.rejects(buildWorkspace("proto/a/v1/c.proto", { cwd: dir, cacheDir: false }), (err) => {
+    assert.ok(err instanceof CompilerError);
+    assert.deepEqual(
+      err.diagnostics.map((d) => `${d.file}:${d.line}:${d.column}`),
+      ["proto/a/v1/c.proto:3:13"],
+    );
+    return true;
+  });
+});

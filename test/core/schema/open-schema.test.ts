@@ -72,7 +72,7 @@ test("a .proto file opens as a build of that file and its imports within its v2 
     assert.deepEqual(await source.listServices(), ["app.v1.App"]);
     const lib = await source.findType("lib.v1.Lib");
     assert.equal(lib?.kind, "message");
-    assert.equal(source.label, "proto/app/v1/app.proto (built in .)");
+    assert.equal(source.label, "schema proto/app/v1/app.proto");
   } finally {
     await source.close();
   }
