@@ -14,6 +14,26 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Call an RPC over Connect, gRPC or gRPC-Web (a drop-in for `buf curl`)",
     load: async () => (await import("./commands/curl")).command,
   },
+  webhook: {
+    summary: "Create, list and delete registry webhooks; send a test push event",
+    load: async () => (await import("./commands/webhook")).command,
+  },
+  listen: {
+    summary: "Run a local webhook listener that stores, prints, forwards and replays push events",
+    load: async () => (await import("./commands/listen")).command,
+  },
+  registry: {
+    summary: "Run a registry emulator (webhooks, pushes, deliveries) for local testing",
+    load: async () => (await import("./commands/registry")).command,
+  },
+  convert: {
+    summary: "Convert a message between JSON and binary (EventRequest built in)",
+    load: async () => (await import("./commands/convert")).command,
+  },
+  beta: {
+    summary: "`beta registry webhook create|list|delete`, as the registry CLI spells it",
+    load: async () => (await import("./commands/beta")).command,
+  },
 };
 
 function usage(): string {

@@ -1,0 +1,108 @@
+// The emulator's configuration: users with their tokens, repositories with their Admins and members,
+// and whether webhooks are enabled. Read from a JSON file (see examples/registry/config.json).
+import { readFileSync } from "node:fs";
+import { errorMessage, ProtocallError } from "../../errors";
+
+export interface RegistryUser {
+  readonly name: string;
+  readonly token: string;
+}
+
+export interface RegistryRepository {
+  readonly owner: string;
+  readonly name: string;
+  /** Users with the Admin role: they may manage the repository's webhooks. */
+  readonly admins: readonly string[];
+  /** Users who may push but not manage webhooks. */
+  readonly members: readonly string[];
+}
+
+export interface RegistryConfig {
+  readonly users: readonly RegistryUser[];
+  readonly repositories: readonly RegistryRepository[];
+  /** Default true. When false, WebhookService refuses every call with failed_precondition. */
+  readonly webhooksEnabled: boolean;
+}
+
+/** The configuration used when no --config is given: the same as examples/registry/config.json. */
+export const defaultRegistryConfig: RegistryConfig = {
+  users: [
+    { name: "alice", token: "alice-token" },
+    { name: "bob", token: "bob-token" },
+  ],
+  repositories: [{ owner: "acme", name: "petapis", admins: ["alice"], members: ["bob"] }],
+  webhooksEnabled: true,
+};
+
+/** Reads and checks a configuration file; every problem names the file and the offending entry. */
+export function loadRegistryConfig(file: string): RegistryConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ProtocallError(`cannot read registry config ${file}: ${errorMessage(err)}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ProtocallError(`registry config ${file} is not valid JSON: ${errorMessage(err)}`);
+  }
+  return parseRegistryConfig(json, file);
+}
+
+export function parseRegistryConfig(json: unknown, where = "registry config"): RegistryConfig {
+  const fail = (msg: string): never => {
+    throw new ProtocallError(`${where}: ${msg}`);
+  };
+  if (!json || typeof json !== "object" || Array.isArray(json)) fail("must be a JSON object");
+  const obj = json as Record<string, unknown>;
+  const users: RegistryUser[] = [];
+  const names = new Set<string>();
+  const tokens = new Set<string>();
+  if (obj.users !== undefined && !Array.isArray(obj.users)) fail(`"users" must be an array`);
+  for (const [i, u] of ((obj.users as unknown[]) ?? []).entries()) {
+    const user = u as Record<string, unknown>;
+    if (!user || typeof user.name !== "string" || !user.name)
+      fail(`users[${i}] needs a non-empty "name" string`);
+    if (typeof user.token !== "string" || !user.token)
+      fail(`users[${i}] ("${user.name}") needs a non-empty "token" string`);
+    if (names.has(user.name as string)) fail(`users[${i}]: the name "${user.name}" appears twice`);
+    if (tokens.has(user.token as string)) fail(`users[${i}] ("${user.name}"): two users share a token`);
+    names.add(user.name as string);
+    tokens.add(user.token as string);
+    users.push({ name: user.name as string, token: user.token as string });
+  }
+  const repositories: RegistryRepository[] = [];
+  if (obj.repositories !== undefined && !Array.isArray(obj.repositories))
+    fail(`"repositories" must be an array`);
+  const seen = new Set<string>();
+  for (const [i, r] of ((obj.repositories as unknown[]) ?? []).entries()) {
+    const repo = r as Record<string, unknown>;
+    if (!repo || typeof repo.owner !== "string" || !repo.owner)
+      fail(`repositories[${i}] needs a non-empty "owner" string`);
+    if (typeof repo.name !== "string" || !repo.name)
+      fail(`repositories[${i}] needs a non-empty "name" string`);
+    const full = `${repo.owner}/${repo.name}`;
+    if (seen.has(full)) fail(`repositories[${i}]: ${full} appears twice`);
+    seen.add(full);
+    const list = (key: "admins" | "members"): string[] => {
+      const v = repo[key] ?? [];
+      if (!Array.isArray(v) || v.some((x) => typeof x !== "string"))
+        fail(`repositories[${i}] (${full}): "${key}" must be an array of user names`);
+      for (const n of v as string[]) {
+        if (!names.has(n)) fail(`repositories[${i}] (${full}): "${key}" names unknown user "${n}"`);
+      }
+      return v as string[];
+    };
+    repositories.push({
+      owner: repo.owner as string,
+      name: repo.name as string,
+      admins: list("admins"),
+      members: list("members"),
+    });
+  }
+  if (obj.webhooksEnabled !== undefined && typeof obj.webhooksEnabled !== "boolean")
+    fail(`"webhooksEnabled" must be true or false`);
+  return { users, repositories, webhooksEnabled: (obj.webhooksEnabled as boolean | undefined) ?? true };
+}

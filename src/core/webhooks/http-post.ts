@@ -1,0 +1,96 @@
+// One HTTP POST with a buffered body and a buffered response, over http or https, with the trust
+// settings the webhook features need (system roots plus an extra CA, or no verification at all).
+// Used by the registry client, the emulator's deliveries, the listener's forwarding and replays.
+import http from "node:http";
+import https from "node:https";
+import { rootCertificates } from "node:tls";
+
+export interface PostOptions {
+  /** PEM of extra CA certificates, trusted in addition to the system roots. */
+  readonly ca?: string;
+  /** Skip TLS verification (`-k`). */
+  readonly insecure?: boolean;
+  /** Gives up after this many milliseconds (default 30 s). */
+  readonly timeoutMs?: number;
+  /** Largest response body kept, in bytes (default 4 MiB); the rest is dropped. */
+  readonly maxResponseBytes?: number;
+}
+
+export interface PostResult {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: Buffer;
+  readonly latencyMs: number;
+}
+
+const agents = new Map<string, http.Agent>();
+
+function agentFor(url: URL, options: PostOptions): http.Agent {
+  const key = `${url.protocol}|${options.insecure ? 1 : 0}|${options.ca ?? ""}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    agent =
+      url.protocol === "https:"
+        ? new https.Agent({
+            keepAlive: true,
+            rejectUnauthorized: !options.insecure,
+            ca: options.ca ? [...rootCertificates, options.ca] : undefined,
+          })
+        : new http.Agent({ keepAlive: true });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+/** POSTs `body` to `url`. Rejects with the network error (refused, TLS, timeout); never on a status. */
+export function post(
+  url: string | URL,
+  body: Uint8Array,
+  headers: Record<string, string>,
+  options: PostOptions = {},
+): Promise<PostResult> {
+  const target = typeof url === "string" ? new URL(url) : url;
+  if (target.protocol !== "http:" && target.protocol !== "https:") {
+    return Promise.reject(new Error(`unsupported URL scheme ${target.protocol} (use http or https)`));
+  }
+  const lib = target.protocol === "https:" ? https : http;
+  const maxBytes = options.maxResponseBytes ?? 4 * 1024 * 1024;
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = lib.request(
+      target,
+      {
+        method: "POST",
+        agent: agentFor(target, options),
+        headers: { ...headers, "content-length": String(body.byteLength) },
+        timeout: options.timeoutMs ?? 30_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (chunk: Buffer) => {
+          if (size < maxBytes) chunks.push(chunk.subarray(0, maxBytes - size));
+          size += chunk.length;
+        });
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+            latencyMs: performance.now() - started,
+          }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(`no response within ${options.timeoutMs ?? 30_000} ms`)));
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** Closes the pooled keep-alive connections (tests and short-lived commands call it when done). */
+export function closePostAgents(): void {
+  for (const agent of agents.values()) agent.destroy();
+  agents.clear();
+}

@@ -1,0 +1,439 @@
+// The local webhook listener: serves /<prefix>.alpha.webhook.v1alpha1.EventService/Event with a Connect
+// handler (Connect binary and JSON, gRPC, gRPC-Web), over http (HTTP/1.1 and cleartext HTTP/2 on one
+// port) or https (HTTP/2 with HTTP/1.1 fallback). Each delivery is stored durably before the empty
+// EventResponse is sent; bad deliveries get a 4xx with a Connect error JSON and are stored as rejected.
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+import { Duplex } from "node:stream";
+import { toBinary, toJson } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createConnectRouter,
+  createContextKey,
+  createContextValues,
+} from "@connectrpc/connect";
+import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
+import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { EventRequestSchema, EventService } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
+import { errorMessage } from "../errors";
+import { post } from "./http-post";
+import { defaultPrefix, eventPath } from "./paths";
+import type { EventStore, ForwardResult, StoredDelivery } from "./store";
+
+export interface ListenerOptions {
+  readonly store: EventStore;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** Default 0 (any free port). */
+  readonly port?: number;
+  /** Serve https with this certificate and key (PEM). */
+  readonly tls?: { readonly cert: string; readonly key: string };
+  /** Package prefix of the Event path (default `buf`). */
+  readonly prefix?: string;
+  /** Largest request body accepted, in bytes (default 4 MiB). */
+  readonly maxBodyBytes?: number;
+  /** Relay each accepted event to this URL (Connect unary, binary), recording the result. */
+  readonly forwardTo?: string;
+  /** Extra CA (PEM) trusted when forwarding. */
+  readonly forwardCa?: string;
+  /** Called once per stored delivery (accepted or rejected), after it is durable. */
+  readonly onDelivery?: (delivery: StoredDelivery) => void;
+  /** Called after each forwarding attempt, once its result is stored. */
+  readonly onForward?: (id: number, result: ForwardResult) => void;
+}
+
+export interface Listener {
+  /** Base URL, e.g. `https://127.0.0.1:8443`. */
+  readonly url: string;
+  /** The URL to register as the webhook's callback URL. */
+  readonly callbackUrl: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+interface RequestInfo {
+  storeFailed?: boolean;
+  accepted?: { id: number; event: unknown; binary: Uint8Array };
+  record: Omit<StoredDelivery, "kind" | "status" | "httpStatus" | "id">;
+}
+
+const requestInfo = createContextKey<RequestInfo | undefined>(undefined);
+
+const contentTypeRe = /^application\/(proto|json|grpc(-web)?(\+(proto|json))?)(\s*;.*)?$/i;
+
+type NodeReq = http.IncomingMessage | http2.Http2ServerRequest;
+type NodeRes = http.ServerResponse | http2.Http2ServerResponse;
+
+export async function startListener(options: ListenerOptions): Promise<Listener> {
+  const store = options.store;
+  const prefix = options.prefix ?? defaultPrefix;
+  const path = eventPath(prefix);
+  const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+
+  const router = createConnectRouter({ readMaxBytes: maxBody });
+  router.service(EventService, {
+    async event(req, ctx) {
+      const info = ctx.values.get(requestInfo);
+      if (!info) return {};
+      const id = store.allocateId();
+      const event = toJson(EventRequestSchema, req);
+      try {
+        await store.append({ ...info.record, id, status: "accepted", httpStatus: 200, event });
+      } catch (err) {
+        info.storeFailed = true;
+        throw new ConnectError(`cannot store the event: ${errorMessage(err)}`, Code.Unavailable);
+      }
+      info.accepted = { id, event, binary: toBinary(EventRequestSchema, req) };
+      return {};
+    },
+  });
+  const handler = router.handlers[0];
+
+  let baseUrl = "";
+
+  async function reject(
+    req: NodeReq,
+    res: NodeRes,
+    record: RequestInfo["record"],
+    status: number,
+    code: string,
+    message: string,
+  ): Promise<void> {
+    const id = store.allocateId();
+    try {
+      await store.append({ ...record, id, status: "rejected", reason: message, httpStatus: status });
+    } catch {
+      // The rejection is still answered even if it cannot be recorded.
+    }
+    const body = JSON.stringify({ code, message });
+    if (!res.headersSent) {
+      res.writeHead(status, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        ...(req.httpVersionMajor === 1 && status === 413 ? { connection: "close" } : {}),
+      });
+    }
+    res.end(body);
+    notify(id);
+  }
+
+  function notify(id: number): void {
+    if (!options.onDelivery) return;
+    store
+      .get(id)
+      .then((d) => d && options.onDelivery?.(d))
+      .catch(() => {});
+  }
+
+  async function forward(id: number, binary: Uint8Array): Promise<void> {
+    const url = options.forwardTo!;
+    const time = new Date().toISOString();
+    let result: ForwardResult;
+    try {
+      const res = await post(
+        url,
+        binary,
+        { "content-type": "application/proto", "connect-protocol-version": "1" },
+        { ca: options.forwardCa, maxResponseBytes: 1024, timeoutMs: 10_000 },
+      );
+      result = {
+        url,
+        status: res.status,
+        latencyMs: res.latencyMs,
+        body: res.body.toString("utf8"),
+        time,
+        ...(res.status === 200 ? {} : { error: `HTTP ${res.status}` }),
+      };
+    } catch (err) {
+      result = { url, status: 0, latencyMs: 0, body: "", error: errorMessage(err), time };
+    }
+    try {
+      await store.appendForward(id, result);
+    } catch {
+      // Nothing more to do: the event itself is stored.
+    }
+    options.onForward?.(id, result);
+  }
+
+  async function handle(req: NodeReq, res: NodeRes): Promise<void> {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v !== undefined && !k.startsWith(":")) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+    }
+    const url = req.url ?? "/";
+    const reqPath = url.split("?", 1)[0];
+    const record: RequestInfo["record"] = {
+      receivedAt: new Date().toISOString(),
+      remoteAddress: req.socket?.remoteAddress ?? "",
+      method: req.method ?? "",
+      path: url,
+      listenerUrl: baseUrl + path,
+      headers,
+      body: "",
+    };
+    if (reqPath !== path) {
+      req.resume();
+      return reject(
+        req,
+        res,
+        record,
+        404,
+        "unimplemented",
+        `no such method ${reqPath}: the listener serves ${path}`,
+      );
+    }
+    if (req.method !== "POST") {
+      req.resume();
+      return reject(req, res, record, 405, "unimplemented", `method ${req.method} not allowed: use POST`);
+    }
+    const contentType = headers["content-type"] ?? "";
+    const declared = Number(headers["content-length"] ?? "0");
+    if (declared > maxBody) {
+      return reject(
+        req,
+        res,
+        record,
+        413,
+        "resource_exhausted",
+        `request body of ${declared} bytes exceeds the limit of ${maxBody} bytes`,
+      );
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    try {
+      for await (const chunk of req as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > maxBody) {
+          tooBig = true;
+          break;
+        }
+        chunks.push(chunk);
+      }
+    } catch (err) {
+      return reject(
+        req,
+        res,
+        record,
+        400,
+        "invalid_argument",
+        `cannot read the request body: ${errorMessage(err)}`,
+      );
+    }
+    if (tooBig) {
+      return reject(
+        req,
+        res,
+        record,
+        413,
+        "resource_exhausted",
+        `request body exceeds the limit of ${maxBody} bytes`,
+      );
+    }
+    const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    const withBody = { ...record, body: bytes.toString("base64") };
+    if (!contentTypeRe.test(contentType)) {
+      return reject(
+        req,
+        res,
+        withBody,
+        415,
+        "invalid_argument",
+        `unsupported content type "${contentType}": send application/proto (binary EventRequest) or application/json`,
+      );
+    }
+    const info: RequestInfo = { record: withBody };
+    const controller = new AbortController();
+    const uReq: UniversalServerRequest = {
+      httpVersion: req.httpVersion,
+      url: `http://localhost${url}`,
+      method: "POST",
+      header: new Headers(headers),
+      body: (async function* () {
+        yield bytes;
+      })(),
+      signal: controller.signal,
+      contextValues: createContextValues().set(requestInfo, info),
+    };
+    let uRes = await handler(uReq);
+    if (!info.accepted) {
+      // Refused by the protocol handler: garbage or truncated bytes, bad JSON, an unsupported codec.
+      const raw: Uint8Array[] = [];
+      if (uRes.body && Symbol.asyncIterator in uRes.body) {
+        for await (const c of uRes.body as AsyncIterable<Uint8Array>) raw.push(c);
+      }
+      let body: Uint8Array = Buffer.concat(raw);
+      let reason = Buffer.from(body).toString("utf8");
+      let status = uRes.status;
+      let header = uRes.header;
+      let trailer = uRes.trailer;
+      const grpcStatus = trailer?.get("grpc-status") ?? header?.get("grpc-status");
+      if (grpcStatus !== undefined && grpcStatus !== null) {
+        reason = decodeURIComponent(trailer?.get("grpc-message") ?? header?.get("grpc-message") ?? "");
+        if (grpcStatus === "13" && !info.storeFailed) {
+          // A message that cannot be parsed is the sender's fault: INVALID_ARGUMENT, not INTERNAL.
+          trailer = new Headers(trailer);
+          trailer.set("grpc-status", "3");
+          if (header?.has("grpc-status")) {
+            header = new Headers(header);
+            header.set("grpc-status", "3");
+          }
+        }
+        reason = `grpc-status ${grpcStatus}: ${reason}`;
+      } else {
+        try {
+          const parsed = JSON.parse(reason) as { message?: string; code?: string };
+          if (status === 500 && !info.storeFailed) {
+            status = 400;
+            parsed.code = "invalid_argument";
+            parsed.message = `cannot decode the EventRequest: ${parsed.message ?? ""}`;
+            body = Buffer.from(JSON.stringify(parsed));
+            header = new Headers(header);
+            header.set("content-length", String(body.byteLength));
+          }
+          reason = `${parsed.code ?? "error"}: ${parsed.message ?? ""}`;
+        } catch {
+          // Keep the raw text as the reason.
+        }
+      }
+      const id = store.allocateId();
+      try {
+        await store.append({ ...withBody, id, status: "rejected", reason, httpStatus: status });
+      } catch {
+        // Answer regardless.
+      }
+      const finalBody = body;
+      uRes = {
+        status,
+        header,
+        trailer,
+        body: (async function* () {
+          yield finalBody;
+        })(),
+      };
+      notify(id);
+      await universalResponseToNodeResponse(uRes, res as never);
+      return;
+    }
+    const accepted = info.accepted;
+    options.onDelivery?.({
+      ...withBody,
+      kind: "delivery",
+      id: accepted.id,
+      status: "accepted",
+      httpStatus: 200,
+      event: accepted.event as never,
+    });
+    if (options.forwardTo) void forward(accepted.id, accepted.binary);
+    await universalResponseToNodeResponse(uRes, res as never);
+  }
+
+  const onRequest = (req: NodeReq, res: NodeRes) => {
+    handle(req, res).catch((err) => {
+      try {
+        if (!res.headersSent) {
+          const body = JSON.stringify({ code: "internal", message: errorMessage(err) });
+          res.writeHead(500, { "content-type": "application/json" });
+          res.end(body);
+        } else {
+          res.end();
+        }
+      } catch {
+        // The connection is gone.
+      }
+    });
+  };
+
+  const sockets = new Set<net.Socket>();
+  let server: net.Server;
+  if (options.tls) {
+    server = http2.createSecureServer(
+      { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true },
+      onRequest as never,
+    );
+  } else {
+    // One cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a
+    // connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface).
+    const h1 = http.createServer(onRequest as never);
+    const h2 = http2.createServer(onRequest as never);
+    server = net.createServer((socket) => {
+      socket.once("data", (chunk: Buffer) => {
+        socket.pause();
+        if (chunk.subarray(0, 4).toString("latin1") === "PRI ") {
+          // The HTTP/2 session reads the socket's native handle directly, which would skip bytes
+          // already read; a stream wrapper replays the first chunk.
+          h2.emit("connection", replayingStream(socket, chunk));
+        } else {
+          socket.unshift(chunk);
+          h1.emit("connection", socket);
+          socket.resume();
+        }
+      });
+    });
+  }
+  server.on("connection", (s: net.Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  server.on("secureConnection", (s: net.Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as net.AddressInfo;
+  const hostText = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  baseUrl = `${options.tls ? "https" : "http"}://${hostText}:${address.port}`;
+  return {
+    url: baseUrl,
+    callbackUrl: baseUrl + path,
+    port: address.port,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+    },
+  };
+}
+
+/** A duplex over `socket` that first yields `first` (bytes already read from it). */
+function replayingStream(socket: net.Socket, first: Buffer): Duplex {
+  const stream = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk, _encoding, callback) {
+      socket.write(chunk, callback);
+    },
+    final(callback) {
+      socket.end(callback);
+    },
+    destroy(err, callback) {
+      socket.destroy(err ?? undefined);
+      callback(err);
+    },
+  });
+  Object.defineProperties(stream, {
+    remoteAddress: { get: () => socket.remoteAddress },
+    remotePort: { get: () => socket.remotePort },
+    remoteFamily: { get: () => socket.remoteFamily },
+    localAddress: { get: () => socket.localAddress },
+    localPort: { get: () => socket.localPort },
+  });
+  stream.push(first);
+  socket.on("data", (chunk: Buffer) => {
+    if (!stream.push(chunk)) socket.pause();
+  });
+  socket.on("end", () => stream.push(null));
+  socket.on("error", (err) => stream.destroy(err));
+  socket.on("close", () => stream.destroy());
+  return stream;
+}
