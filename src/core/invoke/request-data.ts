@@ -281,7 +281,9 @@ export async function* readRequestDocuments(
 /**
  * The request documents of `-d`: inline JSON, `@file`, `@-` (stdin), or the body of the combined
  * header/data file (`dataFromHeaderFile`, from readCurlHeaders). Undefined when there is no data
- * (no -d, or -d ""). A file or stdin with no documents at all is an error.
+ * (no -d, or -d ""). Data that holds no document (an empty file) yields nothing: client and bidi
+ * streams then send no message, as buf does; unary and server-streaming calls should refuse it with
+ * `noRequestDataError`.
  */
 export async function openRequestData(
   o: CurlOptions,
@@ -297,23 +299,18 @@ export async function openRequestData(
       "--data @ needs a file name: write -d @path to read a file, or -d @- to read stdin",
     );
   }
-  const label = sourceLabel(path);
   const source = dataFromHeaderFile ?? (await openSource(path, io, "--data"));
-  return nonEmpty(readRequestDocuments(source, label), label);
+  return readRequestDocuments(source, sourceLabel(path));
 }
 
-async function* nonEmpty(
-  docs: AsyncGenerator<RequestDocument>,
-  label: string,
-): AsyncGenerator<RequestDocument> {
-  let any = false;
-  for await (const d of docs) {
-    any = true;
-    yield d;
-  }
-  if (!any) {
-    throw new ProtocallError(
-      `${label}: no request data: it holds no JSON document; give at least one, or omit -d to send an empty request`,
-    );
-  }
+/** The label `openRequestData` uses in messages for this `-d` value. */
+export function requestDataLabel(data: string): string {
+  return data.startsWith("@") ? sourceLabel(data.slice(1)) : "--data";
+}
+
+/** The error for a unary or server-streaming call whose -d data holds no JSON document. */
+export function noRequestDataError(label: string, method: string): ProtocallError {
+  return new ProtocallError(
+    `${label}: no request data: it holds no JSON document, but ${method} takes exactly one request message; give one, or omit -d to send an empty request`,
+  );
 }

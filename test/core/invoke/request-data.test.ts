@@ -8,9 +8,11 @@ import { ProtocallError } from "../../../src/core/errors";
 import type { InputIo } from "../../../src/core/invoke/io";
 import { defaultCurlOptions } from "../../../src/core/invoke/options";
 import {
+  noRequestDataError,
   openRequestData,
   type RequestDocument,
   readRequestDocuments,
+  requestDataLabel,
 } from "../../../src/core/invoke/request-data";
 
 async function all(
@@ -228,16 +230,27 @@ describe("openRequestData", () => {
     );
   });
 
-  it("fails on a missing or empty file", async () => {
+  it("fails on a missing file or a directory", async () => {
     await assert.rejects(
       open("@missing.json"),
       /--data @missing\.json: cannot read .*missing\.json: no such file/,
     );
     await assert.rejects(open("@."), /--data @\.: cannot read .*: it is a directory/);
-    await assert.rejects(
-      read(await open("@empty.json")),
-      /empty\.json: no request data: it holds no JSON document/,
-    );
     await assert.rejects(open("@"), /--data @ needs a file name/);
+  });
+
+  it("yields nothing for an empty file (a client stream then sends no message)", async () => {
+    assert.deepEqual(await read(await open("@empty.json")), []);
+    assert.deepEqual(await read(await open("  \n ")), []);
+  });
+
+  it("labels data and builds the error for a single-request call without data", () => {
+    assert.equal(requestDataLabel("@-"), "stdin");
+    assert.equal(requestDataLabel("@a/b.json"), "a/b.json");
+    assert.equal(requestDataLabel("{}"), "--data");
+    assert.match(
+      noRequestDataError("empty.json", "demo.v1.GreetService/Greet").message,
+      /^empty\.json: no request data: it holds no JSON document, but demo\.v1\.GreetService\/Greet takes exactly one request message/,
+    );
   });
 });
