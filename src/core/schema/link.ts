@@ -27,6 +27,31 @@ import {
 import { errorMessage, ProtocallError } from "../errors";
 import { wellKnownFiles } from "./well-known-files";
 
+/** A reference that names nothing in the files; `candidates` are the names it could stand for. */
+export class UnresolvedReferenceError extends ProtocallError {
+  constructor(
+    message: string,
+    /** Fully qualified names (no leading dot) the reference may mean, innermost scope first. */
+    readonly candidates: string[],
+  ) {
+    super(message);
+  }
+}
+
+/** The fully qualified names a reference used inside `relativeTo` may stand for, innermost first. */
+export function candidateNames(name: string, relativeTo: string): string[] {
+  if (name.startsWith(".")) return [name.slice(1)];
+  const out: string[] = [];
+  for (let scope = relativeTo; ; ) {
+    const i = scope.lastIndexOf(".");
+    if (i < 0) break;
+    scope = scope.slice(0, i);
+    out.push(`${scope}.${name}`);
+  }
+  out.push(name);
+  return out;
+}
+
 export interface LinkOptions {
   /** Names the origin of the files in error messages, e.g. `reflection at http://host:8080`. */
   label?: string;
@@ -119,9 +144,10 @@ export function linkFiles(files: FileDescriptorProto[], options: LinkOptions = {
     const found = lookup(symbols, name, relativeTo, want);
     if (!found) {
       const kind = want === "type" ? "message or enum" : want;
-      return fail(
-        `cannot resolve ${kind} "${name}" referenced by ${what} in file "${file.name}". ` +
+      throw new UnresolvedReferenceError(
+        `${prefix}cannot resolve ${kind} "${name}" referenced by ${what} in file "${file.name}". ` +
           "The file that defines it is missing from the schema, or the name is misspelled.",
+        candidateNames(name, relativeTo),
       );
     }
     const entry = symbols.get(found) as SymbolEntry;

@@ -15,7 +15,7 @@ import type {
 import { ServerReflection as ServerReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb";
 import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb";
 import { errorMessage, ProtocallError } from "../errors";
-import { linkFiles } from "./link";
+import { linkFiles, UnresolvedReferenceError } from "./link";
 import type { FileSource } from "./types";
 import { wellKnownFiles } from "./well-known-files";
 
@@ -197,6 +197,8 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
   let registry: FileRegistry | undefined;
   let registryFiles = -1;
   const missingSymbols = new Set<string>();
+  /** Names asked for to complete a reference (each at most once). */
+  const askedFor = new Set<string>();
   const missingExtensions = new Set<string>();
   let services: string[] | undefined;
 
@@ -329,8 +331,54 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     return registry;
   };
 
+  /** The registry as it stands, or undefined while the files received so far do not link. */
+  const linkedSoFar = (): FileRegistry | undefined => {
+    try {
+      return linked();
+    } catch {
+      return undefined;
+    }
+  };
+
+  /**
+   * Links the files received so far. A reference to a name no received file defines (servers that
+   * leave imports out) is looked up with file_containing_symbol, trying the names it may stand for.
+   */
+  const ensureLinked = async (): Promise<FileRegistry | undefined> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return linked();
+      } catch (err) {
+        if (!(err instanceof UnresolvedReferenceError) || attempt >= 16) throw err;
+        let progress = false;
+        for (const candidate of err.candidates) {
+          if (missingSymbols.has(candidate) || askedFor.has(candidate)) continue;
+          askedFor.add(candidate);
+          const before = files.size;
+          const response = await send({ case: "fileContainingSymbol", value: candidate });
+          if (
+            response.messageResponse.case === "errorResponse" &&
+            response.messageResponse.value.errorCode === Code.NotFound
+          ) {
+            missingSymbols.add(candidate);
+            continue;
+          }
+          const what = `file_containing_symbol ${candidate}`;
+          checkError(response, what);
+          addFiles(response, what);
+          await fetchMissingDependencies();
+          if (files.size > before) {
+            progress = true;
+            break;
+          }
+        }
+        if (!progress) throw err;
+      }
+    }
+  };
+
   const findType = async (name: string) => {
-    const known = linked()?.get(name);
+    const known = linkedSoFar()?.get(name);
     if (known) return known;
     if (missingSymbols.has(name)) return undefined;
     const what = `file_containing_symbol ${name}`;
@@ -345,7 +393,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     checkError(response, what);
     addFiles(response, what);
     await fetchMissingDependencies();
-    return linked()?.get(name);
+    return (await ensureLinked())?.get(name);
   };
 
   return {
@@ -368,7 +416,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     },
     findType,
     async findExtension(extendee: string, number: number) {
-      const reg = linked();
+      const reg = linkedSoFar();
       const message = reg?.getMessage(extendee);
       const existing = message ? reg?.getExtensionFor(message, number) : undefined;
       if (existing) return existing;
@@ -389,7 +437,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
       checkError(response, what);
       addFiles(response, what);
       await fetchMissingDependencies();
-      const after = linked();
+      const after = await ensureLinked();
       const target = after?.getMessage(extendee);
       return target ? after?.getExtensionFor(target, number) : undefined;
     },

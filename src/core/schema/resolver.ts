@@ -58,7 +58,8 @@ export function createResolver(sources: SchemaSource[]): Resolver {
     errors: unknown[];
   }
 
-  const lookupType = (name: string, accept: (d: Found) => boolean, kind: string): Promise<Lookup> => {
+  const lookupType = (fullName: string, accept: (d: Found) => boolean, kind: string): Promise<Lookup> => {
+    const name = fullName.startsWith(".") ? fullName.slice(1) : fullName; // `.pkg.Type` as in descriptors
     const key = `${kind}:${name}`;
     let cached = typeCache.get(key);
     if (!cached) {

@@ -305,6 +305,73 @@ describe("reflection client with crafted responses", () => {
     }
   });
 
+  test("a reference to a file the server left out is fetched by symbol, trying enclosing scopes", async () => {
+    // a.proto declares no imports but uses "Other" (relative, defined in p.other.proto).
+    const a = create(FileDescriptorProtoSchema, {
+      name: "p_a.proto",
+      package: "p.sub",
+      syntax: "proto3",
+      messageType: [{ name: "A", field: [{ name: "o", number: 1, type: 11, typeName: "Other" }] }],
+    });
+    const other = create(FileDescriptorProtoSchema, {
+      name: "p.proto",
+      package: "p",
+      syntax: "proto3",
+      messageType: [{ name: "Other", field: [{ name: "x", number: 1, type: 9 }] }],
+    });
+    const asked: string[] = [];
+    const server = await startServer(
+      craftedRoutes((req) => {
+        asked.push(String(req.messageRequest.value));
+        if (req.messageRequest.case !== "fileContainingSymbol")
+          return errorResponse(Code.NotFound, "not found");
+        if (req.messageRequest.value === "p.sub.A") return fileResponse(a);
+        if (req.messageRequest.value === "p.Other") return fileResponse(other);
+        return errorResponse(Code.NotFound, "symbol not found");
+      }),
+    );
+    const source = createReflectionSource({
+      transport: transportFor("grpc", server.baseUrl),
+      timeoutMs: 5000,
+    });
+    try {
+      const msg = await source.findType("p.sub.A");
+      assert.ok(msg?.kind === "message");
+      assert.equal(msg.field.o.message?.typeName, "p.Other");
+      assert.deepEqual(asked, ["p.sub.A", "p.sub.A.Other", "p.sub.Other", "p.Other"]);
+      // A reference nothing defines stays a clear error.
+      const broken = create(FileDescriptorProtoSchema, {
+        name: "b.proto",
+        package: "q",
+        syntax: "proto3",
+        messageType: [{ name: "B", field: [{ name: "n", number: 1, type: 11, typeName: "Nowhere" }] }],
+      });
+      const server2 = await startServer(
+        craftedRoutes((req) =>
+          req.messageRequest.case === "fileContainingSymbol" && req.messageRequest.value === "q.B"
+            ? fileResponse(broken)
+            : errorResponse(Code.NotFound, "symbol not found"),
+        ),
+      );
+      const source2 = createReflectionSource({
+        transport: transportFor("grpc", server2.baseUrl),
+        label: "reflection at q",
+      });
+      try {
+        await assert.rejects(
+          source2.findType("q.B"),
+          /^ProtocallError: reflection at q: cannot resolve message "Nowhere" referenced by field q.B.n in file "b.proto"/,
+        );
+      } finally {
+        await source2.close();
+        await server2.close();
+      }
+    } finally {
+      await source.close();
+      await server.close();
+    }
+  });
+
   test("dependencies sent later on the stream complete the schema", async () => {
     const server = await startServer(
       craftedRoutes((req) => {

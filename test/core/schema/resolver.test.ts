@@ -119,6 +119,7 @@ describe("createResolver", () => {
       "google.protobuf.Timestamp",
     );
     assert.equal((await resolver.findEnum("acme.v1.Color")).values.length, 1);
+    assert.equal((await resolver.findMessage(".acme.v1.Empty")).typeName, "acme.v1.Empty");
     assert.deepEqual(
       resolver.sources.map((s) => s.label),
       ["schema one", "schema two", "well-known types"],
