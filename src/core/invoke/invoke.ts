@@ -14,7 +14,7 @@ import {
 } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import { errorMessage, ProtocallError } from "../errors";
-import type { RequestDocument } from "./request-data";
+import { noRequestDataError, type RequestDocument } from "./request-data";
 
 export interface InvokeOptions {
   transport: Transport;
@@ -130,7 +130,8 @@ async function singleRequest(o: InvokeOptions, label: string): Promise<Message> 
     }
     first = doc;
   }
-  return first ? requestFromJson(desc, first, label, o.registry?.()) : create(desc);
+  if (!first) throw noRequestDataError(label, `${o.method.parent.typeName}/${o.method.name}`);
+  return requestFromJson(desc, first, label, o.registry?.());
 }
 
 async function* oneShot(message: Message): AsyncGenerator<Message> {

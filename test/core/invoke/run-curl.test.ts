@@ -66,6 +66,12 @@ describe("unary calls", () => {
     assert.equal(r.stdout, "");
   });
 
+  test("data with no document for a unary method is an error (an empty request needs no -d)", async () => {
+    const r = await curl({ url: greet(), schemas: [schema], data: "  " });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^protocall: --data: no request data/);
+  });
+
   test("an unknown field is an error with the document's position", async () => {
     const r = await curl({ url: greet(), schemas: [schema], data: '  {"nam":"a"}' });
     assert.equal(r.code, 1);
