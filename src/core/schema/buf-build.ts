@@ -46,7 +46,11 @@ export function bufBuildFailure(stderr: string, dir: string, exitCode: number | 
  * buf says only "imported file does not exist"; this names the import, read from the line the
  * diagnostic points at, so the message alone tells the user what is missing.
  */
-export async function nameMissingImports(error: CompilerError, cwd: string): Promise<CompilerError> {
+export async function nameMissingImports(
+  error: CompilerError,
+  cwd: string,
+  workspace: string,
+): Promise<CompilerError> {
   if (!error.diagnostics.some((d) => d.message === "imported file does not exist")) return error;
   const sources = new Map<string, string[] | undefined>();
   const diagnostics: CompilerDiagnostic[] = [];
@@ -63,5 +67,18 @@ export async function nameMissingImports(error: CompilerError, cwd: string): Pro
     const name = /import\s+(?:public\s+|weak\s+)?["']([^"']+)["']/.exec(line)?.[1];
     diagnostics.push(name ? { ...d, message: `imported file "${name}" does not exist` } : d);
   }
-  return new CompilerError(diagnostics, error.what);
+  return new CompilerError(diagnostics, error.what, await dependencyHint(workspace));
+}
+
+/** When buf.yaml declares dependencies, missing imports may be dependencies buf has not fetched. */
+async function dependencyHint(workspace: string): Promise<string | undefined> {
+  const yaml = await readFile(resolve(workspace, "buf.yaml"), "utf8").catch(() => "");
+  if (!/^deps:/m.test(yaml)) return undefined;
+  const hasLock = await readFile(resolve(workspace, "buf.lock"), "utf8").then(
+    () => true,
+    () => false,
+  );
+  return hasLock
+    ? `if an import comes from a dependency in ${resolve(workspace, "buf.yaml")}, run \`buf dep update\` there and check that buf can reach its registry`
+    : `${resolve(workspace, "buf.yaml")} declares dependencies but there is no buf.lock; run \`buf dep update\` there to resolve them`;
 }

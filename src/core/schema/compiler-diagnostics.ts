@@ -22,6 +22,8 @@ export class CompilerError extends ProtocallError {
     readonly diagnostics: readonly CompilerDiagnostic[],
     /** What was compiled, as the user named it (a directory or file). */
     readonly what: string,
+    /** Advice beyond "fix the file", e.g. how to fetch missing dependencies. */
+    readonly hint?: string,
   ) {
     const count = diagnostics.length === 1 ? "1 error" : `${diagnostics.length} errors`;
     const files = [...new Set(diagnostics.map((d) => d.file))];
@@ -30,6 +32,7 @@ export class CompilerError extends ProtocallError {
         `compiling ${what} failed with ${count}:`,
         ...diagnostics.map(formatDiagnostic),
         `fix ${files.length === 1 ? files[0] : "the files listed above"} and build again`,
+        ...(hint ? [hint] : []),
       ].join("\n"),
     );
   }

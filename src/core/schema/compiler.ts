@@ -174,7 +174,9 @@ async function compileWithBuf(
   });
   if (run.code !== 0) {
     const failure = bufBuildFailure(run.stderr, dir, run.code);
-    throw failure instanceof CompilerError ? await nameMissingImports(failure, cwd) : failure;
+    throw failure instanceof CompilerError
+      ? await nameMissingImports(failure, cwd, await enclosingWorkspace(root))
+      : failure;
   }
   return run.stdout;
 }

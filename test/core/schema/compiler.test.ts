@@ -302,3 +302,16 @@ test("a single .proto file builds within its workspace, with only what it import
     return true;
   });
 });
+
+test("a missing import in a workspace with unresolved dependencies says how to resolve them", async () => {
+  const dir = tree({
+    "buf.yaml": "version: v2\ndeps:\n  - buf.build/googleapis/googleapis\n",
+    "a.proto": 'syntax = "proto3";\nimport "google/api/annotations.proto";\nmessage A {}\n',
+  });
+  const err = await expectCompilerError(dir);
+  assert.equal(err.diagnostics[0].message, 'imported file "google/api/annotations.proto" does not exist');
+  assert.match(
+    err.message,
+    /\n.*buf\.yaml declares dependencies but there is no buf\.lock; run `buf dep update` there to resolve them$/,
+  );
+});
