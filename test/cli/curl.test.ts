@@ -1,0 +1,105 @@
+// protocall curl as a user runs it: the built bundle (dist/cli.js) as a child process.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { type DemoServer, startDemoServer } from "../../src/demo/server";
+
+const cli = join(__dirname, "..", "..", "dist", "cli.js");
+let server: DemoServer;
+
+before(async () => {
+  server = await startDemoServer();
+});
+after(async () => {
+  await server.close();
+});
+
+function run(args: string[], stdin = ""): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, "curl", ...args], { stdio: "pipe" });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill(), 15000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(stdin);
+  });
+}
+
+test("unary call through reflection", async () => {
+  const r = await run(["-d", '{"name":"cli"}', `${server.url}/demo.v1.GreetService/Greet`]);
+  assert.equal(r.stderr, "");
+  assert.equal(r.stdout, '{\n  "greeting": "Hello, cli!"\n}\n');
+  assert.equal(r.code, 0);
+});
+
+test("an RPC error exits with the gRPC code times eight", async () => {
+  const r = await run([
+    "-d",
+    '{"code":"CODE_PERMISSION_DENIED","message":"no"}',
+    `${server.url}/demo.v1.DemoService/Fail`,
+  ]);
+  assert.equal(r.code, 56);
+  assert.equal(r.stderr, '{\n   "code": "permission_denied",\n   "message": "no"\n}\n');
+});
+
+test("usage and validation errors are one line and exit 1", async () => {
+  const unknown = await run(["--nope", `${server.url}/demo.v1.GreetService/Greet`]);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /^protocall: unknown flag --nope.*\n$/);
+  const tls = await run(["--cacert", "ca.pem", `${server.url}/demo.v1.GreetService/Greet`]);
+  assert.equal(tls.code, 1);
+  assert.match(tls.stderr, /^protocall: [^\n]*--cacert[^\n]*\n$/);
+});
+
+test("--help prints the flags", async () => {
+  const r = await run(["--help"]);
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /--http2-prior-knowledge/);
+});
+
+test("bidi stream from stdin prints each response before stdin ends", async () => {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [cli, "curl", "-d", "@-", `${server.url}/demo.v1.DemoService/Chat`],
+    { stdio: "pipe" },
+  );
+  const timer = setTimeout(() => child.kill(), 15000);
+  try {
+    let stdout = "";
+    const got = (text: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (stdout.includes(text)) {
+            child.stdout?.off("data", onData);
+            resolve();
+          }
+        };
+        const onData = (d: Buffer) => {
+          stdout += d;
+          check();
+        };
+        child.stdout?.on("data", onData);
+        check();
+      });
+    child.stdin?.write('{"text":"first"}\n');
+    await got('"first"');
+    child.stdin?.end('{"text":"second"}\n');
+    await got('"second"');
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    assert.equal(code, 0);
+    assert.equal(
+      stdout,
+      '{\n  "text": "first",\n  "number": 1\n}\n{\n  "text": "second",\n  "number": 2\n}\n',
+    );
+  } finally {
+    clearTimeout(timer);
+    child.kill();
+  }
+});
