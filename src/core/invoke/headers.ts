@@ -17,8 +17,11 @@ export interface CurlHeaders {
   headers: HeaderList;
   /** Headers for reflection requests (`*` expanded to the RPC headers). */
   reflectHeaders: HeaderList;
-  /** When -H and -d name the same file (or both stdin): the body after the blank line. */
-  dataFromHeaderFile?: AsyncIterable<Uint8Array>;
+  /**
+   * When -H and -d name the same file (or both stdin): the body after the blank line, with the
+   * line of the file it starts on (so request data errors give the file's line numbers).
+   */
+  dataFromHeaderFile?: AsyncIterable<Uint8Array> & { firstLine?: number };
   /** From a `Host` header: the HTTP authority, and the default TLS server name. */
   authority?: string;
 }
@@ -74,14 +77,14 @@ export async function readCurlHeaders(o: CurlOptions, io: InputIo): Promise<Curl
       const raw = await lines.line();
       if (raw === undefined) break;
       lineNo++;
-      const line = raw.trim();
-      if (line === "") {
-        if (combined) {
-          separated = true;
-          break;
-        }
-        continue;
+      // In a combined file only an empty line (CRLF accepted) ends the headers; a line of spaces is
+      // skipped like any blank line, as buf does.
+      if (combined && (raw === "" || raw === "\r")) {
+        separated = true;
+        break;
       }
+      const line = raw.trim();
+      if (line === "") continue;
       if (line.startsWith("#")) continue;
       if (combined && (line.startsWith("{") || line.startsWith("["))) {
         throw new ProtocallError(
@@ -96,7 +99,7 @@ export async function readCurlHeaders(o: CurlOptions, io: InputIo): Promise<Curl
           `${label}: no blank line after the headers: when -H and -d both name ${path === "-" ? "stdin" : `the file ${path}`}, it must hold the headers, a blank line, then the request data`,
         );
       }
-      dataFromHeaderFile = lines.rest();
+      dataFromHeaderFile = Object.assign(lines.rest(), { firstLine: lineNo + 1 });
     } else {
       await lines.close();
     }

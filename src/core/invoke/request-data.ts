@@ -22,6 +22,14 @@ export interface RequestDocument {
   index: number;
 }
 
+/** A document found in the input, not parsed yet. */
+interface RawDocument {
+  text: string;
+  line: number;
+  column: number;
+  index: number;
+}
+
 const QUOTE = 34;
 const NL = 10;
 
@@ -44,14 +52,19 @@ class Splitter {
   private index = 0;
   private first = true;
 
-  constructor(private readonly label: string) {}
+  constructor(
+    private readonly label: string,
+    firstLine: number,
+  ) {
+    this.line = firstLine;
+  }
 
   private where(abs: number): string {
     return `${this.label}:${this.line}:${abs - this.lineStart + 1}`;
   }
 
   /** Scans one chunk of text, appending completed documents to `out`. */
-  push(s: string, out: RequestDocument[]): void {
+  push(s: string, out: RawDocument[]): void {
     let i = 0;
     const n = s.length;
     if (this.first && n > 0) {
@@ -171,7 +184,7 @@ class Splitter {
     );
   }
 
-  private emit(s: string, start: number, end: number, out: RequestDocument[]): void {
+  private emit(s: string, start: number, end: number, out: RawDocument[]): void {
     let text: string;
     if (this.parts.length > 0) {
       this.parts.push(s.slice(0, end));
@@ -181,33 +194,31 @@ class Splitter {
       text = s.slice(start, end);
     }
     this.open = false;
-    out.push({
-      value: this.parse(text),
-      line: this.docLine,
-      column: this.docColumn,
-      index: this.index++,
-    });
+    out.push({ text, line: this.docLine, column: this.docColumn, index: this.index++ });
   }
 
-  private parse(text: string): unknown {
+  /** Parses one document found by `push`. Parsing is left to the consumer's pace, in order. */
+  parse(raw: RawDocument): RequestDocument {
+    const { text } = raw;
     try {
-      return JSON.parse(/\d{16}/.test(text) ? quoteBigIntegers(text) : text);
+      const value = JSON.parse(/\d{16}/.test(text) ? quoteBigIntegers(text) : text);
+      return { value, line: raw.line, column: raw.column, index: raw.index };
     } catch {
       const problem = findJsonProblem(text) ?? { offset: 0, reason: "invalid JSON" };
       // Translate the offset in the document into a line and column of the input.
       const before = text.slice(0, problem.offset);
       const nl = before.lastIndexOf("\n");
       const lines = before.split("\n").length - 1;
-      const line = this.docLine + lines;
-      const column = nl < 0 ? this.docColumn + problem.offset : problem.offset - nl;
+      const line = raw.line + lines;
+      const column = nl < 0 ? raw.column + problem.offset : problem.offset - nl;
       throw new ProtocallError(
-        `${this.label}:${line}:${column}: invalid JSON in request message #${this.index + 1}: ${problem.reason}`,
+        `${this.label}:${line}:${column}: invalid JSON in request message #${raw.index + 1}: ${problem.reason}`,
       );
     }
   }
 
   /** Checks the end of the input; completes a trailing scalar. */
-  end(out: RequestDocument[]): void {
+  end(out: RawDocument[]): void {
     if (this.inScalar) {
       this.inScalar = false;
       this.emit("", -1, 0, out);
@@ -217,7 +228,9 @@ class Splitter {
       // Brackets that do not match can make the document look unfinished: name the first error.
       const text = this.parts.join("");
       const problem = findJsonProblem(text);
-      if (problem && problem.offset < text.length) this.parse(text);
+      if (problem && problem.offset < text.length) {
+        this.parse({ text, line: this.docLine, column: this.docColumn, index: this.index });
+      }
       const what = this.inString ? "a string is not closed (a missing '\"'?)" : "a missing '}' or ']'?";
       throw new ProtocallError(
         `${this.label}:${this.docLine}:${this.docColumn}: the JSON document starting here is not complete at the end of the input (${what})`,
@@ -241,18 +254,34 @@ function quoteBigIntegers(text: string): string {
 
 /**
  * Parses a stream of JSON documents. `source` is text, or bytes in UTF-8; `label` names the
- * input in error messages (`requests.json`, `stdin`, `--data`), as `label:line:column: ...`.
+ * input in error messages (`requests.json`, `stdin`, `--data`), as `label:line:column: ...`;
+ * `firstLine` is the line the source starts on (after the headers of a combined file).
  */
 export async function* readRequestDocuments(
   source: AsyncIterable<Uint8Array | string> | string,
   label: string,
+  firstLine = 1,
 ): AsyncGenerator<RequestDocument> {
-  const splitter = new Splitter(label);
-  const out: RequestDocument[] = [];
+  const splitter = new Splitter(label, firstLine);
+  const out: RawDocument[] = [];
+  // Scans a piece of input, then hands over the documents found, in order. A structural error
+  // comes after the documents before it, as if they had been read one by one.
+  function* step(scan: () => void): Generator<RequestDocument> {
+    let error: unknown;
+    try {
+      scan();
+    } catch (e) {
+      error = e;
+    }
+    for (let k = 0; k < out.length; k++) yield splitter.parse(out[k]);
+    out.length = 0;
+    if (error) throw error;
+  }
   if (typeof source === "string") {
-    splitter.push(source, out);
-    splitter.end(out);
-    yield* out;
+    yield* step(() => {
+      splitter.push(source, out);
+      splitter.end(out);
+    });
     return;
   }
   const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -266,16 +295,12 @@ export async function* readRequestDocuments(
     }
   };
   for await (const chunk of source) {
-    splitter.push(typeof chunk === "string" ? chunk : decode(chunk), out);
-    if (out.length > 0) {
-      // Hand over the documents of this chunk, then reuse the array.
-      for (let k = 0; k < out.length; k++) yield out[k];
-      out.length = 0;
-    }
+    yield* step(() => splitter.push(typeof chunk === "string" ? chunk : decode(chunk), out));
   }
-  splitter.push(decode(undefined), out);
-  splitter.end(out);
-  yield* out;
+  yield* step(() => {
+    splitter.push(decode(undefined), out);
+    splitter.end(out);
+  });
 }
 
 /**
@@ -288,7 +313,7 @@ export async function* readRequestDocuments(
 export async function openRequestData(
   o: CurlOptions,
   io: InputIo,
-  dataFromHeaderFile?: AsyncIterable<Uint8Array>,
+  dataFromHeaderFile?: AsyncIterable<Uint8Array> & { firstLine?: number },
 ): Promise<AsyncGenerator<RequestDocument> | undefined> {
   const data = o.data;
   if (data === undefined || data === "") return undefined;
@@ -299,8 +324,10 @@ export async function openRequestData(
       "--data @ needs a file name: write -d @path to read a file, or -d @- to read stdin",
     );
   }
-  const source = dataFromHeaderFile ?? (await openSource(path, io, "--data"));
-  return readRequestDocuments(source, sourceLabel(path));
+  if (dataFromHeaderFile) {
+    return readRequestDocuments(dataFromHeaderFile, sourceLabel(path), dataFromHeaderFile.firstLine);
+  }
+  return readRequestDocuments(await openSource(path, io, "--data"), sourceLabel(path));
 }
 
 /** The label `openRequestData` uses in messages for this `-d` value. */

@@ -8,7 +8,7 @@ import { ProtocallError } from "../../../src/core/errors";
 import { readCurlHeaders } from "../../../src/core/invoke/headers";
 import type { InputIo } from "../../../src/core/invoke/io";
 import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
-import { readRequestDocuments } from "../../../src/core/invoke/request-data";
+import { openRequestData, readRequestDocuments } from "../../../src/core/invoke/request-data";
 
 const dir = mkdtempSync(join(tmpdir(), "protocall-headers-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,6 +103,21 @@ describe("readCurlHeaders", () => {
     const r = await readCurlHeaders(opts({ headers: ["@both.txt"], data: "@both.txt" }), io());
     assert.deepEqual(r.headers, [["x-a", "1"]]);
     assert.equal(await collect(r.dataFromHeaderFile), '{"n": 1}\n\n{"n": 2}\n');
+  });
+
+  it("ends the headers of a combined file only at an empty line; a line of spaces is skipped", async () => {
+    file("spaces.txt", 'x-a: 1\n   \nx-b: 2\n\n{"n": 1}\n  {"n": }');
+    const r = await readCurlHeaders(opts({ headers: ["@spaces.txt"], data: "@spaces.txt" }), io());
+    assert.deepEqual(r.headers, [
+      ["x-a", "1"],
+      ["x-b", "2"],
+    ]);
+    assert.equal(r.dataFromHeaderFile?.firstLine, 5);
+    // Request data errors give the line numbers of the file.
+    const docs = await openRequestData(opts({ data: "@spaces.txt" }), io(), r.dataFromHeaderFile);
+    assert.ok(docs);
+    assert.deepEqual((await docs.next()).value, { value: { n: 1 }, line: 5, column: 1, index: 0 });
+    await assert.rejects(docs.next(), /spaces\.txt:6:9: invalid JSON in request message #2/);
   });
 
   it("accepts CRLF combined files", async () => {

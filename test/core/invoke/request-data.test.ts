@@ -78,6 +78,12 @@ describe("readRequestDocuments", () => {
     );
   });
 
+  it("counts lines from firstLine", async () => {
+    const docs: RequestDocument[] = [];
+    for await (const d of readRequestDocuments("\n {}", "f", 7)) docs.push(d);
+    assert.deepEqual(docs, [{ value: {}, line: 8, column: 2, index: 0 }]);
+  });
+
   it("skips a byte order mark", async () => {
     const docs = await all(chunks([Buffer.from([0xef, 0xbb, 0xbf]), '{"a":1}']));
     assert.deepEqual(docs, [{ value: { a: 1 }, line: 1, column: 1, index: 0 }]);
@@ -129,6 +135,14 @@ describe("readRequestDocuments", () => {
     );
     await failsWith('{"a": 1}]', /^in\.json:1:9: unexpected '\]': no JSON object or array is open here/);
     await failsWith('{"a": "x\ny"}', /^in\.json:1:9: .*a string is not closed before the end of the line/);
+  });
+
+  it("hands over the documents before an error first, as if read one by one", async () => {
+    for (const text of ['{"a": 1} {"b": }', '{"a": 1} ]', '{"a": 1} {"b": [}']) {
+      const docs = readRequestDocuments(text, "in.json");
+      assert.deepEqual((await docs.next()).value?.value, { a: 1 });
+      await assert.rejects(docs.next(), /^ProtocallError: in\.json:1:/);
+    }
   });
 
   it("reports a document that is not closed at the end, where it starts", async () => {
