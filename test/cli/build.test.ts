@@ -130,3 +130,19 @@ test("build of a single .proto file writes that file and its imports", async () 
   const set = fromBinary(FileDescriptorSetSchema, r.stdout);
   assert.deepEqual(set.file.map((f) => f.name).sort(), ["google/protobuf/empty.proto", "greet.proto"]);
 });
+
+test("build of a workspace with unresolved dependencies says to run buf dep update", async () => {
+  const dir = tree({
+    "buf.yaml": "version: v2\ndeps:\n  - buf.build/googleapis/googleapis\n",
+    "a.proto": 'syntax = "proto3";\nimport "google/api/annotations.proto";\nmessage A {}\n',
+  });
+  const r = await run(["build"], dir);
+  assert.equal(r.code, 1);
+  const lines = r.stderr.trimEnd().split("\n");
+  assert.equal(lines[0], 'a.proto:2:1: imported file "google/api/annotations.proto" does not exist');
+  assert.match(
+    lines[1],
+    /^protocall: build of \. failed with 1 error; .*no buf\.lock; run `buf dep update` there/,
+  );
+  assert.equal(lines.length, 2);
+});

@@ -67,8 +67,9 @@ export const command: Command = {
       if (!(err instanceof CompilerError)) throw err;
       for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
       const count = err.diagnostics.length === 1 ? "1 error" : `${err.diagnostics.length} errors`;
+      const hint = err.hint ? `; ${err.hint}` : "";
       ctx.stderr.write(
-        `protocall: build of ${dir} failed with ${count}; fix the files above and build again\n`,
+        `protocall: build of ${dir} failed with ${count}; fix the files above and build again${hint}\n`,
       );
       return 1;
     }
