@@ -10,7 +10,7 @@ import type {
   FileRegistry,
 } from "@bufbuild/protobuf";
 import type { FileDescriptorProto } from "@bufbuild/protobuf/wkt";
-import { ProtocallError } from "../errors";
+import { errorMessage, ProtocallError } from "../errors";
 import { DescriptorSetIndex } from "./descriptor-set";
 import { linkFiles } from "./link";
 import type { FileSource } from "./types";
@@ -145,7 +145,14 @@ class LazySetSource implements DescriptorSetSource {
         }
       }
     }
-    return linkFiles(all, { label: `${this.label} (file "${root}")` });
+    const label = `${this.label} (file "${root}")`;
+    try {
+      return linkFiles(all, { label });
+    } catch (err) {
+      if (err instanceof ProtocallError) throw err;
+      // Descriptors that decode but make no sense (a damaged set) can fail inside the runtime.
+      throw new ProtocallError(`${label}: invalid descriptors: ${errorMessage(err)}`);
+    }
   }
 }
 
