@@ -1,0 +1,358 @@
+// The flags of `protocall curl` and how each value is read, shared by the command-line parser and by
+// the .rpc request file (whose request options are these flags' long names without the dashes), so
+// both produce the same CurlOptions from the same text.
+import { ProtocallError } from "../errors";
+import { parseDuration } from "./duration";
+import type { CurlOptions, LogFormat, Protocol, ReflectProtocol } from "./options";
+
+export type FlagKind = "bool" | "string" | "strings" | "float" | "duration";
+
+export interface CurlFlag {
+  name: string;
+  short?: string;
+  kind: FlagKind;
+  /** Shown in --help after the flag name (`string`, `float`, ...). */
+  help: string;
+  /** Default shown in --help, if any. */
+  defaultText?: string;
+  /** Inherited (global) flag: listed under "Global Flags". */
+  global?: boolean;
+  apply(o: CurlOptions, value: string | boolean | number): void;
+}
+
+const protocols: readonly Protocol[] = ["connect", "grpc", "grpcweb"];
+const reflectProtocols: readonly ReflectProtocol[] = ["grpc-v1", "grpc-v1alpha"];
+const logFormats: readonly LogFormat[] = ["text", "color", "json"];
+
+/** Every flag of `protocall curl`, in the order --help lists them. */
+export const curlFlags: readonly CurlFlag[] = [
+  {
+    name: "cacert",
+    kind: "string",
+    help: "Path to a PEM file of trusted certificate authorities, used instead of the system's roots to verify the server. Only for https URLs; not with --insecure",
+    apply: (o, v) => {
+      o.cacert = v as string;
+    },
+  },
+  {
+    name: "cert",
+    short: "E",
+    kind: "string",
+    help: "Path to a PEM client certificate for mutual TLS. Only for https URLs; needs --key",
+    apply: (o, v) => {
+      o.cert = v as string;
+    },
+  },
+  {
+    name: "connect-timeout",
+    kind: "float",
+    help: "Time limit, in seconds, to establish a connection. No limit if absent",
+    apply: (o, v) => {
+      o.connectTimeout = v as number;
+    },
+  },
+  {
+    name: "data",
+    short: "d",
+    kind: "string",
+    help: "Request data: zero or more JSON documents, one per request message (exactly one for unary and server-streaming methods). '@<path>' reads the file at <path>, '@-' reads stdin. If -H names the same file, it holds the headers, a blank line, then the body. Stdin cannot be used when the schema comes from stdin",
+    apply: (o, v) => {
+      o.data = v as string;
+    },
+  },
+  {
+    name: "emit-defaults",
+    kind: "bool",
+    help: "Print fields with default values in JSON responses",
+    apply: (o, v) => {
+      o.emitDefaults = v as boolean;
+    },
+  },
+  {
+    name: "header",
+    short: "H",
+    kind: "strings",
+    help: "A request header, \"name: value\". Repeatable. '@<path>' reads headers from a file (one per line; blank lines and lines starting with # are skipped), '@-' from stdin. Values are never split at commas",
+    apply: (o, v) => {
+      o.headers.push(v as string);
+    },
+  },
+  {
+    name: "help",
+    short: "h",
+    kind: "bool",
+    help: "Help for curl",
+    apply: () => {},
+  },
+  {
+    name: "http2-prior-knowledge",
+    kind: "bool",
+    help: "Always use HTTP/2, even over plain-text http (h2c). Implied for http URLs when the protocol is grpc or server reflection is used, since both need HTTP/2 (verbose output says so)",
+    apply: (o, v) => {
+      o.http2PriorKnowledge = v as boolean;
+    },
+  },
+  {
+    name: "http3",
+    kind: "bool",
+    help: "Use HTTP/3. Not supported: Node.js has no QUIC in its stable API, so this flag fails with an error instead of silently using another protocol",
+    apply: (o, v) => {
+      o.http3 = v as boolean;
+    },
+  },
+  {
+    name: "insecure",
+    short: "k",
+    kind: "bool",
+    help: "Do not verify the server's certificate. Only for https URLs",
+    apply: (o, v) => {
+      o.insecure = v as boolean;
+    },
+  },
+  {
+    name: "keepalive-time",
+    kind: "float",
+    help: "Time, in seconds, between TCP keepalive probes",
+    defaultText: "60",
+    apply: (o, v) => {
+      o.keepaliveTime = v as number;
+    },
+  },
+  {
+    name: "key",
+    kind: "string",
+    help: "Path to the PEM private key of the client certificate. Only for https URLs; needs --cert",
+    apply: (o, v) => {
+      o.key = v as string;
+    },
+  },
+  {
+    name: "list-methods",
+    kind: "bool",
+    help: "List the methods (service/Method, one per line) and exit. With reflection the URL is the base URL, without service or method; without reflection it may be omitted",
+    apply: (o, v) => {
+      o.listMethods = v as boolean;
+    },
+  },
+  {
+    name: "list-services",
+    kind: "bool",
+    help: "List the services (one per line) and exit. Same URL rules as --list-methods",
+    apply: (o, v) => {
+      o.listServices = v as boolean;
+    },
+  },
+  {
+    name: "netrc",
+    short: "n",
+    kind: "bool",
+    help: "Send credentials from ~/.netrc (or the file in $NETRC) for the URL's host as a basic Authorization header. Fails if the file has no entry for the host (host:port first, then default). Ignored if --user or an Authorization header is given",
+    apply: (o, v) => {
+      o.netrc = v as boolean;
+    },
+  },
+  {
+    name: "netrc-file",
+    kind: "string",
+    help: "Like --netrc, with this file. Cannot be combined with --netrc",
+    apply: (o, v) => {
+      o.netrcFile = v as string;
+    },
+  },
+  {
+    name: "no-keepalive",
+    kind: "bool",
+    help: "Disable TCP keepalive (on by default)",
+    apply: (o, v) => {
+      o.noKeepalive = v as boolean;
+    },
+  },
+  {
+    name: "output",
+    short: "o",
+    kind: "string",
+    help: "File to write the response messages to, instead of stdout",
+    apply: (o, v) => {
+      o.output = v as string;
+    },
+  },
+  {
+    name: "protocol",
+    kind: "string",
+    help: 'RPC protocol: "connect", "grpc" or "grpcweb"',
+    defaultText: '"connect"',
+    apply: (o, v) => {
+      const p = v as string;
+      if (!(protocols as readonly string[]).includes(p)) {
+        throw new ProtocallError(
+          `invalid --protocol "${p}": it must be one of "connect", "grpc", or "grpcweb"`,
+        );
+      }
+      o.protocol = p as Protocol;
+    },
+  },
+  {
+    name: "reflect",
+    kind: "bool",
+    help: "Use server reflection to get the schema. On by default; --schema turns it off unless --reflect is given too, in which case reflection is asked first",
+    defaultText: "true",
+    apply: (o, v) => {
+      o.reflect = v as boolean;
+    },
+  },
+  {
+    name: "reflect-header",
+    kind: "strings",
+    help: "A header for reflection requests only, \"name: value\". Repeatable; needs reflection. '*' sends all --header headers too; '@<path>' and '@-' read headers from a file or stdin (not the data file)",
+    apply: (o, v) => {
+      o.reflectHeaders.push(v as string);
+    },
+  },
+  {
+    name: "reflect-protocol",
+    kind: "string",
+    help: 'Reflection protocol: "grpc-v1" or "grpc-v1alpha". By default grpc-v1 is tried, then grpc-v1alpha if the server does not implement it. Needs reflection',
+    apply: (o, v) => {
+      const p = (v as string).trim().toLowerCase();
+      if (p === "") {
+        o.reflectProtocol = undefined;
+        return;
+      }
+      if (!(reflectProtocols as readonly string[]).includes(p)) {
+        throw new ProtocallError(
+          `invalid --reflect-protocol "${v}": it must be one of "grpc-v1" or "grpc-v1alpha"`,
+        );
+      }
+      o.reflectProtocol = p as ReflectProtocol;
+    },
+  },
+  {
+    name: "schema",
+    kind: "strings",
+    help: "Schema source: a directory of .proto files (a buf module or workspace), a .proto file, a descriptor set or buf image file (.binpb, .pb, .json), or '-' for a descriptor set or image on stdin. Repeatable; consulted in order. Turns off reflection unless --reflect is given",
+    apply: (o, v) => {
+      o.schemas.push(v as string);
+    },
+  },
+  {
+    name: "servername",
+    kind: "string",
+    help: "Server name for TLS (SNI and verification). Defaults to the Host header, else the URL's host. Only for https URLs",
+    apply: (o, v) => {
+      o.servername = v as string;
+    },
+  },
+  {
+    name: "unix-socket",
+    kind: "string",
+    help: "Connect to this Unix socket instead of the URL's host and port (TLS still applies to https URLs)",
+    apply: (o, v) => {
+      o.unixSocket = v as string;
+    },
+  },
+  {
+    name: "user",
+    short: "u",
+    kind: "string",
+    help: 'Credentials "name:password" sent as a basic Authorization header. With no colon, the password is asked for on the terminal. Overrides netrc; ignored if an Authorization header is given',
+    apply: (o, v) => {
+      o.user = v as string;
+    },
+  },
+  {
+    name: "user-agent",
+    short: "A",
+    kind: "string",
+    help: "User agent to send. Ignored if a User-Agent header is given",
+    apply: (o, v) => {
+      o.userAgent = v as string;
+    },
+  },
+  {
+    name: "verbose",
+    short: "v",
+    kind: "bool",
+    help: "Print connection details, request and response headers and body sizes on stderr (Authorization and Cookie values are redacted)",
+    apply: (o, v) => {
+      o.verbose = v as boolean;
+    },
+  },
+  {
+    name: "debug",
+    kind: "bool",
+    global: true,
+    help: "Turn on debug logging",
+    apply: (o, v) => {
+      o.debug = v as boolean;
+    },
+  },
+  {
+    name: "log-format",
+    kind: "string",
+    global: true,
+    help: "The log format [text,color,json]",
+    defaultText: '"text"',
+    apply: (o, v) => {
+      const f = v as string;
+      if (!(logFormats as readonly string[]).includes(f)) {
+        throw new ProtocallError(`invalid --log-format "${f}": it must be one of text, color, or json`);
+      }
+      o.logFormat = f as LogFormat;
+    },
+  },
+  {
+    name: "timeout",
+    kind: "duration",
+    global: true,
+    help: "Time until the call times out (sent as the RPC deadline), such as 5s, 1m30s or 250ms; 0 means no timeout",
+    apply: (o, v) => {
+      o.timeoutMs = v as number;
+    },
+  },
+];
+
+/** The flags by long name. */
+export const curlFlagsByName: ReadonlyMap<string, CurlFlag> = new Map(curlFlags.map((f) => [f.name, f]));
+
+/**
+ * Converts a flag's raw value to its typed value: `true` (a bool flag given alone), a bool word, a
+ * number of seconds or a duration. `shown` names the flag in error messages. Throws ProtocallError.
+ */
+export function convertFlagValue(
+  flag: CurlFlag,
+  raw: string | true,
+  shown: string,
+): string | boolean | number {
+  switch (flag.kind) {
+    case "bool":
+      return parseBool(raw, shown);
+    case "float":
+      return parseFloatFlag(raw as string, shown);
+    case "duration":
+      return parseDuration(raw as string, shown);
+    default:
+      return raw as string;
+  }
+}
+
+const trueValues = new Set(["1", "t", "T", "TRUE", "true", "True"]);
+const falseValues = new Set(["0", "f", "F", "FALSE", "false", "False"]);
+
+/** Reads a bool flag value as pflag does (1, t, true, 0, f, false, ...). */
+export function parseBool(raw: string | true, shown: string): boolean {
+  if (raw === true) return true;
+  if (trueValues.has(raw)) return true;
+  if (falseValues.has(raw)) return false;
+  throw new ProtocallError(`invalid value "${raw}" for ${shown}: write ${shown}=true or ${shown}=false`);
+}
+
+const floatPattern = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+function parseFloatFlag(raw: string, shown: string): number {
+  const s = raw.trim();
+  if (floatPattern.test(s)) return Number(s);
+  if (/^[+-]?inf(inity)?$/i.test(s)) return s.startsWith("-") ? -Infinity : Infinity;
+  throw new ProtocallError(
+    `invalid value "${raw}" for ${shown}: it must be a number of seconds, such as 5 or 0.5`,
+  );
+}
