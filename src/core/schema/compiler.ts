@@ -36,7 +36,7 @@ export interface BuildOptions {
   bufPath?: string;
   /** Compile with this protoc instead of buf. */
   protocPath?: string;
-  /** protoc only: import directories (default: the directory built). */
+  /** protoc only: import directories, relative to the directory built (default: that directory). */
   includePaths?: string[];
   /** Restrict the build to these files or directories (relative to the directory built, or absolute). */
   paths?: string[];
