@@ -55,6 +55,11 @@ export function candidateNames(name: string, relativeTo: string): string[] {
 export interface LinkOptions {
   /** Names the origin of the files in error messages, e.g. `reflection at http://host:8080`. */
   label?: string;
+  /**
+   * The caller hands the protos over (freshly decoded, used nowhere else): they are completed in
+   * place instead of copied first. Linking them again later is harmless.
+   */
+  owned?: boolean;
 }
 
 type SymbolKind = "message" | "enum" | "service" | "package" | "other";
@@ -80,9 +85,10 @@ export function linkFiles(files: FileDescriptorProto[], options: LinkOptions = {
   for (const input of files) {
     if (!input.name) fail("a file descriptor has no name; every FileDescriptorProto needs its file name");
     if (byName.has(input.name)) continue; // the first one wins, as protoc's descriptor pool does
-    byName.set(input.name, clone(FileDescriptorProtoSchema, input));
+    byName.set(input.name, options.owned ? input : clone(FileDescriptorProtoSchema, input));
   }
   const given = new Set(byName.keys());
+  const complete = new Set<FileDescriptorProto>();
 
   // 2. Supply the well-known files that are imported but not given (transitively).
   const wkt = wellKnownFiles();
@@ -90,7 +96,9 @@ export function linkFiles(files: FileDescriptorProto[], options: LinkOptions = {
     if (byName.has(name)) return true;
     const desc = wkt.get(name);
     if (!desc) return false;
-    byName.set(name, clone(FileDescriptorProtoSchema, desc.proto));
+    // The runtime's own well-known files are complete and never changed: used as they are.
+    byName.set(name, desc.proto);
+    complete.add(desc.proto);
     for (const dep of desc.proto.dependency) addWellKnown(dep);
     return true;
   };
@@ -251,7 +259,7 @@ export function linkFiles(files: FileDescriptorProto[], options: LinkOptions = {
     for (const file of [...byName.values()]) {
       if (linked.has(file.name)) continue;
       linked.add(file.name);
-      linkFile(file);
+      if (!complete.has(file)) linkFile(file);
       more = true;
     }
   }

@@ -325,7 +325,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
   const linked = (): FileRegistry | undefined => {
     if (files.size === 0) return undefined;
     if (!registry || registryFiles !== files.size) {
-      registry = linkFiles([...files.values()], { label });
+      registry = linkFiles([...files.values()], { label, owned: true });
       registryFiles = files.size;
     }
     return registry;

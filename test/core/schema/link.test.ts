@@ -1,9 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { create, fromBinary, fromJson, type MessageInitShape, toBinary, toJson } from "@bufbuild/protobuf";
+import {
+  clone,
+  create,
+  fromBinary,
+  fromJson,
+  type MessageInitShape,
+  toBinary,
+  toJson,
+} from "@bufbuild/protobuf";
 import {
   type FileDescriptorProto,
   FileDescriptorProtoSchema,
+  file_google_protobuf_timestamp,
   FieldDescriptorProto_Label as Label,
   FieldDescriptorProto_Type as Type,
 } from "@bufbuild/protobuf/wkt";
@@ -161,6 +170,19 @@ describe("linkFiles", () => {
     linkFiles([api, common]);
     assert.deepEqual(toBinary(FileDescriptorProtoSchema, api), before);
     assert.equal(api.messageType[0].field[1].typeName, "common.v1.Money");
+  });
+
+  test("owned protos are completed in place; well-known files are the runtime's own", () => {
+    const mine = clone(FileDescriptorProtoSchema, api);
+    const reg = linkFiles([mine, common], { owned: true });
+    assert.equal(mine.messageType[0].field[1].typeName, ".acme.common.v1.Money");
+    assert.equal(reg.getFile("acme/shop/v1/shop.proto")?.proto, mine);
+    assert.equal(reg.getFile("google/protobuf/timestamp.proto")?.proto, file_google_protobuf_timestamp.proto);
+    // Linking the completed protos again gives the same result.
+    assert.equal(
+      linkFiles([mine, common]).getMessage("acme.shop.v1.Order")?.field.price.message?.typeName,
+      "acme.common.v1.Money",
+    );
   });
 
   test("a missing dependency names the file and who imports it", () => {
