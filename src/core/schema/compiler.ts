@@ -34,6 +34,8 @@ export interface BuildOptions {
   excludeSourceInfo?: boolean;
   /** The buf binary to use instead of the bundled one. */
   bufPath?: string;
+  /** false: without bufPath, use the buf on PATH rather than the bundled one. */
+  useBundledBuf?: boolean;
   /** Compile with this protoc instead of buf. */
   protocPath?: string;
   /** protoc only: import directories, relative to the directory built (default: that directory). */
@@ -97,7 +99,8 @@ export async function buildWorkspace(dir: string, options: BuildOptions = {}): P
   if (protoc && !(await stat(protoc).catch(() => undefined))?.isFile()) {
     throw new ProtocallError(`the configured protoc ${options.protocPath} does not exist; fix its path`);
   }
-  const compiler = protoc ?? (await findBuf({ bufPath: options.bufPath, env }));
+  const compiler =
+    protoc ?? (await findBuf({ bufPath: options.bufPath, env, useBundled: options.useBundledBuf }));
   const includePaths = protoc
     ? (options.includePaths?.length ? options.includePaths : [root]).map((p) => resolve(root, p))
     : [];

@@ -67,7 +67,14 @@ export async function findOnPath(name: string, env: NodeJS.ProcessEnv): Promise<
  * Returns the path of the buf binary to run. A configured `bufPath` must exist: a wrong setting is an
  * error rather than silently running a different buf.
  */
-export async function findBuf(options: { bufPath?: string; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+export async function findBuf(
+  options: {
+    bufPath?: string;
+    env?: NodeJS.ProcessEnv;
+    /** false skips the buf bundled with Protocall (for users who want the buf on their PATH). */
+    useBundled?: boolean;
+  } = {},
+): Promise<string> {
   const env = options.env ?? process.env;
   if (options.bufPath) {
     const configured = isAbsolute(options.bufPath) ? options.bufPath : resolve(options.bufPath);
@@ -82,16 +89,19 @@ export async function findBuf(options: { bufPath?: string; env?: NodeJS.ProcessE
         "fix the configured path or remove it to use the buf bundled with Protocall",
     );
   }
-  const bundled = bundledBufPath();
+  const bundled = options.useBundled === false ? undefined : bundledBufPath();
   if (bundled && (await isExecutableFile(bundled))) return bundled;
   const onPath = await findOnPath("buf", env);
   if (onPath) return onPath;
   const pkg = bundledBufPackage();
+  const bundledWhy =
+    options.useBundled === false
+      ? "the bundled buf is turned off"
+      : pkg
+        ? `the package ${pkg.pkg} is not installed`
+        : `no bundled buf exists for ${process.platform} ${arch()}`;
   throw new ProtocallError(
-    "cannot find the buf compiler: no buf path is configured, " +
-      (pkg
-        ? `the package ${pkg.pkg} is not installed, `
-        : `no bundled buf exists for ${process.platform} ${arch()}, `) +
-      "and there is no buf on PATH; install buf or configure its path",
+    `cannot find the buf compiler: no buf path is configured, ${bundledWhy}, and there is no buf on PATH ` +
+      `(${env.PATH ?? env.Path ?? ""}); install buf or configure its path`,
   );
 }

@@ -59,3 +59,24 @@ test("findOnPath finds executables in PATH order and skips non-executable files"
   assert.equal(await findOnPath("tool", { PATH: a }), undefined);
   assert.equal(await findOnPath("tool", {}), undefined);
 });
+
+test("with the bundled buf turned off, buf on PATH is used", async () => {
+  const dir = join(temp, "only-path");
+  mkdirSync(dir, { recursive: true });
+  symlinkSync(bundledBufPath()!, join(dir, "buf"));
+  assert.equal(await findBuf({ env: { PATH: dir }, useBundled: false }), join(dir, "buf"));
+});
+
+test("no configured, bundled or PATH buf is an error saying where it looked", async () => {
+  const empty = join(temp, "empty-bin");
+  mkdirSync(empty, { recursive: true });
+  await assert.rejects(findBuf({ env: { PATH: empty }, useBundled: false }), (err) => {
+    assert.ok(err instanceof ProtocallError);
+    assert.equal(
+      err.message,
+      "cannot find the buf compiler: no buf path is configured, the bundled buf is turned off, " +
+        `and there is no buf on PATH (${empty}); install buf or configure its path`,
+    );
+    return true;
+  });
+});
