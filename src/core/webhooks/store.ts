@@ -65,6 +65,8 @@ export type StoredDelivery = DeliveryRecord & { readonly forward?: ForwardResult
 export interface EventStoreOptions {
   /** Size limit of the file in bytes; oldest records are pruned past it (default 256 MiB). */
   readonly maxBytes?: number;
+  /** Longest wait for more appends to join a group before its fdatasync (default 2 ms). */
+  readonly groupCommitMs?: number;
 }
 
 interface IndexEntry {
@@ -168,6 +170,7 @@ export class EventStore {
     size: number,
     nextId: number,
     private readonly maxBytes: number,
+    private readonly lingerMs: number,
   ) {
     this.size = size;
     this.nextId = nextId;
@@ -196,7 +199,14 @@ export class EventStore {
         await fh.truncate(validEnd);
         await fh.sync();
       }
-      const store = new EventStore(file, fh, size, 1, options.maxBytes ?? 256 * 1024 * 1024);
+      const store = new EventStore(
+        file,
+        fh,
+        size,
+        1,
+        options.maxBytes ?? 256 * 1024 * 1024,
+        options.groupCommitMs ?? 2,
+      );
       for (const r of records) {
         if (r.record.kind === "delivery")
           store.index.push({ id: r.record.id, offset: r.offset, length: r.length });
@@ -262,9 +272,8 @@ export class EventStore {
   }
 
   private async flushLoop(): Promise<void> {
-    // Let the appends of requests being handled in this turn of the event loop join the first group.
-    await new Promise<void>((r) => setImmediate(r));
     while (this.pending.length) {
+      await this.gather();
       const group = this.pending;
       this.pending = [];
       try {
@@ -277,7 +286,10 @@ export class EventStore {
           written += bytesWritten;
           position += bytesWritten;
         }
+        const t0 = performance.now();
         await this.fh.datasync();
+        if (process.env.PROTOCALL_STORE_TRACE)
+          process.stderr.write(`sync ${(performance.now() - t0).toFixed(1)}\n`);
         this.syncCount++;
         let offset = this.size;
         for (const p of group) {
@@ -299,6 +311,21 @@ export class EventStore {
       }
     }
     this.flushing = undefined;
+  }
+
+  /**
+   * Waits briefly so that appends from requests still in flight join this group: an fdatasync costs
+   * milliseconds, so committing 50 records with one sync instead of 5 multiplies throughput. The wait
+   * ends as soon as no new append arrived during a short tick, or after `lingerMs` in all.
+   */
+  private async gather(): Promise<void> {
+    const deadline = performance.now() + this.lingerMs;
+    let seen = -1;
+    while (this.pending.length !== seen && this.pending.length < 256 && performance.now() < deadline) {
+      seen = this.pending.length;
+      await new Promise<void>((r) => setTimeout(r, 0));
+    }
+    if (process.env.PROTOCALL_STORE_TRACE) process.stderr.write(`group ${this.pending.length}\n`);
   }
 
   /** Keeps the newest records that fit in half the limit (at least one), in a new file. */
