@@ -9,7 +9,7 @@
 // Connection failures become `unavailable` errors worded like buf's (`dial tcp host:port: ...`).
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
-import type * as http2 from "node:http2";
+import * as http2 from "node:http2";
 import * as net from "node:net";
 import { isIP } from "node:net";
 import { resolve as resolvePath } from "node:path";
@@ -21,12 +21,7 @@ import type {
   UniversalClientRequest,
   UniversalClientResponse,
 } from "@connectrpc/connect/protocol";
-import {
-  compressionGzip,
-  createNodeHttpClient,
-  Http2SessionManager,
-  type NodeHttpClientOptions,
-} from "@connectrpc/connect-node";
+import { compressionGzip, createNodeHttpClient, type NodeHttpClientOptions } from "@connectrpc/connect-node";
 import { ProtocallError } from "../errors";
 import type { CurlOptions, Protocol } from "./options";
 import { logHeaders, type VerboseLog } from "./verbose";
@@ -213,22 +208,43 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     nodeOptions: { agent, headers: s.authority ? { host: s.authority } : undefined },
   });
 
-  // HTTP/2: one session, created on first use; :authority follows a Host header.
-  let session: Http2SessionManager | undefined;
+  // HTTP/2: one session, created on first use; :authority follows a Host header. Windows are
+  // large (as Go's HTTP/2 client has them), so a fast server stream is not throttled to one 64 KiB
+  // window per round trip while responses are printed.
+  let session: http2.ClientHttp2Session | undefined;
+  let sessionReady: Promise<http2.ClientHttp2Session> | undefined;
+  const openSession = (): Promise<http2.ClientHttp2Session> => {
+    if (sessionReady && session && !session.closed && !session.destroyed) return sessionReady;
+    sessionReady = new Promise((resolve, reject) => {
+      const sess = http2.connect(url.origin, {
+        createConnection: () => takeSpare() ?? dial(secure ? ["h2"] : undefined),
+        settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
+      });
+      session = sess;
+      const onError = (err: Error) => reject(dialFailure ?? err);
+      sess.once("error", onError);
+      sess.once("connect", () => {
+        sess.off("error", onError);
+        sess.on("error", () => {});
+        try {
+          sess.setLocalWindowSize(CONNECTION_WINDOW);
+        } catch {
+          // keep the default window
+        }
+        resolve(sess);
+      });
+    });
+    return sessionReady;
+  };
   const sessionManager: NodeHttp2ClientSessionManager = {
     authority: url.origin,
-    request(method, path, headers, options) {
-      session ??= new Http2SessionManager(url, {}, {
-        createConnection: () => takeSpare() ?? dial(secure ? ["h2"] : undefined),
-        // Node warns about an IP address as TLS server name; the socket is ours anyway.
-        servername: undefined,
-      } as http2.SecureClientSessionOptions);
-      const h: http2.OutgoingHttpHeaders = s.authority ? { ...headers, ":authority": s.authority } : headers;
-      return session.request(method, path, h, options);
+    async request(method, path, headers, options) {
+      const sess = await openSession();
+      const h: http2.OutgoingHttpHeaders = { ...headers, ":method": method, ":path": path };
+      if (s.authority) h[":authority"] = s.authority;
+      return sess.request(h, options);
     },
-    notifyResponseByteRead(stream) {
-      session?.notifyResponseByteRead(stream);
-    },
+    notifyResponseByteRead() {},
   };
   const h2Client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
 
@@ -276,6 +292,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     httpVersion: () => (mode === "h2" ? "2" : mode === "h1" ? "1.1" : undefined),
     close() {
       agent.destroy();
+      session?.destroy();
       for (const sock of sockets) sock.destroy();
       spare?.destroy();
     },
@@ -347,6 +364,8 @@ async function* countBytes(
 }
 
 const NOT_READY = Symbol("not ready");
+const STREAM_WINDOW = 4 << 20;
+const CONNECTION_WINDOW = 16 << 20;
 
 /**
  * Joins request chunks that are already available into one write (up to 64 KiB), so that a stream of
@@ -363,12 +382,17 @@ async function* coalesce(src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Arr
     const parts: Uint8Array[] = [first.value];
     let size = first.value.byteLength;
     let done = false;
-    while (size < 65536) {
+    // One macrotask turn per batch: whatever resolves before it (microtasks only) joins the batch.
+    let turned = false;
+    const turn = new Promise<typeof NOT_READY>((ok) =>
+      setImmediate(() => {
+        turned = true;
+        ok(NOT_READY);
+      }),
+    );
+    while (size < 65536 && !turned) {
       const next = it.next();
-      const r = await Promise.race([
-        next,
-        new Promise<typeof NOT_READY>((ok) => setImmediate(ok, NOT_READY)),
-      ]);
+      const r = await Promise.race([next, turn]);
       if (r === NOT_READY) {
         pending = next;
         break;
