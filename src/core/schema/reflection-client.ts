@@ -5,7 +5,16 @@
 // file_containing_symbol, file_by_filename for each missing dependency, file_containing_extension).
 // Look-ups are serialized: the server answers requests in order, one response per request. Every wait
 // for a response is bounded, and the caller's AbortSignal ends the stream.
-import { type DescFile, type FileRegistry, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  type DescEnum,
+  type DescExtension,
+  type DescFile,
+  type DescMessage,
+  type DescService,
+  type FileRegistry,
+  fromBinary,
+  type MessageInitShape,
+} from "@bufbuild/protobuf";
 import { type FileDescriptorProto, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import type {
@@ -194,8 +203,8 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
   let chain: Promise<unknown> = Promise.resolve();
 
   const files = new Map<string, FileDescriptorProto>();
-  let registry: FileRegistry | undefined;
-  let registryFiles = -1;
+  const knownTypes = new Map<string, DescService | DescMessage | DescEnum | DescExtension>();
+  const knownExtensions = new Map<string, DescExtension>();
   const missingSymbols = new Set<string>();
   /** Names asked for to complete a reference (each at most once). */
   const askedFor = new Set<string>();
@@ -322,78 +331,108 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     }
   };
 
-  const linked = (): FileRegistry | undefined => {
-    if (files.size === 0) return undefined;
-    if (!registry || registryFiles !== files.size) {
-      registry = linkFiles([...files.values()], { label, owned: true });
-      registryFiles = files.size;
+  /** A file and everything it imports, as far as received (well-known imports come from the runtime). */
+  const closure = (roots: string[]): FileDescriptorProto[] => {
+    const out = new Map<string, FileDescriptorProto>();
+    const queue = [...roots];
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+      const file = files.get(name);
+      if (!file || out.has(name)) continue;
+      out.set(name, file);
+      queue.push(...file.dependency);
     }
-    return registry;
+    return [...out.values()];
   };
 
-  /** The registry as it stands, or undefined while the files received so far do not link. */
-  const linkedSoFar = (): FileRegistry | undefined => {
-    try {
-      return linked();
-    } catch {
-      return undefined;
-    }
-  };
-
-  /**
-   * Links the files received so far. A reference to a name no received file defines (servers that
-   * leave imports out) is looked up with file_containing_symbol, trying the names it may stand for.
-   */
-  const ensureLinked = async (): Promise<FileRegistry | undefined> => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return linked();
-      } catch (err) {
-        if (!(err instanceof UnresolvedReferenceError) || attempt >= 16) throw err;
-        let progress = false;
-        for (const candidate of err.candidates) {
-          if (missingSymbols.has(candidate) || askedFor.has(candidate)) continue;
-          askedFor.add(candidate);
-          const before = files.size;
-          const response = await send({ case: "fileContainingSymbol", value: candidate });
-          if (
-            response.messageResponse.case === "errorResponse" &&
-            response.messageResponse.value.errorCode === Code.NotFound
-          ) {
-            missingSymbols.add(candidate);
-            continue;
-          }
-          const what = `file_containing_symbol ${candidate}`;
-          checkError(response, what);
-          addFiles(response, what);
-          await fetchMissingDependencies();
-          if (files.size > before) {
-            progress = true;
-            break;
-          }
-        }
-        if (!progress) throw err;
+  /** Remembers every type of a linked registry, so later look-ups of them need no round trip. */
+  const remember = (registry: FileRegistry) => {
+    for (const desc of registry) {
+      if (desc.kind === "extension") {
+        const key = `${desc.extendee.typeName}#${desc.number}`;
+        if (!knownExtensions.has(key)) knownExtensions.set(key, desc);
+      } else if (!knownTypes.has(desc.typeName)) {
+        knownTypes.set(desc.typeName, desc);
       }
     }
   };
 
-  const findType = async (name: string) => {
-    const known = linkedSoFar()?.get(name);
-    if (known) return known;
-    if (missingSymbols.has(name)) return undefined;
-    const what = `file_containing_symbol ${name}`;
-    const response = await send({ case: "fileContainingSymbol", value: name });
+  /** Asks for the file of each candidate name until one arrives; returns the names of new files. */
+  const fetchCandidates = async (candidates: string[]): Promise<string[]> => {
+    for (const candidate of candidates) {
+      if (missingSymbols.has(candidate) || askedFor.has(candidate)) continue;
+      askedFor.add(candidate);
+      const before = new Set(files.keys());
+      const response = await send({ case: "fileContainingSymbol", value: candidate });
+      if (
+        response.messageResponse.case === "errorResponse" &&
+        response.messageResponse.value.errorCode === Code.NotFound
+      ) {
+        missingSymbols.add(candidate);
+        continue;
+      }
+      const what = `file_containing_symbol ${candidate}`;
+      checkError(response, what);
+      addFiles(response, what);
+      await fetchMissingDependencies();
+      const added = [...files.keys()].filter((n) => !before.has(n));
+      if (added.length > 0) return added;
+    }
+    return [];
+  };
+
+  /**
+   * Links the files a look-up needs: the files of its response and their imports. (Only these: a
+   * large server's other files cost nothing, and a broken one elsewhere does not get in the way.)
+   * A reference to a name those files do not define (servers that leave imports out) is tried with
+   * every file received, then looked up with file_containing_symbol for the names it may stand for.
+   */
+  const linkFor = async (roots: string[]): Promise<FileRegistry> => {
+    for (let attempt = 0; ; attempt++) {
+      let problem: unknown;
+      try {
+        const registry = linkFiles(closure(roots), { label, owned: true });
+        remember(registry);
+        return registry;
+      } catch (err) {
+        problem = err;
+      }
+      if (!(problem instanceof UnresolvedReferenceError)) throw problem;
+      try {
+        const registry = linkFiles([...files.values()], { label, owned: true });
+        remember(registry);
+        return registry;
+      } catch {
+        // the reference is unknown to every file received so far
+      }
+      const added = attempt < 16 ? await fetchCandidates(problem.candidates) : [];
+      if (added.length === 0) throw problem;
+      roots = [...roots, ...added];
+    }
+  };
+
+  /** Runs one look-up that answers with files; undefined when the server says NOT_FOUND. */
+  const fetchFiles = async (request: Lookup): Promise<FileRegistry | undefined> => {
+    const what = describeLookup(request);
+    const response = await send(request);
     if (
       response.messageResponse.case === "errorResponse" &&
       response.messageResponse.value.errorCode === Code.NotFound
     ) {
-      missingSymbols.add(name);
       return undefined;
     }
     checkError(response, what);
-    addFiles(response, what);
+    const received = addFiles(response, what);
     await fetchMissingDependencies();
-    return (await ensureLinked())?.get(name);
+    return linkFor(received.map((f) => f.name));
+  };
+
+  const findType = async (name: string) => {
+    const known = knownTypes.get(name);
+    if (known) return known;
+    if (missingSymbols.has(name)) return undefined;
+    const registry = await fetchFiles({ case: "fileContainingSymbol", value: name });
+    if (!registry) missingSymbols.add(name);
+    return registry?.get(name);
   };
 
   return {
@@ -416,30 +455,17 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     },
     findType,
     async findExtension(extendee: string, number: number) {
-      const reg = linkedSoFar();
-      const message = reg?.getMessage(extendee);
-      const existing = message ? reg?.getExtensionFor(message, number) : undefined;
-      if (existing) return existing;
       const key = `${extendee}#${number}`;
+      const known = knownExtensions.get(key);
+      if (known) return known;
       if (missingExtensions.has(key)) return undefined;
-      const what = `file_containing_extension ${extendee} ${number}`;
-      const response = await send({
+      const registry = await fetchFiles({
         case: "fileContainingExtension",
         value: { containingType: extendee, extensionNumber: number },
       });
-      if (
-        response.messageResponse.case === "errorResponse" &&
-        response.messageResponse.value.errorCode === Code.NotFound
-      ) {
-        missingExtensions.add(key);
-        return undefined;
-      }
-      checkError(response, what);
-      addFiles(response, what);
-      await fetchMissingDependencies();
-      const after = await ensureLinked();
-      const target = after?.getMessage(extendee);
-      return target ? after?.getExtensionFor(target, number) : undefined;
+      if (!registry) missingExtensions.add(key);
+      const target = registry?.getMessage(extendee);
+      return target ? registry?.getExtensionFor(target, number) : undefined;
     },
     async findFile(name: string): Promise<DescFile | undefined> {
       return (await findType(name))?.file;

@@ -372,6 +372,43 @@ describe("reflection client with crafted responses", () => {
     }
   });
 
+  test("a broken file elsewhere on the server does not spoil other look-ups; known types need no round trip", async () => {
+    const good = create(FileDescriptorProtoSchema, {
+      name: "good.proto",
+      package: "p",
+      syntax: "proto3",
+      messageType: [{ name: "Good", nestedType: [{ name: "Inner" }] }],
+    });
+    const bad = create(FileDescriptorProtoSchema, {
+      name: "bad.proto",
+      package: "p",
+      syntax: "proto3",
+      messageType: [{ name: "Bad", field: [{ name: "n", number: 1, type: 11, typeName: ".p.Nowhere" }] }],
+    });
+    const asked: string[] = [];
+    const server = await startServer(
+      craftedRoutes((req) => {
+        asked.push(String(req.messageRequest.value));
+        if (req.messageRequest.value === "p.Good") return fileResponse(good);
+        if (req.messageRequest.value === "p.Bad") return fileResponse(bad);
+        return errorResponse(Code.NotFound, "symbol not found");
+      }),
+    );
+    const source = createReflectionSource({
+      transport: transportFor("grpc", server.baseUrl),
+      timeoutMs: 5000,
+    });
+    try {
+      await assert.rejects(source.findType("p.Bad"), /cannot resolve message "\.p\.Nowhere"/);
+      assert.equal((await source.findType("p.Good"))?.kind, "message");
+      assert.equal((await source.findType("p.Good.Inner"))?.kind, "message");
+      assert.deepEqual(asked, ["p.Bad", "p.Nowhere", "p.Good"]);
+    } finally {
+      await source.close();
+      await server.close();
+    }
+  });
+
   test("dependencies sent later on the stream complete the schema", async () => {
     const server = await startServer(
       craftedRoutes((req) => {
