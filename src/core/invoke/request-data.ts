@@ -75,6 +75,7 @@ class Splitter {
       }
     }
     let start = this.open ? 0 : -1;
+    let nextBackslash = -1;
     while (i < n) {
       if (this.inString) {
         if (this.escaped) {
@@ -83,7 +84,13 @@ class Splitter {
           continue;
         }
         const q = s.indexOf('"', i);
-        const b = s.indexOf("\\", i);
+        // The next backslash is searched once and reused until passed: searching it for every
+        // string would scan to the end of the chunk each time.
+        if (nextBackslash < i) {
+          nextBackslash = s.indexOf("\\", i);
+          if (nextBackslash < 0) nextBackslash = n;
+        }
+        const b = nextBackslash < n ? nextBackslash : -1;
         if (b >= 0 && (q < 0 || b < q)) {
           if (b + 1 >= n) {
             this.escaped = true;
@@ -256,51 +263,136 @@ function quoteBigIntegers(text: string): string {
  * Parses a stream of JSON documents. `source` is text, or bytes in UTF-8; `label` names the
  * input in error messages (`requests.json`, `stdin`, `--data`), as `label:line:column: ...`;
  * `firstLine` is the line the source starts on (after the headers of a combined file).
+ * Read it with `for await` (one `next()` at a time).
  */
-export async function* readRequestDocuments(
+export function readRequestDocuments(
   source: AsyncIterable<Uint8Array | string> | string,
   label: string,
   firstLine = 1,
 ): AsyncGenerator<RequestDocument> {
-  const splitter = new Splitter(label, firstLine);
-  const out: RawDocument[] = [];
-  // Scans a piece of input, then hands over the documents found, in order. A structural error
-  // comes after the documents before it, as if they had been read one by one.
-  function* step(scan: () => void): Generator<RequestDocument> {
-    let error: unknown;
-    try {
-      scan();
-    } catch (e) {
-      error = e;
+  return new DocumentStream(source, label, firstLine);
+}
+
+/** Also accepts an array or other sync iterable of chunks, as `for await` does. */
+function syncToAsync<T>(items: Iterable<T>): AsyncIterator<T> {
+  const it = items[Symbol.iterator]();
+  return {
+    next: () => Promise.resolve(it.next()),
+    return: () => Promise.resolve(it.return?.() ?? { done: true, value: undefined }),
+  };
+}
+
+// A hand-written async iterator rather than an async generator: documents already found in a chunk
+// are handed over without the generator machinery, which halves the cost per message.
+class DocumentStream implements AsyncGenerator<RequestDocument> {
+  private readonly splitter: Splitter;
+  private readonly out: RawDocument[] = [];
+  private pos = 0;
+  /** A scan error, thrown after the documents found before it. */
+  private error: unknown;
+  private finished = false;
+  private readonly text?: string;
+  private readonly source?: AsyncIterator<Uint8Array | string>;
+  private readonly decoder = new TextDecoder("utf-8", { fatal: true });
+
+  constructor(source: AsyncIterable<Uint8Array | string> | string, label: string, firstLine: number) {
+    this.splitter = new Splitter(label, firstLine);
+    if (typeof source === "string") this.text = source;
+    else if (Symbol.asyncIterator in source) this.source = source[Symbol.asyncIterator]();
+    else this.source = syncToAsync(source as Iterable<Uint8Array | string>);
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<RequestDocument> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<RequestDocument>> {
+    if (this.pos < this.out.length) {
+      try {
+        return Promise.resolve({ done: false, value: this.splitter.parse(this.out[this.pos++]) });
+      } catch (e) {
+        return this.fail(e);
+      }
     }
-    for (let k = 0; k < out.length; k++) yield splitter.parse(out[k]);
-    out.length = 0;
-    if (error) throw error;
+    return this.fill();
   }
-  if (typeof source === "string") {
-    yield* step(() => {
-      splitter.push(source, out);
-      splitter.end(out);
-    });
-    return;
+
+  private async fill(): Promise<IteratorResult<RequestDocument>> {
+    for (;;) {
+      if (this.pos < this.out.length) {
+        try {
+          return { done: false, value: this.splitter.parse(this.out[this.pos++]) };
+        } catch (e) {
+          return this.fail(e);
+        }
+      }
+      if (this.error !== undefined) return this.fail(this.error);
+      if (this.finished) return { done: true, value: undefined };
+      this.out.length = 0;
+      this.pos = 0;
+      if (this.source === undefined) {
+        this.scan(() => {
+          this.splitter.push(this.text ?? "", this.out);
+          this.splitter.end(this.out);
+        });
+        this.finished = true;
+        continue;
+      }
+      const r = await this.source.next();
+      if (r.done) {
+        this.finished = true;
+        this.scan(() => {
+          this.splitter.push(this.decode(undefined), this.out);
+          this.splitter.end(this.out);
+        });
+      } else {
+        const chunk = r.value;
+        this.scan(() => this.splitter.push(typeof chunk === "string" ? chunk : this.decode(chunk), this.out));
+      }
+    }
   }
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  const decode = (chunk: Uint8Array | undefined): string => {
+
+  private scan(f: () => void): void {
     try {
-      return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
+      f();
+    } catch (e) {
+      this.error = e;
+    }
+  }
+
+  private decode(chunk: Uint8Array | undefined): string {
+    try {
+      return chunk ? this.decoder.decode(chunk, { stream: true }) : this.decoder.decode();
     } catch {
       throw new ProtocallError(
-        `${splitter.position()}: the request data is not UTF-8 text (binary data?); give JSON documents, one per request message`,
+        `${this.splitter.position()}: the request data is not UTF-8 text (binary data?); give JSON documents, one per request message`,
       );
     }
-  };
-  for await (const chunk of source) {
-    yield* step(() => splitter.push(typeof chunk === "string" ? chunk : decode(chunk), out));
   }
-  yield* step(() => {
-    splitter.push(decode(undefined), out);
-    splitter.end(out);
-  });
+
+  private async fail(e: unknown): Promise<never> {
+    await this.stop();
+    throw e;
+  }
+
+  private async stop(): Promise<void> {
+    const wasFinished = this.finished;
+    this.finished = true;
+    this.error = undefined;
+    this.out.length = 0;
+    this.pos = 0;
+    if (!wasFinished) await this.source?.return?.();
+  }
+
+  async return(): Promise<IteratorResult<RequestDocument>> {
+    await this.stop();
+    return { done: true, value: undefined };
+  }
+
+  async throw(e: unknown): Promise<IteratorResult<RequestDocument>> {
+    await this.stop();
+    throw e;
+  }
 }
 
 /**

@@ -84,6 +84,46 @@ describe("readRequestDocuments", () => {
     assert.deepEqual(docs, [{ value: {}, line: 8, column: 2, index: 0 }]);
   });
 
+  it("accepts an array of chunks, and stops reading the source when the reader stops", async () => {
+    assert.deepEqual(
+      (await all([Buffer.from('{"a":'), "1}"] as unknown as AsyncIterable<Uint8Array>)).map((d) => d.value),
+      [{ a: 1 }],
+    );
+    let closed = false;
+    async function* source() {
+      try {
+        for (;;) yield Buffer.from("{}\n");
+      } finally {
+        closed = true;
+      }
+    }
+    for await (const d of readRequestDocuments(source(), "endless")) if (d.index === 2) break;
+    assert.equal(closed, true);
+    const failing = readRequestDocuments(source(), "x");
+    await failing.next();
+    closed = false;
+    await assert.rejects(failing.throw(new Error("stop")), /stop/);
+    assert.equal(closed, true);
+    assert.deepEqual(await failing.next(), { done: true, value: undefined });
+  });
+
+  it("stops reading the source after an error", async () => {
+    let closed = false;
+    async function* source() {
+      try {
+        yield Buffer.from("{} ] {}");
+        for (;;) yield Buffer.from("{}\n");
+      } finally {
+        closed = true;
+      }
+    }
+    const docs = readRequestDocuments(source(), "x");
+    assert.deepEqual((await docs.next()).value?.value, {});
+    await assert.rejects(docs.next(), /x:1:4: unexpected '\]'/);
+    assert.equal(closed, true);
+    assert.deepEqual(await docs.next(), { done: true, value: undefined });
+  });
+
   it("skips a byte order mark", async () => {
     const docs = await all(chunks([Buffer.from([0xef, 0xbb, 0xbf]), '{"a":1}']));
     assert.deepEqual(docs, [{ value: { a: 1 }, line: 1, column: 1, index: 0 }]);
