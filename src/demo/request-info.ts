@@ -25,8 +25,9 @@ export function requestInfoValues(req: http.IncomingMessage | http2.Http2ServerR
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
-    if (name.startsWith(":")) continue;
-    headers.push([name, raw[i + 1]]);
+    // HTTP/2 carries the host in the :authority pseudo-header; report it as HTTP/1.1 does.
+    if (name === ":authority") headers.push(["host", raw[i + 1]]);
+    else if (!name.startsWith(":")) headers.push([name, raw[i + 1]]);
   }
   let clientCertificate = "";
   const socket = req.socket as Partial<TLSSocket>;

@@ -317,6 +317,7 @@ export const InspectRequestSchema: GenMessage<InspectRequest> = /*@__PURE__*/
 export type InspectResponse = Message<"demo.v1.InspectResponse"> & {
   /**
    * The request headers asked for, sorted by name; a repeated header appears once per value.
+   * With HTTP/2 the :authority pseudo-header is reported as "host".
    *
    * @generated from field: repeated demo.v1.Header headers = 1;
    */

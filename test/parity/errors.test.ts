@@ -1,0 +1,134 @@
+// Parity with `buf curl` for RPC errors: every gRPC code with error details over each protocol, errors
+// at the end of a stream, transport failures, deadlines, and the exit code (gRPC code × 8).
+import { after, before, describe, test } from "node:test";
+import { type DemoServer, startDemoServer } from "../support/servers";
+import { assertParity } from "./harness";
+
+const codes = [
+  "CANCELED",
+  "UNKNOWN",
+  "INVALID_ARGUMENT",
+  "DEADLINE_EXCEEDED",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "PERMISSION_DENIED",
+  "RESOURCE_EXHAUSTED",
+  "FAILED_PRECONDITION",
+  "ABORTED",
+  "OUT_OF_RANGE",
+  "UNIMPLEMENTED",
+  "INTERNAL",
+  "UNAVAILABLE",
+  "DATA_LOSS",
+  "UNAUTHENTICATED",
+];
+const allDetails = ["DETAIL_ERROR_INFO", "DETAIL_BAD_REQUEST", "DETAIL_RETRY_INFO", "DETAIL_QUOTA_EXCEEDED"];
+
+describe("parity: RPC errors and exit codes", { concurrency: 4, timeout: 120_000 }, () => {
+  let server: DemoServer;
+  let prefixed: DemoServer;
+  before(async () => {
+    [server, prefixed] = await Promise.all([
+      startDemoServer(),
+      startDemoServer({ pathPrefix: "/only-here" }),
+    ]);
+  });
+  after(async () => {
+    await Promise.all([server?.close(), prefixed?.close()]);
+  });
+
+  const fail = () => `${server.url}/demo.v1.DemoService/Fail`;
+
+  codes.forEach((code, i) => {
+    const exit = (i + 1) * 8;
+    for (const protocol of ["connect", "grpc", "grpcweb"]) {
+      test(`${protocol}: CODE_${code} with details exits ${exit}`, async () => {
+        const data = { code: `CODE_${code}`, message: `failed: ${code.toLowerCase()}`, details: allDetails };
+        await assertParity(["--protocol", protocol, "-d", JSON.stringify(data), fail()], { code: exit });
+      });
+    }
+  });
+
+  test("errors without message or details", async () => {
+    for (const protocol of ["connect", "grpc", "grpcweb"]) {
+      await assertParity(["--protocol", protocol, "-d", '{"code": "CODE_NOT_FOUND"}', fail()], { code: 40 });
+      await assertParity(["--protocol", protocol, "-d", "{}", fail()], { code: 104 });
+    }
+  });
+
+  test("a message with characters that need escaping", async () => {
+    const data = { code: "CODE_ABORTED", message: 'line 1\nline 2 "quoted" \\ <tag> & ünïcode \u2028' };
+    for (const protocol of ["connect", "grpc", "grpcweb"]) {
+      await assertParity(["--protocol", protocol, "-d", JSON.stringify(data), fail()], { code: 80 });
+    }
+  });
+
+  test("a stream that ends with an error prints its messages first", async () => {
+    for (const protocol of ["connect", "grpc", "grpcweb"]) {
+      await assertParity(
+        [
+          "--protocol",
+          protocol,
+          "-d",
+          '{"count": 2, "errorCode": "CODE_DATA_LOSS"}',
+          `${server.url}/demo.v1.DemoService/Count`,
+        ],
+        { code: 120 },
+      );
+    }
+  });
+
+  test("a path the server does not serve is unimplemented", async () => {
+    for (const protocol of ["connect", "grpc", "grpcweb"]) {
+      await assertParity(
+        [
+          "--schema",
+          "examples",
+          "--protocol",
+          protocol,
+          "-d",
+          "{}",
+          `${prefixed.url.replace("/only-here", "")}/demo.v1.GreetService/Greet`,
+        ],
+        { code: 96, errors: "code" },
+      );
+    }
+  });
+
+  test("connection refused is unavailable", async () => {
+    const closed = await startDemoServer({ reflection: false });
+    await closed.close();
+    for (const protocol of ["connect", "grpc"]) {
+      await assertParity(
+        [
+          "--schema",
+          "examples",
+          "--protocol",
+          protocol,
+          "-d",
+          "{}",
+          `${closed.url}/demo.v1.GreetService/Greet`,
+        ],
+        { code: 112, errors: "code" },
+      );
+    }
+  });
+
+  test("--timeout becomes the deadline", async () => {
+    for (const protocol of ["connect", "grpc", "grpcweb"]) {
+      await assertParity(
+        [
+          // The deadline covers reflection too; leave it time on a busy machine.
+          "--timeout",
+          "1.5s",
+          "--protocol",
+          protocol,
+          "-d",
+          '{"count": 3, "delayMs": 5000}',
+          `${server.url}/demo.v1.DemoService/Count`,
+        ],
+        { code: 32, errors: "code" },
+      );
+    }
+  });
+});
