@@ -2,11 +2,12 @@
 // credentials (--user, netrc, the password prompt's absence), user agent, request data from inline
 // JSON, files, stdin and combined header/data files.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { runCli } from "../support/cli";
+import { cliPath, runCli } from "../support/cli";
 import { type DemoServer, startDemoServer } from "../support/servers";
 
 let server: DemoServer;
@@ -109,6 +110,35 @@ describe("protocall curl inputs", { concurrency: 4 }, () => {
   it("fails for --user without a password when stdin is not a terminal", async () => {
     const r = await curl(["-u", "ada", `${server.url}/demo.v1.DemoService/Inspect`]);
     failsWith(r, /cannot prompt for the password of --user ada: standard input is not a terminal/);
+  });
+
+  it("prompts for the --user password on a terminal, without echo", async () => {
+    const url = `${server.url}/demo.v1.DemoService/Inspect`;
+    const data = JSON.stringify({ headerNames: ["authorization"] });
+    const command = [process.execPath, cliPath, "curl", "-u", "ada", "-d", `'${data}'`, url].join(" ");
+    const child = spawn("script", ["-q", "-e", "-c", command, "/dev/null"], { cwd: dir, stdio: "pipe" });
+    let output = "";
+    let typed = false;
+    const done = new Promise<number>((ok, fail) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        fail(new Error(`no answer; output so far: ${JSON.stringify(output)}`));
+      }, 15_000);
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        ok(code ?? -1);
+      });
+    });
+    child.stdout.on("data", (d: Buffer) => {
+      output += d.toString();
+      if (!typed && output.includes("Enter host password for user 'ada': ")) {
+        typed = true;
+        child.stdin.write("typed-secret\r");
+      }
+    });
+    assert.equal(await done, 0, output);
+    assert.ok(!output.includes("typed-secret"), `the password was echoed: ${output}`);
+    assert.ok(output.includes(basic("ada:typed-secret")), output);
   });
 
   it("streams requests from a file to a client-streaming method", async () => {
