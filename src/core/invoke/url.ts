@@ -88,10 +88,20 @@ export function parseCurlUrl(o: CurlOptions): CurlUrl {
   }
   return {
     baseUrl: origin + segments.join("/"),
-    service: decodeURIComponent(service),
-    method: decodeURIComponent(method),
+    service: decodeSegment(service, raw),
+    method: decodeSegment(method, raw),
     ...common,
   };
+}
+
+function decodeSegment(segment: string, raw: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ProtocallError(
+      `invalid URL "${raw}": "${segment}" has a malformed percent escape; write the service and method names as they are, as in ${example}`,
+    );
+  }
 }
 
 /** The authority's host[:port] exactly as written (lower-cased), without user info. */

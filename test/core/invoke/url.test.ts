@@ -18,6 +18,13 @@ describe("parseCurlUrl", () => {
     assert.equal(u.port, 8080);
   });
 
+  it("decodes percent escapes and ignores the query", () => {
+    const u = parseCurlUrl(opts({ url: "http://h/a.B/C%61ll?x=1#f" }));
+    assert.equal(u.method, "Call");
+    assert.equal(u.service, "a.B");
+    assert.equal(u.baseUrl, "http://h");
+  });
+
   it("keeps a path prefix in the base URL", () => {
     const u = parseCurlUrl(opts({ url: "https://api.example.com/rpc/v2/acme.v1.GreetService/Greet" }));
     assert.equal(u.baseUrl, "https://api.example.com/rpc/v2");
@@ -58,6 +65,7 @@ describe("parseCurlUrl", () => {
       [{ url: "http://h/a.B//" }, /should not end with a slash/],
       [{ url: "http://h//C" }, /two non-empty path components/],
       [{ listServices: true }, /missing the URL: give the server's base URL/],
+      [{ url: "http://h/a.B/C%zz" }, /"C%zz" has a malformed percent escape/],
     ];
     for (const [o, pattern] of bad) {
       assert.throws(
