@@ -26,7 +26,9 @@ export function resolveToken(
   } catch {
     return undefined;
   }
-  const password = netrcPassword(text, host) ?? netrcPassword(text, host.replace(/:\d+$/, ""));
+  const bare = host.replace(/:\d+$/, "");
+  const password =
+    netrcPassword(text, host, false) ?? netrcPassword(text, bare, false) ?? netrcPassword(text, bare, true);
   return password === undefined ? undefined : { token: password, from: file };
 }
 
@@ -43,8 +45,8 @@ function tokenFromBufToken(value: string, host: string): string {
   return value;
 }
 
-/** The password of the `machine` entry for `host` (or of `default`) in netrc text. */
-export function netrcPassword(text: string, host: string): string | undefined {
+/** The password of the `machine` entry for `host` (or else of `default`, if allowed) in netrc text. */
+export function netrcPassword(text: string, host: string, useDefault = true): string | undefined {
   const tokens = text
     .split("\n")
     .filter((line) => !line.trimStart().startsWith("#"))
@@ -69,5 +71,5 @@ export function netrcPassword(text: string, host: string): string | undefined {
       if (current === "\u0000default" && fallback === undefined) fallback = value;
     }
   }
-  return found ?? fallback;
+  return found ?? (useDefault ? fallback : undefined);
 }

@@ -319,6 +319,7 @@ export async function startRegistryEmulator(options: RegistryEmulatorOptions): P
     deliveries: () => deliverer.list(),
     async close() {
       await deliverer.close();
+      state.flush();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

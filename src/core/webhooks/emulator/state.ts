@@ -78,9 +78,22 @@ export class RegistryState {
     return repo;
   }
 
-  /** Writes the state durably; a crash leaves either the old or the new file, never a mix. */
+  private scheduled = false;
+
+  /**
+   * Schedules a durable write. Changes made in the same turn of the event loop share one write
+   * (a burst of pushes costs one fsync, not one each).
+   */
   save(): void {
-    if (!this.file) return;
+    if (!this.file || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Writes the state now if a write is pending; a crash leaves the old or the new file, never a mix. */
+  flush(): void {
+    if (!this.file || !this.scheduled) return;
+    this.scheduled = false;
     const tmp = `${this.file}.${process.pid}.tmp`;
     const fd = openSync(tmp, "w");
     try {

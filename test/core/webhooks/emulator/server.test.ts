@@ -1,0 +1,288 @@
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { createWebhookClient } from "../../../../src/core/webhooks/client";
+import { parseRegistryConfig } from "../../../../src/core/webhooks/emulator/config";
+import { type RegistryEmulator, startRegistryEmulator } from "../../../../src/core/webhooks/emulator/server";
+import { WebhookError } from "../../../../src/core/webhooks/errors";
+import { closePostAgents, post } from "../../../../src/core/webhooks/http-post";
+import { type Listener, startListener } from "../../../../src/core/webhooks/listener";
+import { EventStore } from "../../../../src/core/webhooks/store";
+import { RegistryService } from "../../../../src/gen/protocall/registry/v1/registry_pb";
+import { createTestPki, type TestPki } from "../../../support/tls";
+import { waitFor } from "../support";
+
+const config = parseRegistryConfig({
+  users: [
+    { name: "alice", token: "alice-token" },
+    { name: "bob", token: "bob-token" },
+    { name: "carol", token: "carol-token" },
+  ],
+  repositories: [
+    { owner: "acme", name: "petapis", admins: ["alice"], members: ["bob"] },
+    { owner: "acme", name: "orders", admins: ["alice"], members: [] },
+    { owner: "acme", name: "third", admins: ["alice"], members: [] },
+  ],
+  webhooksEnabled: true,
+});
+
+const INTERVAL = 1000;
+let pki: TestPki;
+let emulator: RegistryEmulator;
+let store: EventStore;
+let listener: Listener;
+let statePath: string;
+
+before(async () => {
+  pki = await createTestPki();
+  const dir = mkdtempSync(join(tmpdir(), "protocall-emulator-"));
+  statePath = join(dir, "state.json");
+  store = await EventStore.open(join(dir, "events.store"));
+  listener = await startListener({ store, tls: { cert: pki.server.cert, key: pki.server.key } });
+  emulator = await startRegistryEmulator({
+    config,
+    statePath,
+    tls: { cert: pki.server.cert, key: pki.server.key },
+    trustCa: pki.ca.cert,
+    batchIntervalMs: INTERVAL,
+    batchSize: 20,
+  });
+});
+
+after(async () => {
+  await emulator.close();
+  await listener.close();
+  await store.close();
+  closePostAgents();
+});
+
+const client = (token: string, base = emulator.url) =>
+  createWebhookClient({ baseUrl: base, token, ca: pki.ca.cert });
+
+function pusher(token = "bob-token") {
+  return createClient(
+    RegistryService,
+    createConnectTransport({ baseUrl: emulator.url, httpVersion: "1.1", nodeOptions: { ca: pki.ca.cert } }),
+  ).push;
+}
+
+async function push(repository: string, tags: string[] = [], token = "bob-token") {
+  const p = pusher(token);
+  return p(
+    { ownerName: "acme", repositoryName: repository, tags },
+    { headers: { authorization: `Bearer ${token}` } },
+  );
+}
+
+async function rejects(promise: Promise<unknown>, kind: string, message: RegExp) {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof WebhookError, String(err));
+    assert.equal(err.kind, kind);
+    assert.match(err.message, message);
+    return true;
+  });
+}
+
+test("create: an Admin may, a non-Admin may not, a second webhook is refused, bad tokens are refused", async () => {
+  const alice = client("alice-token");
+  const created = await alice.createWebhook({
+    owner: "acme",
+    repository: "petapis",
+    callbackUrl: listener.callbackUrl,
+  });
+  assert.equal(created.ownerName, "acme");
+  assert.equal(created.repositoryName, "petapis");
+  assert.equal(created.callbackUrl, listener.callbackUrl);
+  assert.ok(created.webhookId);
+  assert.ok(created.createTime && created.updateTime);
+  await rejects(
+    client("bob-token").createWebhook({
+      owner: "acme",
+      repository: "orders",
+      callbackUrl: listener.callbackUrl,
+    }),
+    "permission_denied",
+    /needs the Admin role on acme\/orders/,
+  );
+  await rejects(
+    alice.createWebhook({ owner: "acme", repository: "petapis", callbackUrl: listener.callbackUrl }),
+    "already_exists",
+    /delete the existing one first.*protocall webhook list --owner acme --repository petapis/,
+  );
+  await rejects(
+    client("wrong").listWebhooks("acme", "petapis"),
+    "unauthenticated",
+    /PROTOCALL_TOKEN, BUF_TOKEN/,
+  );
+  await rejects(alice.listWebhooks("acme", "nope"), "not_found", /not found/);
+  await rejects(alice.deleteWebhook("no-such-id"), "not_found", /webhook "no-such-id" not found/);
+});
+
+test("the registry itself refuses each callback URL rule with invalid_argument", async () => {
+  const path = "/buf.alpha.webhook.v1alpha1.EventService/Event";
+  const bad = [
+    [`http://127.0.0.1:1${path}`, /https scheme/],
+    [`https://127.0.0.1:1${path}?q=1`, /query/],
+    [`https://127.0.0.1:1${path}#f`, /fragment/],
+    ["https://127.0.0.1:1/hook", /must end with/],
+  ] as const;
+  for (const [url, message] of bad) {
+    const res = await post(
+      `${emulator.url}/buf.alpha.registry.v1alpha1.WebhookService/CreateWebhook`,
+      Buffer.from(
+        JSON.stringify({
+          webhook_event: "WEBHOOK_EVENT_REPOSITORY_PUSH",
+          owner_name: "acme",
+          repository_name: "third",
+          callback_url: url,
+        }),
+      ),
+      { "content-type": "application/json", authorization: "Bearer alice-token" },
+      { ca: pki.ca.cert },
+    );
+    assert.equal(res.status, 400, url);
+    const body = JSON.parse(res.body.toString()) as { code: string; message: string };
+    assert.equal(body.code, "invalid_argument");
+    assert.match(body.message, message);
+  }
+  // The client checks the same rules before sending anything.
+  await rejects(
+    client("alice-token").createWebhook({ owner: "acme", repository: "third", callbackUrl: "http://x/y?z" }),
+    "invalid_argument",
+    /https scheme.*query.*must end with/,
+  );
+});
+
+test("push: delivered within one batch interval, with the commit's author and tags", async () => {
+  const started = Date.now();
+  const before = store.count();
+  const res = await push("petapis", ["v1.2.3"]);
+  assert.equal(res.eventQueued, true);
+  await waitFor(() => store.count() > before, "the delivery", INTERVAL * 5);
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed < INTERVAL * 2, `delivered after ${elapsed} ms`);
+  const last = (await store.list()).at(-1)!;
+  const push0 = (last.event as { payload: { repositoryPush: Record<string, Record<string, unknown>> } })
+    .payload.repositoryPush;
+  assert.equal(push0.repositoryCommit.author, "bob");
+  assert.equal(push0.repositoryCommit.id, res.commit?.id);
+  assert.equal((push0.repositoryCommit.tags as { name: string }[])[0].name, "v1.2.3");
+  assert.equal(push0.repository.name, "petapis");
+  assert.equal(push0.repository.ownerName, "acme");
+  assert.ok(push0.eventTime);
+  const attempt = await waitFor(
+    () => emulator.deliveries().find((a) => a.commitId === res.commit?.id),
+    "the attempt",
+  );
+  assert.equal(attempt.success, true);
+  assert.equal(attempt.httpStatus, 200);
+});
+
+test("45 pushes are delivered in batches of 20, 20 and 5, in push order", async () => {
+  const firstAttempt = emulator.deliveries().length;
+  const before = store.count();
+  // Pushed concurrently so that all 45 are queued within one interval; push order is the order the
+  // registry recorded them (commit sequence ids).
+  const pushed = await Promise.all(Array.from({ length: 45 }, () => push("petapis")));
+  const commits = pushed
+    .map((p) => p.commit!)
+    .sort((a, b) => Number(a.commitSequenceId - b.commitSequenceId))
+    .map((c) => c.id);
+  await waitFor(() => store.count() === before + 45, "45 deliveries", INTERVAL * 10);
+  await waitFor(() => emulator.deliveries().length === firstAttempt + 45, "45 attempts");
+  const attempts = emulator.deliveries().slice(firstAttempt);
+  const sizes = new Map<number, number>();
+  for (const a of attempts) sizes.set(a.batch, (sizes.get(a.batch) ?? 0) + 1);
+  assert.deepEqual([...sizes.values()], [20, 20, 5]);
+  const delivered = (await store.list())
+    .slice(before)
+    .map(
+      (d) =>
+        (d.event as { payload: { repositoryPush: { repositoryCommit: { id: string } } } }).payload
+          .repositoryPush.repositoryCommit.id,
+    );
+  assert.deepEqual(delivered, commits);
+});
+
+test("events pending when the webhook is deleted are still delivered; delete returns {} and list is then empty", async () => {
+  const alice = client("alice-token");
+  const [hook] = await alice.listWebhooks("acme", "petapis");
+  const before = store.count();
+  await push("petapis");
+  await push("petapis");
+  const res = await post(
+    `${emulator.url}/buf.alpha.registry.v1alpha1.WebhookService/DeleteWebhook`,
+    Buffer.from(JSON.stringify({ webhook_id: hook.webhookId })),
+    { "content-type": "application/json", authorization: "Bearer alice-token" },
+    { ca: pki.ca.cert },
+  );
+  assert.equal(res.status, 200);
+  assert.equal(res.body.toString(), "{}");
+  assert.deepEqual(await alice.listWebhooks("acme", "petapis"), []);
+  await waitFor(() => store.count() === before + 2, "the pending deliveries", INTERVAL * 5);
+  const after = await push("petapis");
+  assert.equal(after.eventQueued, false);
+});
+
+test("webhooks and commits persist in the state file across a restart", async () => {
+  const alice = client("alice-token");
+  const hook = await alice.createWebhook({
+    owner: "acme",
+    repository: "orders",
+    callbackUrl: listener.callbackUrl,
+  });
+  const again = await startRegistryEmulator({
+    config,
+    statePath,
+    trustCa: pki.ca.cert,
+    batchIntervalMs: INTERVAL,
+  });
+  try {
+    const list = await createWebhookClient({ baseUrl: again.url, token: "alice-token" }).listWebhooks(
+      "acme",
+      "orders",
+    );
+    assert.deepEqual(
+      list.map((w) => w.webhookId),
+      [hook.webhookId],
+    );
+  } finally {
+    await again.close();
+  }
+});
+
+test("disabled webhooks: every WebhookService call says so", async () => {
+  const disabled = await startRegistryEmulator({ config, webhooksEnabled: false });
+  try {
+    await rejects(
+      createWebhookClient({ baseUrl: disabled.url, token: "alice-token" }).listWebhooks("acme", "petapis"),
+      "webhooks_disabled",
+      /webhooks are disabled.*ask your registry admin to enable them/,
+    );
+  } finally {
+    await disabled.close();
+  }
+});
+
+test("an unreachable registry names the URL and the network error", async () => {
+  await rejects(
+    createWebhookClient({ baseUrl: "http://127.0.0.1:1", token: "t" }).listWebhooks("acme", "petapis"),
+    "unreachable",
+    /cannot reach the registry at http:\/\/127\.0\.0\.1:1\/buf\.alpha\.registry\.v1alpha1\.WebhookService\/ListWebhooks: .*ECONNREFUSED/,
+  );
+});
+
+test("config problems name the entry", () => {
+  assert.throws(
+    () => parseRegistryConfig({ users: [{ name: "a" }] }),
+    /users\[0\] \("a"\) needs a non-empty "token"/,
+  );
+  assert.throws(
+    () => parseRegistryConfig({ users: [], repositories: [{ owner: "o", name: "r", admins: ["ghost"] }] }),
+    /repositories\[0\] \(o\/r\): "admins" names unknown user "ghost"/,
+  );
+});
