@@ -14,6 +14,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Call an RPC over Connect, gRPC or gRPC-Web (a drop-in for `buf curl`)",
     load: async () => (await import("./commands/curl")).command,
   },
+  run: {
+    summary: "Run the requests of a .rpc request file (with environments and variables)",
+    load: async () => (await import("./commands/run")).command,
+  },
   webhook: {
     summary: "Create, list and delete registry webhooks; send a test push event",
     load: async () => (await import("./commands/webhook")).command,

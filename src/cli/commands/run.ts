@@ -1,0 +1,253 @@
+// `protocall run FILE.rpc [--name NAME] [--env ENV] [--env-file FILE]`: runs the requests of a request
+// file in order, each exactly as `protocall curl` would (same output, same exit codes), and ends with a
+// summary line on stderr. Every request runs even after a failure; the exit code is the first
+// failure's. Problems in the file (syntax, unknown options, undefined variables) are reported as
+// `file:line:col: message` before anything is sent.
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { relative, resolve } from "node:path";
+import { ProtocallError } from "../../core/errors";
+import type { CliContext, Command } from "../context";
+import { version } from "../version";
+
+const help = `Run the requests of a .rpc request file, like \`protocall curl\` (same output, same exit codes).
+
+Usage:
+  protocall run FILE.rpc [flags]
+
+Each request of the file runs in order; responses are printed on stdout as \`protocall curl\` prints
+them. All requests run even if one fails; a summary line follows on stderr
+(\`3 requests: 2 passed, 1 failed (not_found)\`), and the exit code is the first failure's
+(the gRPC code × 8 for an RPC error, 1 for other errors), 0 when all pass.
+
+Problems in the file (syntax, unknown request options, invalid values, undefined variables,
+missing included files) are printed as FILE:LINE:COL: message, and nothing is sent (exit 1).
+
+Variables: {{name}} is a file variable (\`@name = value\` at the top), else a variable of the
+environment chosen with --env. Environments are read from protocall.env.json at the workspace root
+(the nearest directory above the file with that file, else with .git), with values from
+protocall.env.private.json (meant to be git-ignored, for secrets) overriding them; the "$shared"
+environment holds defaults for all. {{$env NAME}}, {{$dotenv NAME}} (.env next to the file, then at
+the workspace root), {{$uuid}}, {{$timestamp}}, {{$isoTimestamp}} and {{$randomInt MIN MAX}} are
+built in. Relative paths (includes, @cacert, @schema, ...) are relative to the .rpc file.
+
+Examples:
+  protocall run requests.rpc
+  protocall run requests.rpc --name "Greet a person"
+  protocall run api.rpc --env staging
+  protocall run api.rpc --env prod --env-file config/protocall.env.json
+
+Flags:
+      --env string        Environment to select from the environment file
+      --env-file string   Environment file (default: protocall.env.json at the workspace root);
+                          its private companion is the same name with .private before .json
+  -h, --help              Help for run
+      --name string       Run only the request with this name (the text after ###, or # @name);
+                          repeatable, in the given order
+`;
+
+interface RunArgs {
+  file?: string;
+  names: string[];
+  env?: string;
+  envFile?: string;
+  help: boolean;
+}
+
+function parseRunArgs(args: string[]): RunArgs {
+  const out: RunArgs = { names: [], help: false };
+  const positionals: string[] = [];
+  const value = (i: number, flag: string): string => {
+    if (i >= args.length) throw new ProtocallError(`flag ${flag} needs a value: write ${flag} <value>`);
+    return args[i];
+  };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const flag = eq >= 0 ? arg.slice(0, eq) : arg;
+    const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
+    switch (flag) {
+      case "-h":
+      case "--help":
+        out.help = true;
+        break;
+      case "--name":
+        out.names.push(inline ?? value(++i, flag));
+        break;
+      case "--env":
+        out.env = inline ?? value(++i, flag);
+        break;
+      case "--env-file":
+        out.envFile = inline ?? value(++i, flag);
+        break;
+      default:
+        if (arg.startsWith("-") && arg.length > 1) {
+          throw new ProtocallError(
+            `unknown flag ${flag}: run \`protocall run --help\` for the list of flags`,
+          );
+        }
+        positionals.push(arg);
+    }
+  }
+  if (out.help) return out;
+  if (positionals.length === 0) {
+    throw new ProtocallError(
+      "no request file given: write `protocall run FILE.rpc` (see `protocall run --help`)",
+    );
+  }
+  if (positionals.length > 1) {
+    throw new ProtocallError(
+      `too many arguments: expected one .rpc file, got ${positionals.map((p) => JSON.stringify(p)).join(", ")}`,
+    );
+  }
+  out.file = positionals[0];
+  return out;
+}
+
+const codeNames = [
+  "ok",
+  "canceled",
+  "unknown",
+  "invalid_argument",
+  "deadline_exceeded",
+  "not_found",
+  "already_exists",
+  "permission_denied",
+  "resource_exhausted",
+  "failed_precondition",
+  "aborted",
+  "out_of_range",
+  "unimplemented",
+  "internal",
+  "unavailable",
+  "data_loss",
+  "unauthenticated",
+];
+
+/** How a failure shows in the summary: the RPC code name, or `exit N` for other failures. */
+function failureName(code: number): string {
+  if (code >= 8 && code % 8 === 0 && code / 8 < codeNames.length) return codeNames[code / 8];
+  return `exit ${code}`;
+}
+
+export const command: Command = {
+  async run(args: string[], ctx: CliContext): Promise<number> {
+    const a = parseRunArgs(args);
+    if (a.help || !a.file) {
+      ctx.stdout.write(help);
+      return 0;
+    }
+    const [{ parseRpcFile }, { openRpcContext }, { requestLabel }, { runCurl }, { promptPassword }] =
+      await Promise.all([
+        import("../../core/rpcfile/parse"),
+        import("../../core/rpcfile/context"),
+        import("../../core/rpcfile/to-curl"),
+        import("../../core/invoke/run-curl"),
+        import("../../core/invoke/prompt-password"),
+      ]);
+    const full = resolve(ctx.cwd, a.file);
+    let text: string;
+    try {
+      text = readFileSync(full, "utf8");
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new ProtocallError(
+        `cannot read ${a.file}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (code ?? (err as Error).message)}`,
+      );
+    }
+    const shown = relative(ctx.cwd, full).startsWith("..") ? full : relative(ctx.cwd, full) || a.file;
+    const where = (r: { start: { line: number; character: number } }) =>
+      `${shown}:${r.start.line + 1}:${r.start.character + 1}`;
+
+    const file = parseRpcFile(text);
+    for (const d of file.diagnostics) {
+      if (d.severity === "warning") ctx.stderr.write(`${where(d.range)}: warning: ${d.message}\n`);
+    }
+    const parseErrors = file.diagnostics.filter((d) => d.severity === "error");
+    if (parseErrors.length > 0) {
+      for (const d of parseErrors) ctx.stderr.write(`${where(d.range)}: ${d.message}\n`);
+      return 1;
+    }
+
+    let requests = file.requests;
+    if (a.names.length > 0) {
+      requests = a.names.map((name) => {
+        const found = file.requests.find((r) => r.name?.text === name);
+        if (!found) {
+          const known = file.requests.filter((r) => r.name).map((r) => JSON.stringify(r.name?.text));
+          throw new ProtocallError(
+            `${shown} has no request named ${JSON.stringify(name)}${known.length ? `; its requests: ${known.join(", ")}` : "; name requests with ### <name>"}`,
+          );
+        }
+        return found;
+      });
+    }
+    if (requests.length === 0) {
+      throw new ProtocallError(`${shown} holds no request: add a request line (a URL) after ###`);
+    }
+
+    const rpc = openRpcContext({
+      filePath: full,
+      environment: a.env,
+      envFile: a.envFile,
+      processEnv: ctx.env,
+    });
+    // Every request is resolved before the first is sent, so a typo in the last one sends nothing.
+    const prepared = requests.map((r) => ({ request: r, conversion: rpc.toCurl(file, r) }));
+    let problems = 0;
+    for (const p of prepared) {
+      for (const d of p.conversion.diagnostics) {
+        if (d.severity !== "error") continue;
+        problems++;
+        ctx.stderr.write(`${where(d.range)}: ${d.message}\n`);
+      }
+    }
+    if (problems > 0) return 1;
+
+    const stdin = ctx.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
+    const stdinIsTTY = stdin.isTTY === true;
+    const controller = new AbortController();
+    const onSigint = () => controller.abort();
+    const isProcess = ctx.stdin === process.stdin;
+    if (isProcess) process.once("SIGINT", onSigint);
+    const failures: number[] = [];
+    let ran = 0;
+    try {
+      for (const p of prepared) {
+        if (controller.signal.aborted) break;
+        if (prepared.length > 1) ctx.stderr.write(`### ${requestLabel(p.request)}\n`);
+        const code = await runCurl(p.conversion.options as NonNullable<typeof p.conversion.options>, {
+          cwd: rpc.baseDir,
+          env: ctx.env,
+          stdin,
+          stdinIsTTY,
+          promptPassword: stdinIsTTY ? (prompt) => promptPassword(prompt, stdin, ctx.stderr) : undefined,
+          homedir: ctx.env.HOME || homedir(),
+          stdout: ctx.stdout,
+          stderr: ctx.stderr,
+          product: `protocall/${version}`,
+          signal: controller.signal,
+        });
+        ran++;
+        if (code !== 0) failures.push(code);
+      }
+    } finally {
+      if (isProcess) process.off("SIGINT", onSigint);
+    }
+    const total = prepared.length;
+    const passed = ran - failures.length;
+    let failedText =
+      failures.length > 0 ? `, ${failures.length} failed (${failures.map(failureName).join(", ")})` : "";
+    if (ran < total) failedText += `, ${total - ran} not run (interrupted)`;
+    await new Promise<void>((done) =>
+      ctx.stderr.write(`${total} request${total === 1 ? "" : "s"}: ${passed} passed${failedText}\n`, () =>
+        done(),
+      ),
+    );
+    return failures[0] ?? 0;
+  },
+};

@@ -1,0 +1,210 @@
+// "Copy as" commands: a request's CurlOptions as a shell command line for `protocall curl`, `buf curl`
+// or `grpcurl`. The first two take the same flags, so their commands do exactly what the request does;
+// grpcurl speaks only gRPC and has other flags, so its command is the closest equivalent, with notes
+// on what it cannot express. Arguments are quoted for POSIX shells (sh, bash, zsh).
+import type { CurlOptions } from "../invoke/options";
+
+export interface CopiedCommand {
+  /** One shell command line. */
+  command: string;
+  /** What the command cannot express, for the user to read; empty when it is exact. */
+  notes: string[];
+}
+
+const safe = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/** Quotes one argument for a POSIX shell (single quotes; `'` written as `'\''`). */
+export function shellQuote(arg: string): string {
+  if (safe.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Joins arguments into a command line. */
+export function shellJoin(args: readonly string[]): string {
+  return args.map(shellQuote).join(" ");
+}
+
+/**
+ * The `protocall curl` arguments (after `curl`) that parse back to exactly these options: flags that
+ * differ from their defaults, then the URL.
+ */
+export function curlArguments(o: CurlOptions): string[] {
+  const a: string[] = [];
+  const bool = (name: string, value: boolean | undefined) => {
+    if (value === true) a.push(`--${name}`);
+    else if (value === false) a.push(`--${name}=false`);
+  };
+  if (o.protocol !== "connect") a.push("--protocol", o.protocol);
+  for (const h of o.headers) a.push("-H", h);
+  if (o.data !== undefined) a.push("-d", o.data);
+  if (o.emitDefaults) a.push("--emit-defaults");
+  if (o.output !== undefined) a.push("-o", o.output);
+  for (const s of o.schemas) a.push("--schema", s);
+  bool("reflect", o.reflect);
+  for (const h of o.reflectHeaders) a.push("--reflect-header", h);
+  if (o.reflectProtocol !== undefined) a.push("--reflect-protocol", o.reflectProtocol);
+  if (o.listServices) a.push("--list-services");
+  if (o.listMethods) a.push("--list-methods");
+  if (o.http2PriorKnowledge) a.push("--http2-prior-knowledge");
+  if (o.http3) a.push("--http3");
+  if (o.unixSocket !== undefined) a.push("--unix-socket", o.unixSocket);
+  if (o.connectTimeout !== undefined) a.push("--connect-timeout", String(o.connectTimeout));
+  if (o.keepaliveTime !== undefined) a.push("--keepalive-time", String(o.keepaliveTime));
+  if (o.noKeepalive) a.push("--no-keepalive");
+  if (o.timeoutMs !== undefined) a.push("--timeout", `${o.timeoutMs}ms`);
+  if (o.cacert !== undefined) a.push("--cacert", o.cacert);
+  if (o.cert !== undefined) a.push("--cert", o.cert);
+  if (o.key !== undefined) a.push("--key", o.key);
+  bool("insecure", o.insecure);
+  if (o.servername !== undefined) a.push("--servername", o.servername);
+  if (o.user !== undefined) a.push("--user", o.user);
+  if (o.netrc) a.push("--netrc");
+  if (o.netrcFile !== undefined) a.push("--netrc-file", o.netrcFile);
+  if (o.userAgent !== undefined) a.push("--user-agent", o.userAgent);
+  if (o.verbose) a.push("--verbose");
+  if (o.debug) a.push("--debug");
+  if (o.logFormat !== "text") a.push("--log-format", o.logFormat);
+  if (o.url !== undefined) {
+    if (o.url.startsWith("-")) a.push("--");
+    a.push(o.url);
+  }
+  return a;
+}
+
+/** `protocall curl …`: exactly the request. */
+export function copyAsProtocallCurl(o: CurlOptions): CopiedCommand {
+  return { command: shellJoin(["protocall", "curl", ...curlArguments(o)]), notes: [] };
+}
+
+/** `buf curl …`: the same flags; buf also needs HTTP/2 prior knowledge spelled out over plain http. */
+export function copyAsBufCurl(o: CurlOptions): CopiedCommand {
+  const notes: string[] = [];
+  const options = { ...o };
+  const plain = o.url?.toLowerCase().startsWith("http://") ?? false;
+  const reflection = o.reflect ?? o.schemas.length === 0;
+  if (plain && !o.http2PriorKnowledge && (o.protocol === "grpc" || reflection)) {
+    // protocall implies it for gRPC and reflection over http; older buf versions refuse without it.
+    options.http2PriorKnowledge = true;
+  }
+  for (const h of [...o.headers, ...o.reflectHeaders]) {
+    if (h.includes(",") && !h.startsWith("@")) {
+      notes.push(
+        `buf curl splits header values at commas, so it sends ${JSON.stringify(h)} as several headers`,
+      );
+    }
+  }
+  if (o.http3) notes.push("buf curl supports --http3; protocall does not");
+  return { command: shellJoin(["buf", "curl", ...curlArguments(options)]), notes };
+}
+
+/** `grpcurl …`: the closest equivalent (grpcurl speaks gRPC only), with notes on what differs. */
+export function copyAsGrpcurl(o: CurlOptions): CopiedCommand {
+  const a: string[] = ["grpcurl"];
+  const notes: string[] = [];
+  let target: URL | undefined;
+  try {
+    target = o.url ? new URL(o.url) : undefined;
+  } catch {
+    notes.push(`the URL ${JSON.stringify(o.url)} is not valid`);
+  }
+  const secure = target?.protocol === "https:";
+  if (target && !secure) a.push("-plaintext");
+  if (o.insecure) a.push("-insecure");
+  if (o.cacert !== undefined) a.push("-cacert", o.cacert);
+  if (o.cert !== undefined) a.push("-cert", o.cert);
+  if (o.key !== undefined) a.push("-key", o.key);
+  if (o.servername !== undefined) a.push("-servername", o.servername);
+  if (o.protocol !== "grpc") {
+    notes.push(
+      `grpcurl speaks only gRPC; the request uses ${o.protocol}, so the server must also serve gRPC`,
+    );
+  }
+
+  // Headers: -H goes to the RPC and to reflection, -rpc-header to the RPC only.
+  const reflectAll = o.reflectHeaders.includes("*");
+  for (const h of o.headers) {
+    if (h.startsWith("@")) {
+      notes.push(`grpcurl cannot read headers from a file (${h}); add them with -H`);
+      continue;
+    }
+    const colon = h.indexOf(":");
+    const name = colon < 0 ? h : h.slice(0, colon).trim();
+    const value = colon < 0 ? "" : h.slice(colon + 1).trim();
+    if (name.toLowerCase() === "host") a.push("-authority", value);
+    else if (name.toLowerCase() === "user-agent") a.push("-user-agent", value);
+    else a.push(reflectAll ? "-H" : "-rpc-header", `${name}: ${value}`);
+  }
+  for (const h of o.reflectHeaders) {
+    if (h === "*") continue;
+    if (h.startsWith("@")) notes.push(`grpcurl cannot read reflection headers from a file (${h})`);
+    else a.push("-reflect-header", h);
+  }
+  if (o.userAgent !== undefined && !o.headers.some((h) => /^\s*user-agent\s*:/i.test(h))) {
+    a.push("-user-agent", o.userAgent);
+  }
+  if (o.user !== undefined) {
+    if (o.user.includes(":")) {
+      a.push(
+        reflectAll ? "-H" : "-rpc-header",
+        `Authorization: Basic ${Buffer.from(o.user).toString("base64")}`,
+      );
+    } else notes.push("grpcurl cannot prompt for a password; give --user as name:password");
+  }
+  if (o.netrc || o.netrcFile !== undefined)
+    notes.push("grpcurl does not read .netrc files; add an Authorization header");
+
+  let redirectIn: string | undefined;
+  if (o.data !== undefined && o.data !== "") {
+    if (o.data === "@-") a.push("-d", "@");
+    else if (o.data.startsWith("@")) {
+      a.push("-d", "@");
+      redirectIn = o.data.slice(1);
+    } else a.push("-d", o.data);
+  }
+  if (o.emitDefaults) a.push("-emit-defaults");
+  if (o.timeoutMs) a.push("-max-time", String(o.timeoutMs / 1000));
+  if (o.connectTimeout !== undefined) a.push("-connect-timeout", String(o.connectTimeout));
+  if (o.keepaliveTime !== undefined && !o.noKeepalive) a.push("-keepalive-time", String(o.keepaliveTime));
+  if (o.noKeepalive) notes.push("grpcurl cannot turn TCP keepalive off");
+
+  const reflection = o.reflect ?? o.schemas.length === 0;
+  if (o.schemas.length > 0 && reflection) {
+    notes.push("grpcurl uses either reflection or schema files, not both; this command uses the files");
+  }
+  for (const s of o.schemas) {
+    if (s === "-") notes.push("grpcurl cannot read a schema from stdin");
+    else if (s.endsWith(".proto")) {
+      const slash = s.lastIndexOf("/");
+      if (slash >= 0) a.push("-import-path", s.slice(0, slash) || "/", "-proto", s.slice(slash + 1));
+      else a.push("-proto", s);
+    } else if (/\.(binpb|pb|bin|protoset|desc)$/.test(s)) a.push("-protoset", s);
+    else {
+      a.push("-import-path", s);
+      notes.push(`grpcurl needs each .proto file under ${s} named with -proto`);
+    }
+  }
+  if (o.reflectProtocol !== undefined) notes.push("grpcurl chooses the reflection version itself");
+  if (o.http3) notes.push("grpcurl has no HTTP/3");
+  if (o.verbose) a.push("-v");
+
+  if (o.unixSocket !== undefined) {
+    a.push("-unix", o.unixSocket);
+  } else if (target) {
+    const port = target.port || (secure ? "443" : "80");
+    a.push(`${target.hostname.includes(":") ? `[${target.hostname}]` : target.hostname}:${port}`);
+  }
+  const segments = target ? target.pathname.split("/").filter((s) => s !== "") : [];
+  if (o.listServices || o.listMethods) {
+    a.push("list");
+    if (o.listMethods)
+      notes.push("grpcurl lists the methods of one service at a time: add the service name after list");
+    if (segments.length > 0) notes.push("grpcurl cannot call a server under a path prefix");
+  } else if (segments.length >= 2) {
+    a.push(`${segments[segments.length - 2]}/${segments[segments.length - 1]}`);
+    if (segments.length > 2) notes.push("grpcurl cannot call a server under a path prefix");
+  }
+  let command = shellJoin(a);
+  if (redirectIn !== undefined) command += ` < ${shellQuote(redirectIn)}`;
+  if (o.output !== undefined) command += ` > ${shellQuote(o.output)}`;
+  return { command, notes };
+}
