@@ -1,0 +1,312 @@
+#!/usr/bin/env node
+// `protocall curl` against the real `buf curl`, in the same run, on the same requests, against the same
+// local demo server (its own process). Each case runs both tools several times, alternating, in fresh
+// processes; the table shows median wall time, the ratio protocall ÷ buf, and median peak RSS.
+//   unary --schema      a unary call with the small demo schema (a descriptor set, and the directory)
+//   large schema        the ~83 MB google-proto-files descriptor set as --schema, a call resolving
+//                       google.pubsub.v1.Publisher/Publish (the demo server answers unimplemented: exit 96)
+//   client stream       N JSON messages from a file (two sizes: peak RSS must not grow with N)
+//   server stream       N responses (two sizes)
+//   unary reflection    a unary call with the schema from server reflection
+// Environment: BENCH_RUNS (default 5), BENCH_STREAM (largest stream size, default 100000).
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const require = createRequire(join(root, "package.json"));
+const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? 5));
+const bigStream = Math.max(10, Number(process.env.BENCH_STREAM ?? 100_000));
+const smallStream = Math.max(1, Math.round(bigStream / 10));
+const cli = join(root, "dist/cli.js");
+const timeBinary = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
+
+function bufBinary() {
+  const arch = process.arch === "x64" ? "x64" : process.arch === "arm64" ? "aarch64" : process.arch;
+  return join(
+    dirname(require.resolve(`@bufbuild/buf-${process.platform}-${arch}/package.json`)),
+    "bin",
+    "buf",
+  );
+}
+
+/**
+ * Runs a command; resolves with exit code, stdout (or only its length), stderr, wall time and peak
+ * RSS. Peak RSS comes from GNU time (the kernel's maxrss at exit) when installed, else from polling
+ * VmHWM in /proc.
+ */
+function run(command, args, { keepStdout = true, timeoutMs = 300_000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const argv = timeBinary ? ["-f", "%M", command, ...args] : args;
+    const start = performance.now();
+    const child = spawn(timeBinary ?? command, argv, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const out = [];
+    let outBytes = 0;
+    const err = [];
+    let peakKb = 0;
+    const poll = timeBinary
+      ? undefined
+      : setInterval(() => {
+          try {
+            const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+            if (m) peakKb = Math.max(peakKb, Number(m[1]));
+          } catch {}
+        }, 5);
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.stdout.on("data", (c) => {
+      outBytes += c.length;
+      if (keepStdout) out.push(c);
+    });
+    child.stderr.on("data", (c) => err.push(c));
+    child.on("error", (e) => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on("close", (code) => {
+      const wallMs = performance.now() - start;
+      clearInterval(poll);
+      clearTimeout(timer);
+      let stderr = Buffer.concat(err).toString();
+      if (timeBinary) {
+        // GNU time appends its figure as the last line of stderr.
+        const lines = stderr.trimEnd().split("\n");
+        peakKb = Number(lines.pop());
+        stderr = lines.length ? `${lines.join("\n")}\n` : "";
+        if (/^Command exited with non-zero status \d+$/.test(lines.at(-1) ?? "")) {
+          lines.pop();
+          stderr = lines.length ? `${lines.join("\n")}\n` : "";
+        }
+      }
+      resolve({
+        code,
+        stdout: Buffer.concat(out).toString(),
+        outBytes,
+        stderr,
+        wallMs,
+        peakMb: peakKb / 1024,
+      });
+    });
+  });
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const fmt = (x, digits = 0) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(digits));
+
+/** The google-proto-files descriptor set, shared with large-schema.bench.mjs (same cache path). */
+async function ensureLargeSet() {
+  const gpf = dirname(require.resolve("google-proto-files/package.json"));
+  const version = JSON.parse(readFileSync(join(gpf, "package.json"), "utf8")).version;
+  const cache = join(root, "node_modules/.cache/protocall-bench");
+  const path = join(cache, `google-proto-files-${version}.binpb`);
+  if (existsSync(path)) return path;
+  mkdirSync(cache, { recursive: true });
+  const excluded = [
+    "build",
+    "gapic",
+    "grafeas",
+    "google/protobuf",
+    "google/cloud/binaryauthorization",
+    "google/devtools/containeranalysis",
+  ];
+  const partial = `${path}.${process.pid}.tmp`;
+  process.stderr.write(`building ${path} with buf (once)...\n`);
+  const args = ["build", gpf, ...excluded.flatMap((e) => ["--exclude-path", join(gpf, e)]), "-o", partial];
+  const r = await run(bufBinary(), args, { timeoutMs: 600_000 });
+  if (r.code !== 0) throw new Error(`buf build failed:\n${r.stderr}`);
+  renameSync(partial, path);
+  return path;
+}
+
+async function buildAll(dir) {
+  const b = await run(process.execPath, [join(root, "esbuild.mjs")]);
+  if (b.code !== 0) throw new Error(`build failed:\n${b.stderr}`);
+  const server = join(dir, "demo-server.js");
+  await esbuild.build({
+    entryPoints: [join(root, "src/demo/main.ts")],
+    outfile: server,
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    logLevel: "warning",
+  });
+  const set = join(dir, "demo.binpb");
+  const r = await run(bufBinary(), ["build", join(root, "examples"), "-o", set]);
+  if (r.code !== 0) throw new Error(`buf build examples failed:\n${r.stderr}`);
+  return { server, set };
+}
+
+function startServer(script) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+    createInterface({ input: child.stdout }).once("line", (url) => resolve({ child, url: url.trim() }));
+    child.once("exit", (code) => reject(new Error(`demo server exited (${code})`)));
+  });
+}
+
+/** Runs both tools `runs` times, alternating; checks exit codes and that both print the same. */
+async function compare(c) {
+  const ours = [];
+  const theirs = [];
+  for (let i = 0; i < runs; i++) {
+    for (const [list, command, prefix] of [
+      [ours, process.execPath, [cli, "curl"]],
+      [theirs, bufBinary(), ["curl"]],
+    ]) {
+      const r = await run(command, [...prefix, ...c.args], { keepStdout: !c.large });
+      if (r.code !== c.code) {
+        throw new Error(
+          `${c.name}: ${command === process.execPath ? "protocall" : "buf"} exited ${r.code}, expected ${c.code}:\n${r.stderr}`,
+        );
+      }
+      list.push(r);
+    }
+    process.stderr.write(".");
+  }
+  const sameOutput = c.large ? ours[0].outBytes === theirs[0].outBytes : ours[0].stdout === theirs[0].stdout;
+  if (!sameOutput) process.stderr.write(`\nnote: ${c.name}: the two tools printed different output\n`);
+  const row = {
+    ...c,
+    ours: median(ours.map((r) => r.wallMs)),
+    buf: median(theirs.map((r) => r.wallMs)),
+    oursRss: median(ours.map((r) => r.peakMb)),
+    bufRss: median(theirs.map((r) => r.peakMb)),
+    sameOutput,
+  };
+  row.ratio = row.ours / row.buf;
+  return row;
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "protocall-curl-bench-"));
+  let server;
+  try {
+    const [{ server: serverScript, set }, largeSet] = await Promise.all([buildAll(dir), ensureLargeSet()]);
+    server = await startServer(serverScript);
+    const url = server.url;
+    const numbers = (n) => {
+      const path = join(dir, `numbers-${n}.json`);
+      const lines = [];
+      for (let i = 1; i <= n; i++) lines.push(`{"number": ${i}}`);
+      writeFileSync(path, `${lines.join("\n")}\n`);
+      return path;
+    };
+    const sum = (n) => String((n * (n + 1)) / 2);
+
+    const cases = [
+      {
+        name: "(1) unary, --schema descriptor set",
+        args: ["--schema", set, "-d", '{"name": "bench"}', `${url}/demo.v1.GreetService/Greet`],
+        code: 0,
+        target: { ratio: 1.3 },
+      },
+      {
+        name: "(1) unary, --schema directory",
+        args: [
+          "--schema",
+          join(root, "examples"),
+          "-d",
+          '{"name": "bench"}',
+          `${url}/demo.v1.GreetService/Greet`,
+        ],
+        code: 0,
+      },
+      {
+        name: "(2) 83 MB --schema, resolve and call a method",
+        args: [
+          "--schema",
+          largeSet,
+          "-d",
+          '{"topic": "projects/p/topics/t"}',
+          `${url}/google.pubsub.v1.Publisher/Publish`,
+        ],
+        code: 96,
+        target: { ratio: 0.1, mb: 150 },
+      },
+    ];
+    for (const n of [smallStream, bigStream]) {
+      cases.push({
+        name: `(3) client stream, ${n.toLocaleString("en")} messages from a file`,
+        args: [
+          "--schema",
+          set,
+          "--protocol",
+          "grpc",
+          "-d",
+          `@${numbers(n)}`,
+          `${url}/demo.v1.DemoService/Sum`,
+        ],
+        code: 0,
+        expect: sum(n),
+        target: { ratio: 1.0 },
+      });
+    }
+    for (const n of [smallStream, bigStream]) {
+      cases.push({
+        name: `(3) server stream, ${n.toLocaleString("en")} responses`,
+        args: [
+          "--schema",
+          set,
+          "--protocol",
+          "grpc",
+          "-d",
+          `{"count": ${n}}`,
+          `${url}/demo.v1.DemoService/Count`,
+        ],
+        code: 0,
+        large: true,
+        target: { ratio: 1.0 },
+      });
+    }
+    cases.push({
+      name: "(4) unary, reflection",
+      args: ["-d", '{"name": "bench"}', `${url}/demo.v1.GreetService/Greet`],
+      code: 0,
+      target: { ratio: 1.3 },
+    });
+
+    const rows = [];
+    for (const c of cases) {
+      process.stderr.write(`${c.name} `);
+      const row = await compare(c);
+      process.stderr.write("\n");
+      rows.push(row);
+    }
+
+    console.log(`node ${process.version}, ${runs} runs per tool per case (alternating), fresh process each`);
+    console.log(`peak RSS: ${timeBinary ? "GNU time (maxrss)" : "VmHWM polled from /proc"}\n`);
+    console.log("| case | protocall ms | buf ms | ratio | protocall RSS MB | buf RSS MB | target | result |");
+    console.log("|---|---:|---:|---:|---:|---:|---|---|");
+    for (const r of rows) {
+      let target = "";
+      let verdict = "";
+      if (r.target) {
+        target = `≤ ${r.target.ratio}${r.target.mb ? `, ≤ ${r.target.mb} MB` : ""}`;
+        const ok = r.ratio <= r.target.ratio && (!r.target.mb || r.oursRss <= r.target.mb);
+        verdict = ok ? "met" : "missed";
+      }
+      if (!r.sameOutput) verdict += " (outputs differ)";
+      console.log(
+        `| ${r.name} | ${fmt(r.ours)} | ${fmt(r.buf)} | ${fmt(r.ratio, 2)} | ${fmt(r.oursRss)} | ${fmt(r.bufRss)} | ${target} | ${verdict} |`,
+      );
+    }
+  } finally {
+    server?.child.kill("SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});
