@@ -371,9 +371,10 @@ function sortMapKeys(keys: string[], keyType: ScalarType | undefined): void {
 const reachesAnyCache = new WeakMap<DescMessage, boolean>();
 
 /** Whether a message of this type can hold a google.protobuf.Any anywhere inside it. */
-export function reachesAny(desc: DescMessage, seen = new Set<DescMessage>()): boolean {
+export function reachesAny(desc: DescMessage, seen?: Set<DescMessage>): boolean {
   const cached = reachesAnyCache.get(desc);
   if (cached !== undefined) return cached;
+  seen ??= new Set<DescMessage>();
   if (desc.typeName === "google.protobuf.Any") return true;
   if (seen.has(desc)) return false;
   seen.add(desc);

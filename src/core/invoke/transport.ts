@@ -9,7 +9,7 @@
 // Connection failures become `unavailable` errors worded like buf's (`dial tcp host:port: ...`).
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
-import * as http2 from "node:http2";
+import type * as http2 from "node:http2";
 import * as net from "node:net";
 import { isIP } from "node:net";
 import { resolve as resolvePath } from "node:path";
@@ -17,12 +17,14 @@ import * as tls from "node:tls";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type {
   CommonTransportOptions,
+  Compression,
   UniversalClientFn,
   UniversalClientRequest,
   UniversalClientResponse,
 } from "@connectrpc/connect/protocol";
-import { compressionGzip, createNodeHttpClient, type NodeHttpClientOptions } from "@connectrpc/connect-node";
+import type { NodeHttpClientOptions } from "@connectrpc/connect-node";
 import { ProtocallError } from "../errors";
+import { createHttp1Client } from "./http1-client";
 import type { CurlOptions, Protocol } from "./options";
 import { logHeaders, type VerboseLog } from "./verbose";
 
@@ -201,12 +203,10 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   // HTTP/1.1: an agent that dials with our settings and keeps connections for reuse.
   const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   (agent as unknown as { protocol: string }).protocol = url.protocol;
+  (agent as unknown as { defaultPort: number }).defaultPort = secure ? 443 : 80;
   (agent as unknown as { createConnection: unknown }).createConnection = () =>
     takeSpare() ?? dial(secure ? ["http/1.1"] : undefined);
-  const h1Client = createNodeHttpClient({
-    httpVersion: "1.1",
-    nodeOptions: { agent, headers: s.authority ? { host: s.authority } : undefined },
-  });
+  const h1Client = createHttp1Client({ agent, host: s.authority });
 
   // HTTP/2: one session, created on first use; :authority follows a Host header. Windows are
   // large (as Go's HTTP/2 client has them), so a fast server stream is not throttled to one 64 KiB
@@ -215,25 +215,28 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   let sessionReady: Promise<http2.ClientHttp2Session> | undefined;
   const openSession = (): Promise<http2.ClientHttp2Session> => {
     if (sessionReady && session && !session.closed && !session.destroyed) return sessionReady;
-    sessionReady = new Promise((resolve, reject) => {
-      const sess = http2.connect(url.origin, {
-        createConnection: () => takeSpare() ?? dial(secure ? ["h2"] : undefined),
-        settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
-      });
-      session = sess;
-      const onError = (err: Error) => reject(dialFailure ?? err);
-      sess.once("error", onError);
-      sess.once("connect", () => {
-        sess.off("error", onError);
-        sess.on("error", () => {});
-        try {
-          sess.setLocalWindowSize(CONNECTION_WINDOW);
-        } catch {
-          // keep the default window
-        }
-        resolve(sess);
-      });
-    });
+    sessionReady = import("node:http2").then(
+      (http2) =>
+        new Promise((resolve, reject) => {
+          const sess = http2.connect(url.origin, {
+            createConnection: () => takeSpare() ?? dial(secure ? ["h2"] : undefined),
+            settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
+          });
+          session = sess;
+          const onError = (err: Error) => reject(dialFailure ?? err);
+          sess.once("error", onError);
+          sess.once("connect", () => {
+            sess.off("error", onError);
+            sess.on("error", () => {});
+            try {
+              sess.setLocalWindowSize(CONNECTION_WINDOW);
+            } catch {
+              // keep the default window
+            }
+            resolve(sess);
+          });
+        }),
+    );
     return sessionReady;
   };
   const sessionManager: NodeHttp2ClientSessionManager = {
@@ -246,7 +249,15 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     },
     notifyResponseByteRead() {},
   };
-  const h2Client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
+  // connect-node's HTTP/2 client, loaded only when HTTP/2 is used.
+  let h2Client: UniversalClientFn | undefined;
+  const loadH2Client = async (): Promise<UniversalClientFn> => {
+    if (!h2Client) {
+      const { createNodeHttpClient } = await import("@connectrpc/connect-node");
+      h2Client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
+    }
+    return h2Client;
+  };
 
   const httpClient: UniversalClientFn = async (req) => {
     try {
@@ -260,7 +271,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
         Code.Unavailable,
       );
     }
-    const inner = mode === "h2" ? h2Client : h1Client;
+    const inner = mode === "h2" ? await loadH2Client() : h1Client;
     return observe(inner, req, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure);
   };
 
@@ -269,7 +280,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     baseUrl: s.baseUrl,
     useBinaryFormat: true,
     interceptors: [],
-    acceptCompression: [compressionGzip],
+    acceptCompression: [gzip],
     sendCompression: null,
     compressMinBytes: 1024,
     readMaxBytes: 0xffffffff,
@@ -362,6 +373,24 @@ async function* countBytes(
   }
   onEnd();
 }
+
+/** gzip for responses; zlib is loaded only when a server actually compresses. */
+const gzip: Compression = {
+  name: "gzip",
+  async compress(bytes) {
+    const zlib = await import("node:zlib");
+    return new Uint8Array(zlib.gzipSync(bytes));
+  },
+  async decompress(bytes, readMaxBytes) {
+    if (bytes.byteLength === 0) return new Uint8Array(0);
+    const zlib = await import("node:zlib");
+    try {
+      return new Uint8Array(zlib.gunzipSync(bytes, { maxOutputLength: readMaxBytes }));
+    } catch (err) {
+      throw ConnectError.from(err, Code.InvalidArgument);
+    }
+  },
+};
 
 const NOT_READY = Symbol("not ready");
 const STREAM_WINDOW = 4 << 20;

@@ -1,0 +1,126 @@
+// An HTTP/1.1 client for the Connect transports (a UniversalClientFn), on Node's `http` module only.
+// connect-node has one too, but loading it loads `node:http2` as well (about 20 ms), which a call over
+// HTTP/1.1 never uses; `protocall curl` must start nearly as fast as the native `buf curl`.
+// Connections come from the given agent (which dials with our TLS and socket settings).
+import * as http from "node:http";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type {
+  UniversalClientFn,
+  UniversalClientRequest,
+  UniversalClientResponse,
+} from "@connectrpc/connect/protocol";
+
+export interface Http1ClientOptions {
+  agent: http.Agent;
+  /** Overrides the Host header (from a `Host:` request header). */
+  host?: string;
+}
+
+export function createHttp1Client(options: Http1ClientOptions): UniversalClientFn {
+  return (req) => request(req, options);
+}
+
+function request(req: UniversalClientRequest, options: Http1ClientOptions): Promise<UniversalClientResponse> {
+  return new Promise((resolve, reject) => {
+    const headers: http.OutgoingHttpHeaders = {};
+    req.header.forEach((value, name) => {
+      const prev = headers[name];
+      headers[name] = prev === undefined ? value : `${prev}, ${value}`;
+    });
+    if (options.host) headers.host = options.host;
+    const url = new URL(req.url);
+    let settled = false;
+    const nodeReq = http.request({
+      protocol: url.protocol,
+      hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port || (url.protocol === "https:" ? 443 : 80),
+      path: url.pathname + url.search,
+      method: req.method,
+      headers,
+      agent: options.agent,
+    });
+    const fail = (err: unknown) => {
+      const ce = toConnectError(err);
+      if (!settled) {
+        settled = true;
+        reject(ce);
+      }
+      nodeReq.destroy(ce);
+    };
+    const signal = req.signal;
+    const onAbort = () => fail(signal?.reason ?? new ConnectError("the call was canceled", Code.Canceled));
+    if (signal) {
+      if (signal.aborted) {
+        onAbort();
+        return;
+      }
+      signal.addEventListener("abort", onAbort, { once: true });
+    }
+    nodeReq.on("error", fail);
+    nodeReq.on("response", (res) => {
+      settled = true;
+      const header = new Headers();
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value === undefined) continue;
+        if (Array.isArray(value)) for (const v of value) header.append(name, v);
+        else header.append(name, value);
+      }
+      const trailer = new Headers();
+      resolve({
+        status: res.statusCode ?? 0,
+        header,
+        trailer,
+        body: responseBody(res, trailer, () => signal?.removeEventListener("abort", onAbort)),
+      });
+    });
+    void sendBody(req.body, nodeReq).catch(fail);
+  });
+}
+
+async function sendBody(
+  body: AsyncIterable<Uint8Array> | undefined,
+  nodeReq: http.ClientRequest,
+): Promise<void> {
+  if (body) {
+    for await (const chunk of body) {
+      if (nodeReq.destroyed) return;
+      if (!nodeReq.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            nodeReq.off("drain", done);
+            nodeReq.off("close", done);
+            resolve();
+          };
+          nodeReq.once("drain", done);
+          nodeReq.once("close", done);
+        });
+      }
+    }
+  }
+  if (!nodeReq.destroyed) nodeReq.end();
+}
+
+async function* responseBody(
+  res: http.IncomingMessage,
+  trailer: Headers,
+  done: () => void,
+): AsyncIterable<Uint8Array> {
+  try {
+    for await (const chunk of res) yield chunk as Uint8Array;
+    if (!res.complete)
+      throw new ConnectError("the server closed the connection before the response ended", Code.Unavailable);
+    for (const [name, value] of Object.entries(res.trailers))
+      if (value !== undefined) trailer.append(name, value);
+  } catch (err) {
+    throw toConnectError(err);
+  } finally {
+    done();
+  }
+}
+
+function toConnectError(err: unknown): ConnectError {
+  if (err instanceof ConnectError) return err;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "ABORT_ERR") return new ConnectError("the call was canceled", Code.Canceled);
+  return ConnectError.from(err, Code.Unavailable);
+}
