@@ -226,16 +226,18 @@ describe("readRequestDocuments", () => {
         yield Buffer.from(s);
       }
     }
-    const start = performance.now();
+    // CPU time rather than wall time: the suite shares its cores with other tests.
+    const start = process.cpuUsage();
     for await (const d of readRequestDocuments(source(), "big.json")) {
       assert.equal(d.index, consumed);
       consumed++;
       maxAhead = Math.max(maxAhead, produced - consumed);
     }
-    const ms = performance.now() - start;
+    const cpu = process.cpuUsage(start);
+    const ms = (cpu.user + cpu.system) / 1000;
     assert.equal(consumed, 100_000);
     assert.ok(maxAhead <= 100, `read ahead ${maxAhead} messages`);
-    assert.ok(ms < 5000, `took ${ms} ms`);
+    assert.ok(ms < 3000, `took ${ms} ms of CPU time`);
   });
 });
 
