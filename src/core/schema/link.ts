@@ -1,17 +1,25 @@
 // Links FileDescriptorProtos into a FileRegistry, whatever their order and however sloppy their
 // producer: descriptor-set files, plugin requests and server reflection all come through here.
 //
-// Before handing the files to @bufbuild/protobuf's createFileRegistry (which wants a complete,
-// dependency-ordered, fully qualified set), this module:
-// - clones the input (the caller's protos are never changed);
-// - adds the well-known files (google/protobuf/*.proto) that are imported or referenced but absent;
+// @bufbuild/protobuf's createFileRegistry wants complete files, fully qualified, with every import
+// built first. Before handing each file to it, this module:
+// - copies the input (the caller's protos are never changed, unless handed over with `owned`);
 // - resolves relative references (type_name, extendee, input_type, output_type) the way protoc
 //   resolves names in scope, and writes them back fully qualified with a leading dot;
+// - adds the imports a file uses but does not declare, including well-known files
+//   (google/protobuf/*.proto), which come from the runtime and are never rebuilt;
 // - fills what compilers always set: field labels, json_name, field types from their references,
 //   synthetic oneofs for proto3 `optional`;
-// - sorts files so that every file comes after the files it needs, and fails clearly on a missing
-//   dependency or an import cycle.
-import { clone, create, createFileRegistry, type FileRegistry, isFieldSet } from "@bufbuild/protobuf";
+// - builds every file after the files it imports, and fails clearly on a missing import or a cycle.
+// A Linker keeps what it built, so look-ups that share files build them once.
+import {
+  clone,
+  create,
+  createFileRegistry,
+  type DescFile,
+  type FileRegistry,
+  isFieldSet,
+} from "@bufbuild/protobuf";
 import { protoCamelCase } from "@bufbuild/protobuf/reflect";
 import {
   type DescriptorProto,
@@ -21,7 +29,6 @@ import {
   FieldDescriptorProtoSchema,
   type FileDescriptorProto,
   FileDescriptorProtoSchema,
-  FileDescriptorSetSchema,
   OneofDescriptorProtoSchema,
 } from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../errors";
@@ -70,235 +77,287 @@ interface SymbolEntry {
   file: string;
 }
 
+/** Name look-up as `lookup` needs it. */
+export interface SymbolTable {
+  get(name: string): { kind: SymbolKind } | undefined;
+}
+
+/**
+ * Links files incrementally: every file is completed and built once, and later calls reuse the
+ * descriptors built before (so a message reached by two look-ups is the same descriptor, and a large
+ * schema is not rebuilt for each look-up). Only the files a call asks for, and what they need, are
+ * completed and built: a broken file elsewhere does not get in the way.
+ */
+export interface Linker {
+  /**
+   * Adds `files` (names already known are ignored: the first file of a name wins) and returns a
+   * registry with the files named in `roots` (default: all of `files`) and everything they need.
+   * Throws a ProtocallError on a missing dependency, an import cycle or an unresolvable reference
+   * (an UnresolvedReferenceError, which names the candidates).
+   */
+  link(files: readonly FileDescriptorProto[], roots?: readonly string[]): FileRegistry;
+}
+
 /**
  * Links the given files (in any order) into a registry. Well-known imports are supplied when absent.
  * Throws a ProtocallError on a missing dependency, an import cycle or an unresolvable reference.
  */
-export function linkFiles(files: FileDescriptorProto[], options: LinkOptions = {}): FileRegistry {
+export function linkFiles(files: readonly FileDescriptorProto[], options: LinkOptions = {}): FileRegistry {
+  return createLinker(options).link(files);
+}
+
+/** The runtime's well-known files as registries, built once (only needed when asked for directly). */
+const wellKnownRegistries = new Map<string, FileRegistry>();
+
+/** Creates an incremental linker; see Linker. */
+export function createLinker(options: LinkOptions = {}): Linker {
   const prefix = options.label ? `${options.label}: ` : "";
   const fail = (message: string): never => {
     throw new ProtocallError(prefix + message);
   };
-
-  // 1. Clone and de-duplicate by name.
-  const byName = new Map<string, FileDescriptorProto>();
-  for (const input of files) {
-    if (!input.name) fail("a file descriptor has no name; every FileDescriptorProto needs its file name");
-    if (byName.has(input.name)) continue; // the first one wins, as protoc's descriptor pool does
-    byName.set(input.name, options.owned ? input : clone(FileDescriptorProtoSchema, input));
-  }
-  const given = new Set(byName.keys());
-  const complete = new Set<FileDescriptorProto>();
-
-  // 2. Supply the well-known files that are imported but not given (transitively).
   const wkt = wellKnownFiles();
-  const addWellKnown = (name: string): boolean => {
-    if (byName.has(name)) return true;
-    const desc = wkt.get(name);
-    if (!desc) return false;
-    // The runtime's own well-known files are complete and never changed: used as they are.
-    byName.set(name, desc.proto);
-    complete.add(desc.proto);
-    for (const dep of desc.proto.dependency) addWellKnown(dep);
-    return true;
+
+  /** Every file added, completed or not, by name (the well-known files are the runtime's). */
+  const protos = new Map<string, FileDescriptorProto>();
+  /** Files whose references have been resolved and completed. */
+  const completed = new Set<string>();
+  /** Built files and the registry of each (the file plus everything it needs). */
+  const built = new Map<string, DescFile>();
+  const registries = new Map<string, FileRegistry>();
+
+  // Symbols of the added files first; the well-known files' as a fallback for sloppy producers that
+  // reference google.protobuf types without importing them.
+  const fileSymbols = new Map<string, SymbolEntry>();
+  const wellKnownSymbols = new Map<string, SymbolEntry>();
+  const symbols: SymbolTable & { entry(name: string): SymbolEntry | undefined } = {
+    get: (name) => fileSymbols.get(name) ?? wellKnownSymbols.get(name),
+    entry: (name) => fileSymbols.get(name) ?? wellKnownSymbols.get(name),
   };
-  for (const file of [...byName.values()]) {
-    for (const dep of file.dependency) {
-      if (!byName.has(dep) && !addWellKnown(dep)) {
-        fail(
-          `file "${file.name}" imports "${dep}", which is missing. ` +
-            "Include all imports in the schema (buf build, or protoc --include_imports).",
+  for (const desc of wkt.values()) addSymbols(wellKnownSymbols, desc.proto);
+
+  const isWellKnown = (name: string) => wkt.has(name);
+
+  // Resolves the references of one file, writes them fully qualified, and fills what compilers
+  // always set. Imports it was missing (names it uses from files it does not import) are added.
+  const complete = (file: FileDescriptorProto) => {
+    const addImport = (name: string) => {
+      if (name !== file.name && !file.dependency.includes(name)) file.dependency.push(name);
+    };
+    const resolve = (
+      name: string,
+      relativeTo: string,
+      want: "type" | "message" | "enum",
+      what: string,
+    ): { fqn: string; kind: SymbolKind } => {
+      const found = lookup(symbols, name, relativeTo, want);
+      if (!found) {
+        const kind = want === "type" ? "message or enum" : want;
+        throw new UnresolvedReferenceError(
+          `${prefix}cannot resolve ${kind} "${name}" referenced by ${what} in file "${file.name}". ` +
+            "The file that defines it is missing from the schema, or the name is misspelled.",
+          candidateNames(name, relativeTo),
         );
       }
-    }
-  }
-
-  // 3. Symbol table: given files first, then the well-known files as a fallback for sloppy producers
-  // that reference google.protobuf types without importing them.
-  const symbols = new Map<string, SymbolEntry>();
-  const addSymbols = (file: FileDescriptorProto) => {
-    const put = (name: string, kind: SymbolKind) => {
-      if (!symbols.has(name)) symbols.set(name, { kind, file: file.name });
+      const entry = symbols.entry(found) as SymbolEntry;
+      addImport(entry.file);
+      return { fqn: found, kind: entry.kind };
     };
-    if (file.package) {
-      const parts = file.package.split(".");
-      for (let i = 1; i <= parts.length; i++) put(parts.slice(0, i).join("."), "package");
-    }
-    const scope = file.package ? `${file.package}.` : "";
-    const addMessage = (msg: DescriptorProto, parent: string) => {
-      const fqn = parent + msg.name;
-      put(fqn, "message");
-      for (const e of msg.enumType) put(`${fqn}.${e.name}`, "enum");
-      for (const x of msg.extension) put(`${fqn}.${x.name}`, "other");
-      for (const n of msg.nestedType) addMessage(n, `${fqn}.`);
+
+    const linkField = (field: FieldDescriptorProto, scope: string, isExtension: boolean) => {
+      const fqn = scope ? `${scope}.${field.name}` : field.name;
+      const what = `${isExtension ? "extension" : "field"} ${fqn}`;
+      // In descriptor.proto (proto2) an unset enum reads as its first value, so ask what is set.
+      if (!isFieldSet(field, FieldDescriptorProtoSchema.field.label))
+        field.label = FieldDescriptorProto_Label.OPTIONAL;
+      const typeSet = isFieldSet(field, FieldDescriptorProtoSchema.field.type);
+      if (field.typeName) {
+        const want = !typeSet
+          ? "type"
+          : field.type === FieldDescriptorProto_Type.ENUM
+            ? "enum"
+            : field.type === FieldDescriptorProto_Type.MESSAGE ||
+                field.type === FieldDescriptorProto_Type.GROUP
+              ? "message"
+              : "type";
+        const target = resolve(field.typeName, fqn, want, what);
+        field.typeName = `.${target.fqn}`;
+        if (!typeSet) {
+          field.type =
+            target.kind === "enum" ? FieldDescriptorProto_Type.ENUM : FieldDescriptorProto_Type.MESSAGE;
+        }
+      } else if (
+        !typeSet ||
+        field.type === FieldDescriptorProto_Type.MESSAGE ||
+        field.type === FieldDescriptorProto_Type.ENUM ||
+        field.type === FieldDescriptorProto_Type.GROUP
+      ) {
+        fail(`${what} in file "${file.name}" has no type`);
+      }
+      if (isExtension) {
+        if (!field.extendee) fail(`${what} in file "${file.name}" does not name the message it extends`);
+        field.extendee = `.${resolve(field.extendee, fqn, "message", what).fqn}`;
+      }
+      if (!isFieldSet(field, FieldDescriptorProtoSchema.field.jsonName) || field.jsonName === "") {
+        field.jsonName = protoCamelCase(field.name);
+      }
     };
-    for (const m of file.messageType) addMessage(m, scope);
-    for (const e of file.enumType) put(scope + e.name, "enum");
-    for (const s of file.service) put(scope + s.name, "service");
-    for (const x of file.extension) put(scope + x.name, "other");
-  };
-  for (const file of byName.values()) addSymbols(file);
-  for (const [name, desc] of wkt) if (!byName.has(name)) addSymbols(desc.proto);
 
-  // 4. Resolve references and fill the fields compilers always set.
-  const implicitDeps = new Map<string, Set<string>>();
-  const resolve = (
-    file: FileDescriptorProto,
-    name: string,
-    relativeTo: string,
-    want: "type" | "message" | "enum",
-    what: string,
-  ): { fqn: string; kind: SymbolKind } => {
-    const found = lookup(symbols, name, relativeTo, want);
-    if (!found) {
-      const kind = want === "type" ? "message or enum" : want;
-      throw new UnresolvedReferenceError(
-        `${prefix}cannot resolve ${kind} "${name}" referenced by ${what} in file "${file.name}". ` +
-          "The file that defines it is missing from the schema, or the name is misspelled.",
-        candidateNames(name, relativeTo),
-      );
-    }
-    const entry = symbols.get(found) as SymbolEntry;
-    if (entry.file !== file.name) {
-      if (!byName.has(entry.file)) addWellKnown(entry.file);
-      let deps = implicitDeps.get(file.name);
-      if (!deps) implicitDeps.set(file.name, (deps = new Set()));
-      deps.add(entry.file);
-    }
-    return { fqn: found, kind: entry.kind };
-  };
-
-  const linkField = (
-    file: FileDescriptorProto,
-    field: FieldDescriptorProto,
-    scope: string,
-    isExtension: boolean,
-  ) => {
-    const fqn = scope ? `${scope}.${field.name}` : field.name;
-    const what = `${isExtension ? "extension" : "field"} ${fqn}`;
-    // In descriptor.proto (proto2) an unset enum reads as its first value, so ask what is set.
-    if (!isFieldSet(field, FieldDescriptorProtoSchema.field.label))
-      field.label = FieldDescriptorProto_Label.OPTIONAL;
-    const typeSet = isFieldSet(field, FieldDescriptorProtoSchema.field.type);
-    if (field.typeName) {
-      const want = !typeSet
-        ? "type"
-        : field.type === FieldDescriptorProto_Type.ENUM
-          ? "enum"
-          : field.type === FieldDescriptorProto_Type.MESSAGE || field.type === FieldDescriptorProto_Type.GROUP
-            ? "message"
-            : "type";
-      const target = resolve(file, field.typeName, fqn, want, what);
-      field.typeName = `.${target.fqn}`;
-      if (!typeSet) {
-        field.type =
-          target.kind === "enum" ? FieldDescriptorProto_Type.ENUM : FieldDescriptorProto_Type.MESSAGE;
+    const linkMessage = (msg: DescriptorProto, scope: string) => {
+      const fqn = scope ? `${scope}.${msg.name}` : msg.name;
+      for (const field of msg.field) linkField(field, fqn, false);
+      for (const ext of msg.extension) linkField(ext, fqn, true);
+      // proto3 `optional`: each such field is the only member of a synthetic oneof, declared after the
+      // real oneofs and named like protoc names it (`_` + field name).
+      for (const field of msg.field) {
+        if (!field.proto3Optional) continue;
+        if (isFieldSet(field, FieldDescriptorProtoSchema.field.oneofIndex) && msg.oneofDecl[field.oneofIndex])
+          continue;
+        let name = `_${field.name}`;
+        while (msg.oneofDecl.some((o) => o.name === name)) name = `X${name}`;
+        field.oneofIndex = msg.oneofDecl.length;
+        msg.oneofDecl.push(create(OneofDescriptorProtoSchema, { name }));
       }
-    } else if (
-      !typeSet ||
-      field.type === FieldDescriptorProto_Type.MESSAGE ||
-      field.type === FieldDescriptorProto_Type.ENUM ||
-      field.type === FieldDescriptorProto_Type.GROUP
-    ) {
-      fail(`${what} in file "${file.name}" has no type`);
-    }
-    if (isExtension) {
-      if (!field.extendee) fail(`${what} in file "${file.name}" does not name the message it extends`);
-      field.extendee = `.${resolve(file, field.extendee, fqn, "message", what).fqn}`;
-    }
-    if (!isFieldSet(field, FieldDescriptorProtoSchema.field.jsonName) || field.jsonName === "") {
-      field.jsonName = protoCamelCase(field.name);
-    }
-  };
-
-  const linkMessage = (file: FileDescriptorProto, msg: DescriptorProto, scope: string) => {
-    const fqn = scope ? `${scope}.${msg.name}` : msg.name;
-    for (const field of msg.field) linkField(file, field, fqn, false);
-    for (const ext of msg.extension) linkField(file, ext, fqn, true);
-    // proto3 `optional`: each such field is the only member of a synthetic oneof, declared after the
-    // real oneofs and named like protoc names it (`_` + field name).
-    for (const field of msg.field) {
-      if (!field.proto3Optional) continue;
-      if (isFieldSet(field, FieldDescriptorProtoSchema.field.oneofIndex) && msg.oneofDecl[field.oneofIndex])
-        continue;
-      let name = `_${field.name}`;
-      while (msg.oneofDecl.some((o) => o.name === name)) name = `X${name}`;
-      field.oneofIndex = msg.oneofDecl.length;
-      msg.oneofDecl.push(create(OneofDescriptorProtoSchema, { name }));
-    }
-    if (msg.options?.mapEntry) {
-      const key = msg.field.find((f) => f.number === 1);
-      const value = msg.field.find((f) => f.number === 2);
-      if (!key || !value || msg.field.length !== 2) {
-        fail(`map entry ${fqn} in file "${file.name}" must have exactly the fields key = 1 and value = 2`);
+      if (msg.options?.mapEntry) {
+        const key = msg.field.find((f) => f.number === 1);
+        const value = msg.field.find((f) => f.number === 2);
+        if (!key || !value || msg.field.length !== 2) {
+          fail(`map entry ${fqn} in file "${file.name}" must have exactly the fields key = 1 and value = 2`);
+        }
       }
-    }
-    for (const nested of msg.nestedType) linkMessage(file, nested, fqn);
-  };
+      for (const nested of msg.nestedType) linkMessage(nested, fqn);
+    };
 
-  const linkFile = (file: FileDescriptorProto) => {
     const pkg = file.package;
-    for (const msg of file.messageType) linkMessage(file, msg, pkg);
-    for (const ext of file.extension) linkField(file, ext, pkg, true);
+    for (const msg of file.messageType) linkMessage(msg, pkg);
+    for (const ext of file.extension) linkField(ext, pkg, true);
     for (const svc of file.service) {
       const svcName = pkg ? `${pkg}.${svc.name}` : svc.name;
       for (const m of svc.method) {
         const what = `method ${svcName}.${m.name}`;
         const relativeTo = `${svcName}.${m.name}`;
         if (!m.inputType || !m.outputType) fail(`${what} in file "${file.name}" has no input or output type`);
-        m.inputType = `.${resolve(file, m.inputType, relativeTo, "message", what).fqn}`;
-        m.outputType = `.${resolve(file, m.outputType, relativeTo, "message", what).fqn}`;
+        m.inputType = `.${resolve(m.inputType, relativeTo, "message", what).fqn}`;
+        m.outputType = `.${resolve(m.outputType, relativeTo, "message", what).fqn}`;
       }
     }
   };
 
-  const linked = new Set<string>();
-  // Resolving can pull in more well-known files; link until nothing new appears.
-  for (let more = true; more; ) {
-    more = false;
-    for (const file of [...byName.values()]) {
-      if (linked.has(file.name)) continue;
-      linked.add(file.name);
-      if (!complete.has(file)) linkFile(file);
-      more = true;
+  // Builds a file after everything it imports, once; fails on a missing import or a cycle.
+  const visiting: string[] = [];
+  const build = (name: string, importedBy: string | undefined): DescFile => {
+    const done = built.get(name);
+    if (done) return done;
+    if (isWellKnown(name) && !protos.has(name)) {
+      const desc = wkt.get(name) as DescFile;
+      built.set(name, desc);
+      return desc;
     }
-  }
-
-  // 5. Order: every file after its imports and after the files it references.
-  const ordered: FileDescriptorProto[] = [];
-  const state = new Map<string, "visiting" | "done">();
-  const stack: string[] = [];
-  const visit = (name: string, importedBy: string | undefined) => {
-    const file = byName.get(name);
+    const file = protos.get(name);
     if (!file) {
       return fail(
         `file "${importedBy}" imports "${name}", which is missing. ` +
           "Include all imports in the schema (buf build, or protoc --include_imports).",
       );
     }
-    const s = state.get(name);
-    if (s === "done") return;
-    if (s === "visiting") {
-      const cycle = [...stack.slice(stack.indexOf(name)), name];
+    if (visiting.includes(name)) {
+      const cycle = [...visiting.slice(visiting.indexOf(name)), name];
       return fail(`import cycle between files: ${cycle.map((n) => `"${n}"`).join(" -> ")}`);
     }
-    state.set(name, "visiting");
-    stack.push(name);
-    for (const dep of file.dependency) visit(dep, name);
-    for (const dep of implicitDeps.get(name) ?? []) visit(dep, name);
-    stack.pop();
-    state.set(name, "done");
-    ordered.push(file);
+    visiting.push(name);
+    try {
+      if (!completed.has(name)) {
+        // A missing import explains unresolvable names better than the names do.
+        for (const dep of file.dependency) {
+          if (!protos.has(dep) && !isWellKnown(dep)) {
+            fail(
+              `file "${name}" imports "${dep}", which is missing. ` +
+                "Include all imports in the schema (buf build, or protoc --include_imports).",
+            );
+          }
+        }
+        complete(file);
+        completed.add(name);
+      }
+      for (const dep of file.dependency) build(dep, name);
+      let registry: FileRegistry;
+      try {
+        registry = createFileRegistry(file, (dep) => built.get(dep));
+      } catch (err) {
+        return fail(`invalid descriptors in file "${name}": ${errorMessage(err)}`);
+      }
+      const desc = registry.getFile(name) as DescFile;
+      built.set(name, desc);
+      registries.set(name, registry);
+      return desc;
+    } finally {
+      visiting.pop();
+    }
   };
-  // Given files keep their relative order where dependencies allow (stable output for listings).
-  for (const name of given) visit(name, undefined);
-  for (const name of byName.keys()) visit(name, undefined);
 
-  try {
-    return createFileRegistry(create(FileDescriptorSetSchema, { file: ordered }));
-  } catch (err) {
-    return fail(`invalid descriptors: ${errorMessage(err)}`);
+  const registryOf = (name: string): FileRegistry => {
+    const registry = registries.get(name);
+    if (registry) return registry;
+    // A well-known file asked for on its own (nothing imports it): build a registry for it once.
+    let wk = wellKnownRegistries.get(name);
+    if (!wk) {
+      const desc = wkt.get(name) as DescFile;
+      wk = createFileRegistry(desc.proto, (dep) => wkt.get(dep));
+      wellKnownRegistries.set(name, wk);
+    }
+    return wk;
+  };
+
+  return {
+    link(files, roots) {
+      const names: string[] = [];
+      for (const input of files) {
+        if (!input.name) fail("a file descriptor has no name; every FileDescriptorProto needs its file name");
+        names.push(input.name);
+        // The runtime's well-known files stand for given ones of the same name (same content, and
+        // already built).
+        if (protos.has(input.name) || isWellKnown(input.name)) continue;
+        const file = options.owned ? input : clone(FileDescriptorProtoSchema, input);
+        protos.set(file.name, file);
+        addSymbols(fileSymbols, file);
+      }
+      const wanted = [...new Set(roots ?? names)];
+      for (const name of wanted) build(name, undefined);
+      if (wanted.length === 1) return registryOf(wanted[0]);
+      // One registry over all: merge the registries of the files no other wanted file needs.
+      const covered = new Set<string>();
+      const tops: FileRegistry[] = [];
+      for (const name of [...wanted].reverse()) {
+        if (covered.has(name)) continue;
+        const registry = registryOf(name);
+        for (const f of registry.files) covered.add(f.proto.name);
+        tops.push(registry);
+      }
+      return createFileRegistry(...tops);
+    },
+  };
+}
+
+/** Adds the names a file declares (packages, messages, enums, services, extensions). */
+function addSymbols(table: Map<string, SymbolEntry>, file: FileDescriptorProto) {
+  const put = (name: string, kind: SymbolKind) => {
+    if (!table.has(name)) table.set(name, { kind, file: file.name });
+  };
+  if (file.package) {
+    const parts = file.package.split(".");
+    for (let i = 1; i <= parts.length; i++) put(parts.slice(0, i).join("."), "package");
   }
+  const scope = file.package ? `${file.package}.` : "";
+  const addMessage = (msg: DescriptorProto, parent: string) => {
+    const fqn = parent + msg.name;
+    put(fqn, "message");
+    for (const e of msg.enumType) put(`${fqn}.${e.name}`, "enum");
+    for (const x of msg.extension) put(`${fqn}.${x.name}`, "other");
+    for (const n of msg.nestedType) addMessage(n, `${fqn}.`);
+  };
+  for (const m of file.messageType) addMessage(m, scope);
+  for (const e of file.enumType) put(scope + e.name, "enum");
+  for (const s of file.service) put(scope + s.name, "service");
+  for (const x of file.extension) put(scope + x.name, "other");
 }
 
 /**
@@ -309,7 +368,7 @@ export function linkFiles(files: FileDescriptorProto[], options: LinkOptions = {
  * whole name (lenient, for producers that write names protoc would not).
  */
 export function lookup(
-  symbols: ReadonlyMap<string, { kind: SymbolKind }>,
+  symbols: SymbolTable,
   name: string,
   relativeTo: string,
   want: "type" | "message" | "enum",

@@ -15,6 +15,7 @@ import {
   fromBinary,
   type MessageInitShape,
 } from "@bufbuild/protobuf";
+import { nestedTypes } from "@bufbuild/protobuf/reflect";
 import { type FileDescriptorProto, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import type {
@@ -24,7 +25,7 @@ import type {
 import { ServerReflection as ServerReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb";
 import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb";
 import { errorMessage, ProtocallError } from "../errors";
-import { linkFiles, UnresolvedReferenceError } from "./link";
+import { createLinker, UnresolvedReferenceError } from "./link";
 import type { FileSource } from "./types";
 import { wellKnownFiles } from "./well-known-files";
 
@@ -205,6 +206,12 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
   const files = new Map<string, FileDescriptorProto>();
   const knownTypes = new Map<string, DescService | DescMessage | DescEnum | DescExtension>();
   const knownExtensions = new Map<string, DescExtension>();
+  const rememberedFiles = new Set<string>();
+  /** Received files not handed to the linker yet. */
+  const unlinked: FileDescriptorProto[] = [];
+  /** Received files whose imports have not been checked yet. */
+  const depsToCheck: FileDescriptorProto[] = [];
+  const linker = createLinker({ label, owned: true });
   const missingSymbols = new Set<string>();
   /** Names asked for to complete a reference (each at most once). */
   const askedFor = new Set<string>();
@@ -291,7 +298,11 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
           `${label}: the server answered ${what} with a file descriptor that has no name`,
         );
       }
-      if (!files.has(file.name)) files.set(file.name, file);
+      if (!files.has(file.name)) {
+        files.set(file.name, file);
+        unlinked.push(file);
+        depsToCheck.push(file);
+      }
       out.push(file);
     }
     return out;
@@ -299,17 +310,9 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
 
   /** Asks for every dependency that has not arrived yet (well-known files come from the runtime). */
   const fetchMissingDependencies = async () => {
-    for (;;) {
-      const missing: [string, string][] = [];
-      for (const file of files.values()) {
-        for (const dep of file.dependency) {
-          if (!files.has(dep) && !wellKnownFiles().has(dep) && !missing.some(([m]) => m === dep)) {
-            missing.push([dep, file.name]);
-          }
-        }
-      }
-      if (missing.length === 0) return;
-      for (const [dep, importer] of missing) {
+    for (let file = depsToCheck.shift(); file !== undefined; file = depsToCheck.shift()) {
+      for (const dep of file.dependency) {
+        if (files.has(dep) || wellKnownFiles().has(dep)) continue;
         const what = `file_by_filename ${dep}`;
         const response = await send({ case: "fileByFilename", value: dep });
         if (
@@ -317,41 +320,32 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
           response.messageResponse.value.errorCode === Code.NotFound
         ) {
           throw new ProtocallError(
-            `${label}: the server did not send file "${dep}", imported by "${importer}" (${response.messageResponse.value.errorMessage || "not found"})`,
+            `${label}: the server did not send file "${dep}", imported by "${file.name}" (${response.messageResponse.value.errorMessage || "not found"})`,
           );
         }
         checkError(response, what);
         addFiles(response, what);
         if (!files.has(dep)) {
           throw new ProtocallError(
-            `${label}: the server answered ${what} without the file "${dep}", imported by "${importer}"`,
+            `${label}: the server answered ${what} without the file "${dep}", imported by "${file.name}"`,
           );
         }
       }
     }
   };
 
-  /** A file and everything it imports, as far as received (well-known imports come from the runtime). */
-  const closure = (roots: string[]): FileDescriptorProto[] => {
-    const out = new Map<string, FileDescriptorProto>();
-    const queue = [...roots];
-    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-      const file = files.get(name);
-      if (!file || out.has(name)) continue;
-      out.set(name, file);
-      queue.push(...file.dependency);
-    }
-    return [...out.values()];
-  };
-
-  /** Remembers every type of a linked registry, so later look-ups of them need no round trip. */
+  /** Remembers every type of the files of a linked registry, so later look-ups need no round trip. */
   const remember = (registry: FileRegistry) => {
-    for (const desc of registry) {
-      if (desc.kind === "extension") {
-        const key = `${desc.extendee.typeName}#${desc.number}`;
-        if (!knownExtensions.has(key)) knownExtensions.set(key, desc);
-      } else if (!knownTypes.has(desc.typeName)) {
-        knownTypes.set(desc.typeName, desc);
+    for (const file of registry.files) {
+      if (rememberedFiles.has(file.proto.name)) continue;
+      rememberedFiles.add(file.proto.name);
+      for (const desc of nestedTypes(file)) {
+        if (desc.kind === "extension") {
+          const key = `${desc.extendee.typeName}#${desc.number}`;
+          if (!knownExtensions.has(key)) knownExtensions.set(key, desc);
+        } else if (!knownTypes.has(desc.typeName)) {
+          knownTypes.set(desc.typeName, desc);
+        }
       }
     }
   };
@@ -381,32 +375,22 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
   };
 
   /**
-   * Links the files a look-up needs: the files of its response and their imports. (Only these: a
-   * large server's other files cost nothing, and a broken one elsewhere does not get in the way.)
-   * A reference to a name those files do not define (servers that leave imports out) is tried with
-   * every file received, then looked up with file_containing_symbol for the names it may stand for.
+   * Links the files a look-up needs: the files of its response and what they import (only these, so a
+   * broken file elsewhere on the server does not get in the way; files built for earlier look-ups are
+   * reused). A name those files use but no file received defines (servers that leave imports out) is
+   * looked up with file_containing_symbol, trying each name it may stand for.
    */
   const linkFor = async (roots: string[]): Promise<FileRegistry> => {
     for (let attempt = 0; ; attempt++) {
-      let problem: unknown;
       try {
-        const registry = linkFiles(closure(roots), { label, owned: true });
+        const registry = linker.link(unlinked.splice(0), roots);
         remember(registry);
         return registry;
       } catch (err) {
-        problem = err;
+        if (!(err instanceof UnresolvedReferenceError)) throw err;
+        const added = attempt < 16 ? await fetchCandidates(err.candidates) : [];
+        if (added.length === 0) throw err;
       }
-      if (!(problem instanceof UnresolvedReferenceError)) throw problem;
-      try {
-        const registry = linkFiles([...files.values()], { label, owned: true });
-        remember(registry);
-        return registry;
-      } catch {
-        // the reference is unknown to every file received so far
-      }
-      const added = attempt < 16 ? await fetchCandidates(problem.candidates) : [];
-      if (added.length === 0) throw problem;
-      roots = [...roots, ...added];
     }
   };
 

@@ -14,10 +14,11 @@ import {
   FileDescriptorProtoSchema,
   file_google_protobuf_timestamp,
   FieldDescriptorProto_Label as Label,
+  TimestampSchema,
   FieldDescriptorProto_Type as Type,
 } from "@bufbuild/protobuf/wkt";
 import { ProtocallError } from "../../../src/core/errors";
-import { linkFiles } from "../../../src/core/schema/link";
+import { createLinker, linkFiles, UnresolvedReferenceError } from "../../../src/core/schema/link";
 
 type FileInit = MessageInitShape<typeof FileDescriptorProtoSchema>;
 const file = (init: FileInit): FileDescriptorProto => create(FileDescriptorProtoSchema, init);
@@ -183,6 +184,55 @@ describe("linkFiles", () => {
       linkFiles([mine, common]).getMessage("acme.shop.v1.Order")?.field.price.message?.typeName,
       "acme.common.v1.Money",
     );
+  });
+
+  test("a linker builds each file once and reuses it in later calls", () => {
+    const linker = createLinker();
+    const first = linker.link([common]);
+    const second = linker.link([api]);
+    const money = first.getMessage("acme.common.v1.Money");
+    assert.ok(money);
+    // The same descriptor, not a rebuilt copy.
+    assert.equal(second.getMessage("acme.shop.v1.Order")?.field.price.message, money);
+    assert.equal(second.getFile("acme/common/v1/common.proto"), first.getFile("acme/common/v1/common.proto"));
+    // Well-known imports are the runtime's own descriptors.
+    assert.equal(second.getMessage("acme.shop.v1.Order")?.field.createdAt.message, TimestampSchema);
+  });
+
+  test("a linker builds only what the roots need; a broken file elsewhere is left alone", () => {
+    const broken = file({
+      name: "broken.proto",
+      package: "x",
+      syntax: "proto3",
+      messageType: [
+        { name: "B", field: [{ name: "n", number: 1, type: Type.MESSAGE, typeName: "Nowhere" }] },
+      ],
+    });
+    const linker = createLinker({ label: "reflection at test" });
+    const registry = linker.link([broken, api, common], ["acme/shop/v1/shop.proto"]);
+    assert.ok(registry.getService("acme.shop.v1.ShopService"));
+    assert.equal(registry.getFile("broken.proto"), undefined);
+    assert.throws(
+      () => linker.link([], ["broken.proto"]),
+      (err: unknown) =>
+        err instanceof UnresolvedReferenceError &&
+        err.message.startsWith('reflection at test: cannot resolve message "Nowhere"') &&
+        err.candidates.join(",") === "x.B.Nowhere,x.Nowhere,Nowhere",
+    );
+  });
+
+  test("a name used from a file that is not imported still links (the import is added)", () => {
+    const user = file({
+      name: "user.proto",
+      package: "acme.shop.v1",
+      syntax: "proto3",
+      messageType: [{ name: "Wallet", field: [{ name: "m", number: 1, typeName: "acme.common.v1.Money" }] }],
+    });
+    const registry = linkFiles([user, common]);
+    const wallet = registry.getMessage("acme.shop.v1.Wallet");
+    assert.equal(wallet?.field.m.message?.typeName, "acme.common.v1.Money");
+    assert.deepEqual(wallet?.file.proto.dependency, ["acme/common/v1/common.proto"]);
+    assert.deepEqual(user.dependency, []); // the caller's proto is untouched
   });
 
   test("a missing dependency names the file and who imports it", () => {
