@@ -1,19 +1,30 @@
 // A descriptor set (file, stdin or bytes in memory) as a FileSource, decoded lazily: a look-up
 // decodes only the file that declares the name plus the files it needs, with source info stripped;
 // findFile decodes source info for the one file asked for.
-import type {
-  DescEnum,
-  DescExtension,
-  DescFile,
-  DescMessage,
-  DescService,
-  FileRegistry,
+import {
+  createFileRegistry,
+  createRegistry,
+  type DescEnum,
+  type DescExtension,
+  type DescFile,
+  type DescMessage,
+  type DescService,
+  type FileRegistry,
+  isFieldSet,
+  type Registry,
 } from "@bufbuild/protobuf";
-import type { FileDescriptorProto } from "@bufbuild/protobuf/wkt";
+import {
+  type DescriptorProto,
+  type FieldDescriptorProto,
+  FieldDescriptorProto_Type,
+  FieldDescriptorProtoSchema,
+  type FileDescriptorProto,
+} from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../errors";
 import { DescriptorSetIndex } from "./descriptor-set";
 import { linkFiles } from "./link";
 import type { FileSource } from "./types";
+import { wellKnownFiles } from "./well-known-files";
 
 /** A FileSource over a descriptor set, with its index exposed for listings. */
 export interface DescriptorSetSource extends FileSource {
@@ -39,11 +50,13 @@ type FoundType = DescService | DescMessage | DescEnum | DescExtension;
 class LazySetSource implements DescriptorSetSource {
   readonly label: string;
   /** Registries by the file they were linked for (that file and everything it needs). */
-  private readonly registries = new Map<string, FileRegistry>();
+  private readonly registries = new Map<string, Registry>();
   /** Files decoded with source info, by file name. */
   private readonly documented = new Map<string, DescFile>();
-  /** Decoded files without source info, shared by all registries. */
+  /** Decoded files without source info. */
   private readonly decoded = new Map<string, FileDescriptorProto>();
+  /** Files linked without source info, by file name, shared by all look-ups. */
+  private readonly linked = new Map<string, DescFile>();
   private closed = false;
 
   constructor(readonly index: DescriptorSetIndex) {
@@ -78,14 +91,14 @@ class LazySetSource implements DescriptorSetSource {
     let desc = this.documented.get(file);
     if (!desc) {
       const withDocs = this.index.decode(file, true);
-      const files = [
-        withDocs,
-        ...this.index
+      desc = this.fastLink(file, withDocs);
+      if (!desc) {
+        const deps = this.index
           .closure(file)
           .slice(1)
-          .map((n) => this.decodeStripped(n)),
-      ];
-      desc = this.link(files, file).getFile(file);
+          .map((n) => this.decodeStripped(n));
+        desc = this.link([withDocs, ...deps], file).getFile(file);
+      }
       if (!desc) throw new ProtocallError(`${this.label}: file "${file}" could not be linked`);
       this.documented.set(file, desc);
     }
@@ -97,6 +110,7 @@ class LazySetSource implements DescriptorSetSource {
     this.registries.clear();
     this.documented.clear();
     this.decoded.clear();
+    this.linked.clear();
     this.index.close();
   }
 
@@ -113,18 +127,77 @@ class LazySetSource implements DescriptorSetSource {
     return proto;
   }
 
-  /** The registry holding `file` and everything it needs, linked on first use. */
-  private registryFor(file: string): FileRegistry {
+  /** A registry of `file` and everything it needs, linked on first use. */
+  private registryFor(file: string): Registry {
     let registry = this.registries.get(file);
     if (!registry) {
-      registry = this.link(
-        this.index.closure(file).map((n) => this.decodeStripped(n)),
-        file,
-      );
-      // Every file of that closure shares the registry: later look-ups in them reuse it.
-      for (const n of this.index.closure(file)) if (!this.registries.has(n)) this.registries.set(n, registry);
+      const desc = this.linked.get(file) ?? this.fastLink(file);
+      registry = desc
+        ? registryOf(desc)
+        : this.link(
+            this.index.closure(file).map((n) => this.decodeStripped(n)),
+            file,
+          );
+      this.registries.set(file, registry);
     }
     return registry;
+  }
+
+  /**
+   * Links compiler output directly with createFileRegistry, one file at a time in dependency order,
+   * reusing the files linked by earlier look-ups (so a message reached twice is the same descriptor)
+   * and the runtime's own well-known files when the set lacks them. Returns undefined when the
+   * files need the lenient linker (link.ts): names not fully qualified, json_name or types missing,
+   * a missing import, an import cycle, or anything createFileRegistry rejects.
+   *
+   * Why not always link.ts: it clones and re-resolves every file of the closure on each call, which
+   * was most of the cost of resolving one method of a large set (google-proto-files).
+   */
+  private fastLink(rootName: string, withDocs?: FileDescriptorProto): DescFile | undefined {
+    const wkt = wellKnownFiles();
+    const protoOf = (name: string): FileDescriptorProto | undefined => {
+      if (name === rootName && withDocs) return withDocs;
+      return this.index.hasFile(name) ? this.decodeStripped(name) : undefined;
+    };
+    const root = protoOf(rootName);
+    if (!root) return undefined;
+    // Dependencies first (iterative depth-first search, post-order).
+    const order: FileDescriptorProto[] = [];
+    const state = new Map<string, "open" | "done">([[rootName, "open"]]);
+    const stack: { file: FileDescriptorProto; next: number }[] = [{ file: root, next: 0 }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      if (top.next >= top.file.dependency.length) {
+        state.set(top.file.name, "done");
+        order.push(top.file);
+        stack.pop();
+        continue;
+      }
+      const name = top.file.dependency[top.next++];
+      if (state.get(name) === "done" || this.linked.has(name)) continue;
+      if (state.get(name) === "open") return undefined; // a cycle
+      const dep = protoOf(name);
+      if (!dep) {
+        if (wkt.has(name)) continue;
+        return undefined; // missing
+      }
+      state.set(name, "open");
+      stack.push({ file: dep, next: 0 });
+    }
+    if (!order.every(isCompilerOutput)) return undefined;
+    const resolve = (name: string) => this.linked.get(name) ?? wkt.get(name);
+    let desc: DescFile | undefined;
+    try {
+      for (const file of order) {
+        desc = createFileRegistry(file, resolve).getFile(file.name);
+        if (!desc) return undefined;
+        // The file with docs is for findFile only; look-ups share the files without.
+        if (file !== withDocs) this.linked.set(file.name, desc);
+      }
+    } catch {
+      return undefined;
+    }
+    return desc;
   }
 
   /**
@@ -156,6 +229,19 @@ class LazySetSource implements DescriptorSetSource {
   }
 }
 
+/** A registry of the types of a linked file and of all the files it depends on, transitively. */
+function registryOf(file: DescFile): Registry {
+  const all = new Set<DescFile>();
+  const stack = [file];
+  while (stack.length > 0) {
+    const f = stack.pop() as DescFile;
+    if (all.has(f)) continue;
+    all.add(f);
+    stack.push(...f.dependencies);
+  }
+  return createRegistry(...all);
+}
+
 /** Fully qualified names (leading dot) that a file's fields, extensions and methods refer to. */
 function referencedNames(file: FileDescriptorProto): string[] {
   const out: string[] = [];
@@ -182,4 +268,32 @@ function referencedNames(file: FileDescriptorProto): string[] {
     }
   }
   return out;
+}
+
+/**
+ * Whether a file looks like a compiler wrote it: every reference fully qualified, every field typed
+ * and with its json_name, proto3 `optional` fields in their synthetic oneofs. Such files link as
+ * they are; anything else goes through the lenient linker.
+ */
+function isCompilerOutput(file: FileDescriptorProto): boolean {
+  const T = FieldDescriptorProto_Type;
+  const fieldOk = (f: FieldDescriptorProto, extension: boolean): boolean => {
+    if (!isFieldSet(f, FieldDescriptorProtoSchema.field.type)) return false;
+    const named = f.type === T.MESSAGE || f.type === T.ENUM || f.type === T.GROUP;
+    if (named !== f.typeName.startsWith(".")) return false;
+    if (extension) return f.extendee.startsWith(".");
+    if (f.jsonName === "") return false;
+    return !f.proto3Optional || isFieldSet(f, FieldDescriptorProtoSchema.field.oneofIndex);
+  };
+  const messageOk = (m: DescriptorProto): boolean =>
+    m.field.every((f) => fieldOk(f, false)) &&
+    m.extension.every((f) => fieldOk(f, true)) &&
+    m.nestedType.every(messageOk);
+  return (
+    file.messageType.every(messageOk) &&
+    file.extension.every((f) => fieldOk(f, true)) &&
+    file.service.every((s) =>
+      s.method.every((m) => m.inputType.startsWith(".") && m.outputType.startsWith(".")),
+    )
+  );
 }

@@ -30,7 +30,7 @@ import {
   type ScannedExtension,
   type ScannedFile,
   type ScannedService,
-  scanSymbols,
+  scanDetails,
   scanTopLevel,
   type TopLevelEntry,
   WireError,
@@ -295,7 +295,7 @@ export class DescriptorSetIndex {
       if (!list) this.byPackage.set(f.package, (list = []));
       list.push(f);
       for (const s of f.services) this.putSymbol(s.name, f.name);
-      if (!f.pendingSymbols) this.addSymbols(f);
+      if (f.hasDetails) this.addSymbols(f);
     }
     this.filesToGenerate = toGenerate;
     this.parameter = parameter;
@@ -320,11 +320,11 @@ export class DescriptorSetIndex {
     }
   }
 
-  /** Scans the messages, enums and extensions of a file if not done yet. */
+  /** Scans the imports, messages, enums and extensions of a file if not done yet. */
   private complete(f: ScannedFile): ScannedFile {
-    if (f.pendingSymbols) {
+    if (!f.hasDetails) {
       try {
-        scanSymbols(this.window, f);
+        scanDetails(this.window, f);
       } catch (err) {
         if (err instanceof WireError) {
           throw new ProtocallError(
@@ -419,6 +419,11 @@ export class DescriptorSetIndex {
     return [...this.scanned.keys()];
   }
 
+  /** Whether the input contains a file of that name. */
+  hasFile(name: string): boolean {
+    return this.scanned.has(name);
+  }
+
   /** The scanned metadata of a file, or undefined when the input does not contain it. */
   file(name: string): IndexedFile | undefined {
     const found = this.scanned.get(name);
@@ -460,7 +465,7 @@ export class DescriptorSetIndex {
       for (let i = name.indexOf("."); i > 0; i = name.indexOf(".", i + 1)) packages.push(name.slice(0, i));
       for (const pkg of packages) {
         for (const f of this.byPackage.get(pkg) ?? []) {
-          if (f.pendingSymbols) {
+          if (!f.hasDetails) {
             this.complete(f);
             scannedMore = true;
           }
@@ -511,8 +516,9 @@ export class DescriptorSetIndex {
       const n = stack.pop() as string;
       if (seen.has(n)) continue;
       seen.add(n);
-      const f = this.scanned.get(n);
-      if (!f) continue;
+      const found = this.scanned.get(n);
+      if (!found) continue;
+      const f = this.complete(found);
       out.push(n);
       for (let i = f.dependencies.length - 1; i >= 0; i--) stack.push(f.dependencies[i]);
     }

@@ -205,9 +205,9 @@ export interface TopLevelEntry {
  * Walks the top level of the input in one pass. Every length-delimited field numbered 1, 15 or 17 is
  * scanned as a FileDescriptorProto on the spot (while its bytes are in the window); a failure is
  * recorded on the entry, because in a plugin request field 1 holds file names, not files. Other
- * fields are validated and skipped without reading their payloads. `symbols` as for `scanFile`.
+ * fields are validated and skipped without reading their payloads. `details` as for `scanFile`.
  */
-export function scanTopLevel(w: ByteWindow, symbols = false): TopLevelEntry[] {
+export function scanTopLevel(w: ByteWindow, details = false): TopLevelEntry[] {
   const out: TopLevelEntry[] = [];
   let pos = 0;
   const cur: Cursor = { buf: w.buf, pos: 0, end: 0, base: 0 };
@@ -231,7 +231,7 @@ export function scanTopLevel(w: ByteWindow, symbols = false): TopLevelEntry[] {
     pos = offset + len;
     if (no === 1 || no === 15 || no === 17) {
       try {
-        out.push({ field: no, offset, length: len, file: scanFile(w, offset, len, symbols) });
+        out.push({ field: no, offset, length: len, file: scanFile(w, offset, len, details) });
       } catch (err) {
         if (!(err instanceof WireError)) throw err;
         out.push({ field: no, offset, length: len, error: err });
@@ -271,62 +271,67 @@ export interface ScannedExtension {
   readonly number: number;
 }
 
-/** What the scan learns about one file, without decoding it. */
+/**
+ * What the scan learns about one file, without decoding it. The first pass keeps this small (most
+ * files of a large set are never looked at): name, package, services and where the file and its
+ * source info are. Imports, messages, enums and extensions come from `scanDetails`, on demand.
+ */
 export interface ScannedFile {
   readonly name: string;
   readonly package: string;
-  readonly dependencies: string[];
   /** Services are always scanned (listing them is the most common question). */
-  readonly services: ScannedService[];
-  /**
-   * Fully qualified names of all messages (nested included) and enums. Filled by the scan only when
-   * asked for (`symbols: true`), otherwise by `scanSymbols` when `pendingSymbols` is set.
-   */
-  readonly types: string[];
-  readonly extensions: ScannedExtension[];
-  /** (field, absolute offset, length) triples of message, enum and extension fields not scanned yet. */
-  pendingSymbols: number[] | undefined;
+  services: ScannedService[];
+  /** Whether `dependencies`, `types` and `extensions` are filled (see `scanDetails`). */
+  hasDetails: boolean;
+  dependencies: string[];
+  /** Fully qualified names of all messages (nested included) and enums. */
+  types: string[];
+  extensions: ScannedExtension[];
   /** Absolute offset and length of the FileDescriptorProto in the input. */
   readonly offset: number;
   readonly length: number;
-  /** Absolute [start, end) byte ranges of source_code_info fields (tag included), in order. */
-  readonly sourceInfo: [number, number][];
+  /**
+   * Absolute [start, end) byte ranges of source_code_info fields (tag included), flattened:
+   * `[start0, end0, start1, end1, …]`; empty when the file has none.
+   */
+  sourceInfo: number[];
 }
+
+const EMPTY: never[] = [];
 
 // FileDescriptorProto field numbers.
 const FILE_NAME = 1;
 const FILE_PACKAGE = 2;
+const FILE_DEPENDENCY = 3;
 const FILE_MESSAGE_TYPE = 4;
-const FILE_ENUM_TYPE = 5;
 const FILE_SERVICE = 6;
 const FILE_EXTENSION = 7;
 const FILE_SOURCE_CODE_INFO = 9;
 
 /**
- * Scans one FileDescriptorProto at `[offset, offset + length)`: reads its name, package, imports and
- * services, skips source info by its length, and either scans messages, enums and extensions too
- * (`symbols`) or just notes where they are for `scanSymbols`. Throws WireError on malformed data.
+ * Scans one FileDescriptorProto at `[offset, offset + length)`: reads its name, package and services,
+ * skips source info by its length, and with `details` also reads its imports, messages, enums and
+ * extensions. Throws WireError on malformed data.
  */
-export function scanFile(w: ByteWindow, offset: number, length: number, symbols = false): ScannedFile {
+export function scanFile(w: ByteWindow, offset: number, length: number, details = false): ScannedFile {
   const fileEnd = offset + length;
   const file: ScannedFile = {
     name: "",
     package: "",
-    dependencies: [],
-    services: [],
-    types: [],
-    extensions: [],
-    pendingSymbols: undefined,
+    services: EMPTY,
+    hasDetails: details,
+    dependencies: EMPTY,
+    types: EMPTY,
+    extensions: EMPTY,
     offset,
     length,
-    sourceInfo: [],
+    sourceInfo: EMPTY,
   };
   let hasName = false;
   // Symbols are named relative to the package. Compilers write the package (field 2) before the
   // symbols (fields 4-7); in any other order the symbols scanned so far are scanned again.
   let seenSymbols = false;
   let deferred: number[] | undefined;
-  const now = (no: number) => symbols || no === FILE_SERVICE;
   let pos = offset;
   const cur: Cursor = { buf: w.buf, pos: 0, end: 0, base: 0 };
   while (pos < fileEnd) {
@@ -350,14 +355,14 @@ export function scanFile(w: ByteWindow, offset: number, length: number, symbols 
     }
     pos = payload + len;
     if (no === FILE_SOURCE_CODE_INFO) {
-      file.sourceInfo.push([fieldStart, pos]);
+      if (file.sourceInfo === EMPTY) file.sourceInfo = [];
+      file.sourceInfo.push(fieldStart, pos);
       continue;
     }
     if (no < FILE_NAME || no > FILE_EXTENSION) continue; // options, syntax, edition, unknown fields (e.g. 8042)
+    if (!details && (no === FILE_DEPENDENCY || (no >= FILE_MESSAGE_TYPE && no !== FILE_SERVICE))) continue;
     if (no >= FILE_MESSAGE_TYPE) {
-      if (!now(no)) {
-        (file.pendingSymbols ??= []).push(no, payload, len);
-      } else if (deferred) {
+      if (deferred) {
         deferred.push(no, payload, len);
       } else {
         seenSymbols = true;
@@ -377,49 +382,44 @@ export function scanFile(w: ByteWindow, offset: number, length: number, symbols 
     } else if (no === FILE_PACKAGE) {
       if (seenSymbols && s !== file.package) {
         // The package came after some symbols: scan those again once the loop is done.
-        file.types.length = 0;
-        file.extensions.length = 0;
-        file.services.length = 0;
+        file.types = EMPTY;
+        file.extensions = EMPTY;
+        file.services = EMPTY;
         deferred = [];
-        symbolFieldsIn(w, offset, fieldStart, deferred, now);
+        symbolFieldsIn(w, offset, fieldStart, deferred, details);
       }
       (file as { package: string }).package = s;
     } else {
-      file.dependencies.push(s); // FILE_DEPENDENCY (3)
+      if (file.dependencies === EMPTY) file.dependencies = [];
+      file.dependencies.push(s);
     }
   }
   if (!hasName || file.name === "") {
     throw new WireError("a file has no name (is this a descriptor set?)", offset);
   }
-  if (deferred) scanRanges(w, deferred, file);
+  if (deferred) {
+    for (let i = 0; i < deferred.length; i += 3) {
+      w.ensure(deferred[i + 1], deferred[i + 2]);
+      at(cur, w, deferred[i + 1], deferred[i + 1] + deferred[i + 2]);
+      scanSymbol(cur, deferred[i], file);
+    }
+  }
   return file;
 }
 
-/** Scans the messages, enums and extensions that `scanFile` only noted. Throws WireError. */
-export function scanSymbols(w: ByteWindow, file: ScannedFile): void {
-  const pending = file.pendingSymbols;
-  if (!pending) return;
-  file.pendingSymbols = undefined;
-  scanRanges(w, pending, file);
+/** Fills a file's imports, messages, enums and extensions, if not done yet. Throws WireError. */
+export function scanDetails(w: ByteWindow, file: ScannedFile): void {
+  if (file.hasDetails) return;
+  const full = scanFile(w, file.offset, file.length, true);
+  file.dependencies = full.dependencies;
+  file.types = full.types;
+  file.extensions = full.extensions;
+  file.services = full.services;
+  file.hasDetails = true;
 }
 
-function scanRanges(w: ByteWindow, ranges: number[], file: ScannedFile): void {
-  const cur: Cursor = { buf: w.buf, pos: 0, end: 0, base: 0 };
-  for (let i = 0; i < ranges.length; i += 3) {
-    w.ensure(ranges[i + 1], ranges[i + 2]);
-    at(cur, w, ranges[i + 1], ranges[i + 1] + ranges[i + 2]);
-    scanSymbol(cur, ranges[i], file);
-  }
-}
-
-/** Collects (field, offset, length) of the symbol fields in `[offset, end)` that `want` selects. */
-function symbolFieldsIn(
-  w: ByteWindow,
-  offset: number,
-  end: number,
-  into: number[],
-  want: (no: number) => boolean,
-): void {
+/** Collects (field, offset, length) of the symbol fields in `[offset, end)` (services only unless `all`). */
+function symbolFieldsIn(w: ByteWindow, offset: number, end: number, into: number[], all: boolean): void {
   const cur: Cursor = { buf: w.buf, pos: 0, end: 0, base: 0 };
   let pos = offset;
   while (pos < end) {
@@ -434,27 +434,25 @@ function symbolFieldsIn(
     const len = varint(cur);
     const payload = cur.base + cur.pos;
     const no = t >>> 3;
-    if (no >= FILE_MESSAGE_TYPE && no <= FILE_EXTENSION && want(no)) into.push(no, payload, len);
+    if (no >= FILE_MESSAGE_TYPE && no <= FILE_EXTENSION && (all || no === FILE_SERVICE)) {
+      into.push(no, payload, len);
+    }
     pos = payload + len;
   }
 }
 
 function scanSymbol(cur: Cursor, field: number, file: ScannedFile): void {
   const prefix = file.package === "" ? "" : file.package + ".";
-  switch (field) {
-    case FILE_MESSAGE_TYPE:
-      scanMessage(cur, prefix, file.types, file.extensions, 0);
-      break;
-    case FILE_ENUM_TYPE:
-      file.types.push(prefix + scanName(cur));
-      break;
-    case FILE_SERVICE:
-      file.services.push(scanService(cur, prefix));
-      break;
-    case FILE_EXTENSION:
-      file.extensions.push(scanExtension(cur, prefix));
-      break;
+  if (field === FILE_SERVICE) {
+    if (file.services === EMPTY) file.services = [];
+    file.services.push(scanService(cur, prefix));
+    return;
   }
+  if (file.types === EMPTY) file.types = [];
+  if (file.extensions === EMPTY) file.extensions = [];
+  if (field === FILE_MESSAGE_TYPE) scanMessage(cur, prefix, file.types, file.extensions, 0);
+  else if (field === FILE_EXTENSION) file.extensions.push(scanExtension(cur, prefix));
+  else file.types.push(prefix + scanName(cur)); // FILE_ENUM_TYPE (5)
 }
 
 /** Reads field 1 (name) of a message in `[cur.pos, cur.end)`; other fields are skipped. */
@@ -587,9 +585,10 @@ export function fileBytesWithoutSourceInfo(
 ): Uint8Array {
   const keep: [number, number][] = [];
   let at = file.offset;
-  for (const [s, e] of file.sourceInfo) {
+  for (let i = 0; i < file.sourceInfo.length; i += 2) {
+    const s = file.sourceInfo[i];
     if (s > at) keep.push([at, s]);
-    at = e;
+    at = file.sourceInfo[i + 1];
   }
   const fileEnd = file.offset + file.length;
   if (fileEnd > at) keep.push([at, fileEnd]);

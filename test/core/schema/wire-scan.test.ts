@@ -17,7 +17,7 @@ import {
   fileWindow,
   memoryWindow,
   type ScannedFile,
-  scanSymbols,
+  scanDetails,
   scanTopLevel,
   WireError,
 } from "../../../src/core/schema/wire-scan";
@@ -70,7 +70,7 @@ function scanAll(w: ByteWindow, eager: boolean): ScannedFile[] {
   return scanTopLevel(w, eager).map((e) => {
     assert.equal(e.error, undefined);
     const f = e.file as ScannedFile;
-    scanSymbols(w, f);
+    scanDetails(w, f);
     return f;
   });
 }
@@ -105,16 +105,18 @@ describe("scanTopLevel", () => {
     }
   });
 
-  test("leaves messages, enums and extensions for scanSymbols unless asked", () => {
+  test("leaves imports, messages, enums and extensions for scanDetails unless asked", () => {
     const [entry] = scanTopLevel(memoryWindow(setBytes), false).filter(
       (e) => e.file?.name === "acme/v1/common.proto",
     );
     const f = entry.file as ScannedFile;
     assert.equal(f.types.length, 0);
-    assert.ok(f.pendingSymbols && f.pendingSymbols.length > 0);
-    scanSymbols(memoryWindow(setBytes), f);
-    assert.equal(f.pendingSymbols, undefined);
+    assert.equal(f.dependencies.length, 0);
+    assert.equal(f.hasDetails, false);
+    scanDetails(memoryWindow(setBytes), f);
+    assert.equal(f.hasDetails, true);
     assert.ok(f.types.includes("acme.v1.Money.Detail.Kind"));
+    assert.deepEqual(f.dependencies, ["google/protobuf/timestamp.proto"]);
   });
 
   test("reads the same through a file window with positioned reads, even with a tiny chunk", () => {
@@ -147,7 +149,7 @@ describe("scanTopLevel", () => {
     const scanned = scanAll(w, false);
     for (let i = 0; i < files.length; i++) {
       const f = scanned[i];
-      assert.ok(files[i].sourceCodeInfo ? f.sourceInfo.length === 1 : f.sourceInfo.length === 0);
+      assert.equal(f.sourceInfo.length, files[i].sourceCodeInfo ? 2 : 0);
       const stripped = fromBinary(FileDescriptorProtoSchema, fileBytesWithoutSourceInfo(w, f));
       const want = clone(FileDescriptorProtoSchema, files[i]);
       want.sourceCodeInfo = undefined;
