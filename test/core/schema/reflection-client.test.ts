@@ -235,6 +235,38 @@ describe("reflection client with crafted responses", () => {
     }
   });
 
+  test("undecodable file descriptors and answers of the wrong kind are clear errors", async () => {
+    const server = await startServer(
+      craftedRoutes((req) =>
+        req.messageRequest.case === "fileContainingSymbol"
+          ? {
+              messageResponse: {
+                case: "fileDescriptorResponse",
+                value: { fileDescriptorProto: [new Uint8Array([0x0a, 0xff, 0x01, 0x02])] },
+              },
+            }
+          : { messageResponse: { case: "allExtensionNumbersResponse", value: { baseTypeName: "x" } } },
+      ),
+    );
+    const source = createReflectionSource({
+      transport: transportFor("connect", server.baseUrl),
+      label: "reflection at t",
+    });
+    try {
+      await assert.rejects(
+        source.findType("a.B"),
+        /^ProtocallError: reflection at t: the server answered file_containing_symbol a\.B with a file descriptor that cannot be decoded/,
+      );
+      await assert.rejects(
+        source.listServices(),
+        /^ProtocallError: reflection at t: the server answered list_services with allExtensionNumbersResponse/,
+      );
+    } finally {
+      await source.close();
+      await server.close();
+    }
+  });
+
   test("a file missing from the response is an error naming the file and its importer", async () => {
     const server = await startServer(
       craftedRoutes((req) =>
