@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type CliServer, startCliServer, waitFor } from "../core/webhooks/support";
-import { runCli } from "../support/cli";
+import { repoRoot, runCli } from "../support/cli";
 import { createTestPki, type TestPki } from "../support/tls";
 
 let pki: TestPki;
@@ -317,6 +317,32 @@ test("convert: JSON EventRequest to binary and back", async () => {
   const unknown = await runCli(["convert", "--type", "foo.Bar"], { stdin: "{}" });
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /not a built-in message type/);
+});
+
+test("convert: other types with --schema (a workspace of .proto files)", async () => {
+  const schema = join(repoRoot, "test/fixtures/schema");
+  const bin = await runCli([
+    "convert",
+    "--type",
+    "fixtures.v1.GreetRequest",
+    "--schema",
+    schema,
+    "-d",
+    '{"name":"ada","times":3}',
+  ]);
+  assert.equal(bin.code, 0, bin.stderr);
+  assert.deepEqual([...bin.stdoutBytes], [0x0a, 3, 0x61, 0x64, 0x61, 0x10, 3]);
+  const back = await runCli(
+    ["convert", "--type", "fixtures.v1.GreetRequest", "--schema", schema, "--from", "binary"],
+    {
+      stdin: bin.stdoutBytes,
+    },
+  );
+  assert.equal(back.code, 0, back.stderr);
+  assert.deepEqual(JSON.parse(back.stdout), { name: "ada", times: 3 });
+  const missing = await runCli(["convert", "--type", "fixtures.v1.Nope", "--schema", schema, "-d", "{}"]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^protocall: message "fixtures\.v1\.Nope" not found/);
 });
 
 test("help and usage errors", async () => {

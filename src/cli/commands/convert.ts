@@ -3,15 +3,20 @@
 
 import { readFileSync } from "node:fs";
 import {
+  createRegistry,
   type DescMessage,
   fromBinary,
   fromJson,
   type JsonValue,
   type MessageShape,
+  type Registry,
   toBinary,
   toJson,
 } from "@bufbuild/protobuf";
 import { errorMessage, ProtocallError } from "../../core/errors";
+import { openSchema } from "../../core/schema/open-schema";
+import { createResolver } from "../../core/schema/resolver";
+import type { SchemaSource } from "../../core/schema/types";
 import { registry } from "../../core/webhooks/type-registry";
 import type { CliContext, Command } from "../context";
 import { parse } from "./webhook";
@@ -23,7 +28,8 @@ input, or inline JSON text), standard input by default; output goes to standard 
 Default: --from json --to binary; with --from binary, --to defaults to json.
 
 Built-in types: buf.alpha.webhook.v1alpha1.EventRequest (also "EventRequest") and the other messages
-of the webhook APIs. Example, testing a listener by hand:
+of the webhook APIs. Other types need --schema: a directory of .proto files (built with buf), a .proto
+file, a descriptor-set file, or - (a descriptor set on standard input; then give the data with -d @FILE). Example, testing a listener by hand:
   protocall convert --type EventRequest -d @event.json > event.bin
   curl --data-binary @event.bin -H 'Content-Type: application/proto' URL
 
@@ -32,6 +38,7 @@ Flags:
   --from json|binary   input format
   --to json|binary     output format
   -d, --data DATA      @FILE, - or inline JSON
+  --schema SPEC        where --type is defined (repeatable)
   -h, --help           show this help
 `;
 
@@ -82,6 +89,7 @@ export const command: Command = {
         from: { type: "string" },
         to: { type: "string" },
         data: { type: "string", short: "d" },
+        schema: { type: "string", multiple: true },
       },
       "protocall convert",
     );
@@ -96,36 +104,78 @@ export const command: Command = {
       if (v !== "json" && v !== "binary")
         throw new ProtocallError(`${flag} must be json or binary, not "${v}"`);
     }
-    const schema = findType(values.type as string);
-    const input = await readInput(values.data as string | undefined, ctx);
-    let message: MessageShape<DescMessage>;
-    if (from === "json") {
-      let json: JsonValue;
-      try {
-        json = JSON.parse(input.toString("utf8")) as JsonValue;
-      } catch (err) {
-        throw new ProtocallError(`input is not valid JSON: ${errorMessage(err)}`);
-      }
-      try {
-        message = fromJson(schema, json, { registry });
-      } catch (err) {
-        throw new ProtocallError(`input is not a valid ${schema.typeName} in JSON: ${errorMessage(err)}`);
-      }
+    const schemas = (values.schema as string[] | undefined) ?? [];
+    if (schemas.includes("-") && (values.data === undefined || values.data === "-" || values.data === "@-")) {
+      throw new ProtocallError("--schema - reads standard input, so give the message with -d @FILE");
+    }
+    let schema: DescMessage;
+    let types: Registry = registry;
+    let closeSchema = async () => {};
+    if (schemas.length === 0) {
+      schema = findType(values.type as string);
     } else {
+      const sources: SchemaSource[] = [];
       try {
-        message = fromBinary(schema, input);
+        for (const spec of schemas)
+          sources.push(await openSchema(spec, { cwd: ctx.cwd, stdin: ctx.stdin, env: ctx.env }));
       } catch (err) {
-        throw new ProtocallError(`input is not a valid binary ${schema.typeName}: ${errorMessage(err)}`);
+        await Promise.all(sources.map((src) => src.close()));
+        throw err;
+      }
+      const resolver = createResolver(sources);
+      closeSchema = () => resolver.close();
+      try {
+        schema = await resolver.findMessage(values.type as string);
+        types = createRegistry(registry, await resolver.registry([schema.typeName]));
+      } catch (err) {
+        await closeSchema();
+        throw err;
       }
     }
-    if (to === "binary") {
-      const bytes = toBinary(schema, message);
-      await new Promise<void>((resolve, reject) =>
-        ctx.stdout.write(bytes, (err) => (err ? reject(err) : resolve())),
-      );
-    } else {
-      ctx.stdout.write(`${JSON.stringify(toJson(schema, message, { registry }), null, 2)}\n`);
+    try {
+      return await convert(schema, types, from, to, values.data as string | undefined, ctx);
+    } finally {
+      await closeSchema();
     }
-    return 0;
   },
 };
+
+async function convert(
+  schema: DescMessage,
+  types: Registry,
+  from: string,
+  to: string,
+  data: string | undefined,
+  ctx: CliContext,
+): Promise<number> {
+  const input = await readInput(data, ctx);
+  let message: MessageShape<DescMessage>;
+  if (from === "json") {
+    let json: JsonValue;
+    try {
+      json = JSON.parse(input.toString("utf8")) as JsonValue;
+    } catch (err) {
+      throw new ProtocallError(`input is not valid JSON: ${errorMessage(err)}`);
+    }
+    try {
+      message = fromJson(schema, json, { registry: types });
+    } catch (err) {
+      throw new ProtocallError(`input is not a valid ${schema.typeName} in JSON: ${errorMessage(err)}`);
+    }
+  } else {
+    try {
+      message = fromBinary(schema, input);
+    } catch (err) {
+      throw new ProtocallError(`input is not a valid binary ${schema.typeName}: ${errorMessage(err)}`);
+    }
+  }
+  if (to === "binary") {
+    const bytes = toBinary(schema, message);
+    await new Promise<void>((resolve, reject) =>
+      ctx.stdout.write(bytes, (err) => (err ? reject(err) : resolve())),
+    );
+  } else {
+    ctx.stdout.write(`${JSON.stringify(toJson(schema, message, { registry: types }), null, 2)}\n`);
+  }
+  return 0;
+}
