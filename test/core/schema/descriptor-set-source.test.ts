@@ -4,7 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { FileDescriptorSetSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  type DescriptorProto,
+  FileDescriptorSetSchema,
+  TimestampSchema,
+  timestampFromDate,
+} from "@bufbuild/protobuf/wkt";
 import { getComments } from "@bufbuild/protoplugin";
 import { ProtocallError } from "../../../src/core/errors";
 import {
@@ -141,6 +146,76 @@ describe("openDescriptorSetBytes", () => {
     await assert.rejects(source.findType("other.v2.OtherService"), (err: unknown) => {
       assert.ok(err instanceof ProtocallError);
       assert.match(err.message, /damaged: file "other\/v2\/other\.proto" is not a valid FileDescriptorProto/);
+      return true;
+    });
+  });
+
+  test("look-ups share descriptors: a message reached twice is the same object", async () => {
+    const source = openDescriptorSetBytes(image, "shared");
+    const request = await source.findType("acme.v1.BuyRequest");
+    const money = await source.findType("acme.v1.Money");
+    assert.equal(request?.kind, "message");
+    assert.equal(request.fields[0].message, money);
+    const service = await source.findType("acme.v1.ShopService");
+    assert.equal(service?.kind, "service");
+    assert.equal(service.methods[0].input, request);
+    // Without well-known files in the set, the runtime's own are used.
+    const noWkt = openDescriptorSetBytes(
+      reorderSet(image, (files) => files.filter((f) => !f.name.startsWith("google/protobuf/"))),
+      "no wkt",
+    );
+    const stamp = await noWkt.findType("acme.v1.Stamp");
+    assert.equal(stamp?.kind, "message");
+    assert.equal(stamp.fields[0].message, TimestampSchema);
+  });
+
+  test("sloppy descriptors go through the lenient linker: relative names, no json_name", async () => {
+    const sloppy = reorderSet(image, (files) => {
+      for (const file of files) {
+        const fix = (m: DescriptorProto) => {
+          for (const f of m.field) {
+            f.typeName = f.typeName.replace(/^\./, "");
+            f.jsonName = "";
+          }
+          m.nestedType.forEach(fix);
+        };
+        file.messageType.forEach(fix);
+        for (const s of file.service) {
+          for (const m of s.method) {
+            m.inputType = m.inputType.replace(/^\./, "");
+            m.outputType = m.outputType.replace(/^\./, "");
+          }
+        }
+      }
+      return files;
+    });
+    const source = openDescriptorSetBytes(sloppy, "sloppy");
+    await checkSource(source);
+    const request = await source.findType("acme.v1.BuyRequest");
+    assert.equal(request?.kind, "message");
+    assert.equal(request.fields[0].jsonName, "price");
+    assert.equal(request.fields[0].message?.typeName, "acme.v1.Money");
+  });
+
+  test("a type used without importing its file is still found", async () => {
+    const unimported = reorderSet(image, (files) => {
+      const shop = files.find((f) => f.name === "acme/v1/shop.proto")!;
+      shop.dependency = shop.dependency.filter((d) => d !== "acme/v1/common.proto");
+      return files;
+    });
+    await checkSource(openDescriptorSetBytes(unimported, "unimported"));
+  });
+
+  test("an import cycle is an error naming the files", async () => {
+    const cyclic = reorderSet(image, (files) => {
+      files.find((f) => f.name === "acme/v1/common.proto")!.dependency.push("acme/v1/shop.proto");
+      return files;
+    });
+    const source = openDescriptorSetBytes(cyclic, "cyclic");
+    await assert.rejects(source.findType("acme.v1.ShopService"), (err: unknown) => {
+      assert.ok(err instanceof ProtocallError);
+      assert.match(err.message, /cyclic.*import cycle/);
+      assert.match(err.message, /acme\/v1\/shop\.proto/);
       return true;
     });
   });
