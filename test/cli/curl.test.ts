@@ -103,3 +103,38 @@ test("bidi stream from stdin prints each response before stdin ends", async () =
     child.kill();
   }
 });
+
+test("bin/protocall.js runs the bundle with a code cache, and gives the same output from the cache", async () => {
+  const { mkdtempSync, readdirSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const cacheDir = mkdtempSync(join(tmpdir(), "protocall-code-cache-"));
+  const bin = join(__dirname, "..", "..", "bin", "protocall.js");
+  const runBin = (env: NodeJS.ProcessEnv) =>
+    new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        [bin, "curl", "-d", '{"name":"bin"}', `${server.url}/demo.v1.GreetService/Greet`],
+        {
+          stdio: ["ignore", "pipe", "inherit"],
+          env: { ...process.env, PROTOCALL_CACHE_DIR: cacheDir, ...env },
+        },
+      );
+      let stdout = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      const timer = setTimeout(() => child.kill(), 15000);
+      child.on("error", reject);
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout });
+      });
+    });
+  const expected = '{\n  "greeting": "Hello, bin!"\n}\n';
+  const first = await runBin({});
+  assert.equal(first.stdout, expected);
+  assert.equal(first.code, 0);
+  assert.equal(readdirSync(cacheDir).filter((f) => f.endsWith("-curl.cache")).length, 1, "cache written");
+  const second = await runBin({});
+  assert.equal(second.stdout, expected);
+  const uncached = await runBin({ PROTOCALL_NO_CODE_CACHE: "1" });
+  assert.equal(uncached.stdout, expected);
+});

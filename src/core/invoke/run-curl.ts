@@ -2,6 +2,8 @@
 // reflection first when it is on, then each --schema, then the well-known types), then list services
 // or methods, or call the method and print each response as it arrives. RPC failures print the
 // Connect error JSON and return the gRPC code × 8; every other failure prints one line and returns 1.
+import { createWriteStream } from "node:fs";
+import { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { createRegistry, type DescMessage, type Message, type Registry } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
@@ -279,8 +281,6 @@ function writeAll(stream: Writable, text: string): Promise<void> {
 }
 
 async function openOutputFile(path: string, cwd: string): Promise<OutputSink> {
-  const { createWriteStream } = await import("node:fs");
-  const { resolve } = await import("node:path");
   const full = resolve(cwd, path);
   const stream = createWriteStream(full);
   await new Promise<void>((ok, fail) => {

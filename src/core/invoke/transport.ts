@@ -215,7 +215,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   let sessionReady: Promise<http2.ClientHttp2Session> | undefined;
   const openSession = (): Promise<http2.ClientHttp2Session> => {
     if (sessionReady && session && !session.closed && !session.destroyed) return sessionReady;
-    sessionReady = import("node:http2").then(
+    sessionReady = Promise.resolve(loadHttp2()).then(
       (http2) =>
         new Promise((resolve, reject) => {
           const sess = http2.connect(url.origin, {
@@ -374,16 +374,25 @@ async function* countBytes(
   onEnd();
 }
 
+// Node built-ins that only some calls need, loaded on first use with require() (a dynamic import()
+// would start Node's ES module loader, which costs more than the module itself).
+function loadHttp2(): typeof import("node:http2") {
+  return require("node:http2");
+}
+function loadZlib(): typeof import("node:zlib") {
+  return require("node:zlib");
+}
+
 /** gzip for responses; zlib is loaded only when a server actually compresses. */
 const gzip: Compression = {
   name: "gzip",
   async compress(bytes) {
-    const zlib = await import("node:zlib");
+    const zlib = loadZlib();
     return new Uint8Array(zlib.gzipSync(bytes));
   },
   async decompress(bytes, readMaxBytes) {
     if (bytes.byteLength === 0) return new Uint8Array(0);
-    const zlib = await import("node:zlib");
+    const zlib = loadZlib();
     try {
       return new Uint8Array(zlib.gunzipSync(bytes, { maxOutputLength: readMaxBytes }));
     } catch (err) {
