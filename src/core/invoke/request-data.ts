@@ -211,7 +211,11 @@ class Splitter {
       const value = JSON.parse(/\d{16}/.test(text) ? quoteBigIntegers(text) : text);
       return { value, line: raw.line, column: raw.column, index: raw.index };
     } catch {
-      const problem = findJsonProblem(text) ?? { offset: 0, reason: "invalid JSON" };
+      const problem = findJsonProblem(text);
+      if (!problem) {
+        // Valid JSON that the big-integer rewrite could not handle: parse it as it is.
+        return { value: JSON.parse(text), line: raw.line, column: raw.column, index: raw.index };
+      }
       // Translate the offset in the document into a line and column of the input.
       const before = text.slice(0, problem.offset);
       const nl = before.lastIndexOf("\n");
@@ -253,7 +257,7 @@ class Splitter {
 
 /** Rewrites integers too large for a double (outside strings) as JSON strings, keeping every digit. */
 function quoteBigIntegers(text: string): string {
-  return text.replace(/"(?:[^"\\]|\\.)*"|-?\d{16,}(?![.eE\d])/g, (m) => {
+  return text.replace(/"(?:[^"\\]|\\.)*"|(?<![\w.+-])-?\d{16,}(?![.eE\d])/g, (m) => {
     if (m.charCodeAt(0) === QUOTE) return m;
     return Number.isSafeInteger(Number(m)) ? m : `"${m}"`;
   });

@@ -137,6 +137,13 @@ describe("readRequestDocuments", () => {
       [{ id: "12345678901234567890", s: "1234567890123456789", f: 1.5, safe: 1234567890123456 }],
     );
     assert.deepEqual(await values("-9223372036854775808"), ["-9223372036854775808"]);
+    assert.deepEqual(
+      await values('{"f": 1.12345678901234567, "e": 1e-12345678901234567, "x": 0.5e12345678901234567}'),
+      [{ f: 1.1234567890123457, e: 0, x: Infinity }],
+    );
+    assert.deepEqual(await values('["a\\\\",12345678901234567890, "x\\"1234567890123456789"]'), [
+      ["a\\", "12345678901234567890", 'x"1234567890123456789'],
+    ]);
   });
 
   it("gives the same result however the input is cut into chunks", async () => {
