@@ -9,7 +9,7 @@ import { bufBuildArgs, bufBuildFailure, nameMissingImports } from "./buf-build";
 import { BuildCache, buildKey, defaultBuildCacheDir } from "./build-cache";
 import { CompilerError } from "./compiler-diagnostics";
 import { findBuf } from "./find-buf";
-import { protocArgs, protocFailure } from "./protoc-build";
+import { protocArgs, protocFailure, protocLocator } from "./protoc-build";
 import { enclosingWorkspace, findBuildRoot, listProtoFiles } from "./workspace";
 
 export { type CompilerDiagnostic, CompilerError } from "./compiler-diagnostics";
@@ -127,6 +127,7 @@ export async function buildWorkspace(dir: string, options: BuildOptions = {}): P
           protoc,
           root,
           dir,
+          cwd,
           includePaths,
           paths,
           options.excludeSourceInfo === true,
@@ -188,6 +189,7 @@ async function compileWithProtoc(
   protoc: string,
   root: string,
   dir: string,
+  cwd: string,
   includePaths: readonly string[],
   paths: readonly string[],
   excludeSourceInfo: boolean,
@@ -205,7 +207,9 @@ async function compileWithProtoc(
     const run = await runner(protoc, protocArgs({ includePaths, files, out, excludeSourceInfo }), {
       cwd: root,
     });
-    if (run.code !== 0) throw protocFailure(run.stderr, dir, run.code);
+    if (run.code !== 0) {
+      throw protocFailure(run.stderr, dir, run.code, protocLocator(includePaths, cwd, dir));
+    }
     return new Uint8Array(await readFile(out));
   } finally {
     await rm(work, { recursive: true, force: true });
