@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { after, before, describe, test } from "node:test";
-import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, createClient } from "@connectrpc/connect";
+import { bundledBufPath } from "../../../src/core/schema/find-buf";
 import { linkFiles } from "../../../src/core/schema/link";
 import { registerReflection } from "../../../src/core/schema/reflection-server";
 import {
@@ -101,7 +103,7 @@ describe("registerReflection", () => {
       assert.deepEqual(fileNames(byName), ["acme/base/v1/base.proto"]);
       assert.deepEqual(fileNames(method), ["acme/thing/v1/thing.proto"]);
       assert.deepEqual(fileNames(field), ["acme/thing/v1/thing.proto"]);
-      assert.deepEqual(fileNames(extension), ["acme/thing/v1/thing.proto"]);
+      assert.deepEqual(fileNames(extension), ["acme/thing/v1/thing_ext.proto"]);
       assert.equal(numbers.messageResponse.case, "allExtensionNumbersResponse");
       assert.deepEqual(
         numbers.messageResponse.case === "allExtensionNumbersResponse" && {
@@ -185,4 +187,55 @@ describe("registerReflection", () => {
       await v1alphaOnly.close();
     }
   });
+
+  test("the real buf curl lists and calls through our reflection (v1, and v1alpha alone)", async () => {
+    const buf = bundledBufPath();
+    assert.ok(buf, "the buf binary ships with @bufbuild/buf");
+    const registry = linkFiles(schemaFiles);
+    const service = registry.getService("acme.thing.v1.ThingService");
+    assert.ok(service);
+    const thing = service.method.getThing.output;
+    for (const versions of [["v1", "v1alpha"], ["v1alpha"]] as const) {
+      const server = await startServer((router) => {
+        registerReflection(router, registry, { versions: [...versions] });
+        router.service(service, {
+          getThing: (req: { id: string }) =>
+            create(thing, {
+              id: req.id,
+              parts: { a: 1 },
+              createdAt: timestampFromMs(1_700_000_000_000),
+            } as never),
+        } as never);
+      });
+      try {
+        const common = ["curl", "--protocol", "grpc", "--http2-prior-knowledge"];
+        const list = await run(buf, [...common, "--list-methods", server.baseUrl]);
+        assert.equal(list.code, 0, list.stderr);
+        assert.match(list.stdout, /^acme\.thing\.v1\.ThingService\/GetThing$/m);
+        const call = await run(buf, [
+          ...common,
+          `${server.baseUrl}/acme.thing.v1.ThingService/GetThing`,
+          "-d",
+          '{"id": "t-1"}',
+        ]);
+        assert.equal(call.code, 0, call.stderr);
+        assert.deepEqual(JSON.parse(call.stdout), {
+          id: "t-1",
+          createdAt: "2023-11-14T22:13:20Z",
+          parts: { a: 1 },
+        });
+      } finally {
+        await server.close();
+      }
+    }
+  });
 });
+
+function run(cmd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: 20_000 }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== "number") return reject(err);
+      resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+    });
+  });
+}

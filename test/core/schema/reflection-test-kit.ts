@@ -93,16 +93,6 @@ export const apiFile = file({
       field: [{ name: "id", number: 1, type: Type.STRING, label: Label.OPTIONAL, jsonName: "id" }],
     },
   ],
-  extension: [
-    {
-      name: "color",
-      number: 100,
-      type: Type.STRING,
-      label: Label.OPTIONAL,
-      extendee: ".acme.base.v1.Labels",
-      jsonName: "color",
-    },
-  ],
   service: [
     {
       name: "ThingService",
@@ -119,7 +109,25 @@ export const apiFile = file({
   ],
 });
 
-export const schemaFiles = [apiFile, baseFile];
+/** proto3 files may only extend options, so the extension lives in a proto2 file. */
+export const extFile = file({
+  name: "acme/thing/v1/thing_ext.proto",
+  package: "acme.thing.v1",
+  syntax: "proto2",
+  dependency: ["acme/base/v1/base.proto"],
+  extension: [
+    {
+      name: "color",
+      number: 100,
+      type: Type.STRING,
+      label: Label.OPTIONAL,
+      extendee: ".acme.base.v1.Labels",
+      jsonName: "color",
+    },
+  ],
+});
+
+export const schemaFiles = [apiFile, extFile, baseFile];
 
 export interface TestServer {
   baseUrl: string;
