@@ -300,6 +300,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
       }
       if (!files.has(file.name)) {
         files.set(file.name, file);
+        log(`* Server reflection has resolved file "${file.name}"`);
         unlinked.push(file);
         depsToCheck.push(file);
       }

@@ -103,6 +103,10 @@ describe("reflection client against our reflection server", () => {
         lines.join("\n"),
       );
       assert.ok(lines.some((l) => l.includes("file_containing_symbol acme.thing.v1.ThingService")));
+      assert.ok(
+        lines.includes('* Server reflection has resolved file "acme/thing/v1/thing.proto"'),
+        lines.join("\n"),
+      );
     });
 
     test(`${protocol}: auto mode falls back to v1alpha on a server without v1`, async () => {
