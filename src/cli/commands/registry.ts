@@ -25,6 +25,8 @@ Rules: every call needs "Authorization: Bearer <token>" of a configured user; on
 repository may create, list or delete its webhook; one webhook per repository and event; the callback
 URL must use https, end with /buf.alpha.webhook.v1alpha1.EventService/Event and have no query or
 fragment; delete returns {}; ListWebhooks returns --page-size webhooks per page with next_page_token.
+ListWebhooks with owner_name alone (an emulator extension) lists the owner's webhooks on every
+repository the caller administers.
 Error codes: unauthenticated, permission_denied, already_exists, invalid_argument, not_found, and
 failed_precondition ("webhooks are disabled on this instance") when webhooks are disabled.
 

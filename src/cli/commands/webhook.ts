@@ -49,7 +49,8 @@ Lists the webhooks of a repository (needs the Admin role on it), following every
 
 Flags:
   --owner NAME          user or organization that owns the repository
-  --repository NAME     repository name
+  --repository NAME     repository name (the registry emulator also accepts none: then it lists the
+                        owner's webhooks on every repository you administer)
 ${common}`,
   delete: `Usage: protocall webhook delete --id WEBHOOK_ID --remote HOST [flags]
 
@@ -153,6 +154,7 @@ export async function runWebhook(
     prefix,
     ca: values.cacert ? readText(values.cacert as string, "--cacert") : undefined,
     insecure: values.insecure === true,
+    remoteLabel: remote,
   });
   let out: JsonValue;
   if (sub === "create") {
@@ -171,7 +173,10 @@ export async function runWebhook(
     });
     out = toJson(CreateWebhookResponseSchema, create(CreateWebhookResponseSchema, { webhook }));
   } else if (sub === "list") {
-    const webhooks = await client.listWebhooks(need("owner"), need("repository"));
+    const webhooks = await client.listWebhooks(
+      need("owner"),
+      (values.repository as string | undefined) ?? "",
+    );
     out = toJson(ListWebhooksResponseSchema, create(ListWebhooksResponseSchema, { webhooks }), {
       alwaysEmitImplicit: false,
     });

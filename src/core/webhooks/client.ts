@@ -29,6 +29,8 @@ export interface WebhookClientOptions {
   readonly ca?: string;
   readonly insecure?: boolean;
   readonly timeoutMs?: number;
+  /** How the user named the registry (the --remote value), for commands suggested in messages. */
+  readonly remoteLabel?: string;
 }
 
 export interface CreateWebhookInput {
@@ -93,7 +95,13 @@ export function createWebhookClient(options: WebhookClientOptions): WebhookClien
       json = undefined;
     }
     if (res.status === 200 && json !== undefined && typeof json === "object") return json;
-    throw errorFromResponse(res.status, json, text, { ...context, rpc, url, host });
+    throw errorFromResponse(res.status, json, text, {
+      ...context,
+      rpc,
+      url,
+      host,
+      remote: options.remoteLabel ?? host,
+    });
   }
 
   return {
@@ -225,7 +233,7 @@ function errorFromResponse(
   status: number,
   json: unknown,
   text: string,
-  ctx: CallContext & { rpc: string; url: string; host: string },
+  ctx: CallContext & { rpc: string; url: string; host: string; remote: string },
 ): WebhookError {
   const body = json && typeof json === "object" ? (json as { code?: unknown; message?: unknown }) : {};
   const code =
@@ -271,7 +279,7 @@ function errorFromResponse(
       return new WebhookError(
         "already_exists",
         code,
-        `${repo} already has a webhook for this event (${detail}); a repository allows one: delete the existing one first (find its id with \`protocall webhook list --owner ${ctx.owner ?? "OWNER"} --repository ${ctx.repository ?? "REPOSITORY"} --remote ${ctx.host}\`, then \`protocall webhook delete --id ID --remote ${ctx.host}\`)`,
+        `${repo} already has a webhook for this event (${detail}); a repository allows one: delete the existing one first (find its id with \`protocall webhook list --owner ${ctx.owner ?? "OWNER"} --repository ${ctx.repository ?? "REPOSITORY"} --remote ${ctx.remote}\`, then \`protocall webhook delete --id ID --remote ${ctx.remote}\`)`,
       );
     case Code.InvalidArgument:
       return new WebhookError(

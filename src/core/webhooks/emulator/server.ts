@@ -168,9 +168,22 @@ export async function startRegistryEmulator(options: RegistryEmulatorOptions): P
       listWebhooks(req, ctx) {
         const user = authenticate(ctx);
         requireEnabled();
-        const repo = findRepository(req.ownerName, req.repositoryName);
-        requireAdmin(user, repo);
-        const all = state.data.webhooks.filter((w) => w.owner === repo.owner && w.repository === repo.name);
+        let all: StoredWebhook[];
+        if (req.ownerName && !req.repositoryName) {
+          // Emulator extension: the owner's webhooks across the repositories the caller administers.
+          const administered = new Set(
+            config.repositories
+              .filter((r) => r.owner === req.ownerName && r.admins.includes(user.name))
+              .map((r) => r.name),
+          );
+          all = state.data.webhooks.filter(
+            (w) => w.owner === req.ownerName && administered.has(w.repository),
+          );
+        } else {
+          const repo = findRepository(req.ownerName, req.repositoryName);
+          requireAdmin(user, repo);
+          all = state.data.webhooks.filter((w) => w.owner === repo.owner && w.repository === repo.name);
+        }
         let start = 0;
         if (req.pageToken) {
           const decoded = /^o(\d+)$/.exec(Buffer.from(req.pageToken, "base64url").toString("utf8"));
