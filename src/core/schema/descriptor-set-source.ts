@@ -1,30 +1,20 @@
 // A descriptor set (file, stdin or bytes in memory) as a FileSource, decoded lazily: a look-up
 // decodes only the file that declares the name plus the files it needs, with source info stripped;
 // findFile decodes source info for the one file asked for.
-import {
-  createFileRegistry,
-  createRegistry,
-  type DescEnum,
-  type DescExtension,
-  type DescFile,
-  type DescMessage,
-  type DescService,
-  type FileRegistry,
-  isFieldSet,
-  type Registry,
+import type {
+  DescEnum,
+  DescExtension,
+  DescFile,
+  DescMessage,
+  DescService,
+  FileRegistry,
+  Registry,
 } from "@bufbuild/protobuf";
-import {
-  type DescriptorProto,
-  type FieldDescriptorProto,
-  FieldDescriptorProto_Type,
-  FieldDescriptorProtoSchema,
-  type FileDescriptorProto,
-} from "@bufbuild/protobuf/wkt";
+import type { FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../errors";
 import { DescriptorSetIndex } from "./descriptor-set";
-import { linkFiles } from "./link";
+import { createLinker, type Linker, UnresolvedReferenceError } from "./link";
 import type { FileSource } from "./types";
-import { wellKnownFiles } from "./well-known-files";
 
 /** A FileSource over a descriptor set, with its index exposed for listings. */
 export interface DescriptorSetSource extends FileSource {
@@ -47,6 +37,12 @@ export function openDescriptorSetBytes(bytes: Uint8Array, label: string): Descri
 
 type FoundType = DescService | DescMessage | DescEnum | DescExtension;
 
+/** A linker and the files handed to it so far. */
+interface LinkState {
+  readonly linker: Linker;
+  readonly given: Set<string>;
+}
+
 class LazySetSource implements DescriptorSetSource {
   readonly label: string;
   /** Registries by the file they were linked for (that file and everything it needs). */
@@ -55,12 +51,18 @@ class LazySetSource implements DescriptorSetSource {
   private readonly documented = new Map<string, DescFile>();
   /** Decoded files without source info. */
   private readonly decoded = new Map<string, FileDescriptorProto>();
-  /** Files linked without source info, by file name, shared by all look-ups. */
-  private readonly linked = new Map<string, DescFile>();
+  /**
+   * Look-ups link files without source info once and share them (a message reached by two look-ups
+   * is the same descriptor); findFile links the file asked for with its source info separately.
+   * The protos are freshly decoded and ours: the linkers complete them in place (`owned`).
+   */
+  private plain: LinkState;
+  private docs: LinkState | undefined;
   private closed = false;
 
   constructor(readonly index: DescriptorSetIndex) {
     this.label = index.label;
+    this.plain = { linker: createLinker({ label: this.label, owned: true }), given: new Set() };
   }
 
   async listServices(): Promise<string[]> {
@@ -90,15 +92,8 @@ class LazySetSource implements DescriptorSetSource {
     if (file === undefined) return undefined;
     let desc = this.documented.get(file);
     if (!desc) {
-      const withDocs = this.index.decode(file, true);
-      desc = this.fastLink(file, withDocs);
-      if (!desc) {
-        const deps = this.index
-          .closure(file)
-          .slice(1)
-          .map((n) => this.decodeStripped(n));
-        desc = this.link([withDocs, ...deps], file).getFile(file);
-      }
+      this.docs ??= { linker: createLinker({ label: this.label, owned: true }), given: new Set() };
+      desc = this.link(this.docs, file, this.index.decode(file, true)).getFile(file);
       if (!desc) throw new ProtocallError(`${this.label}: file "${file}" could not be linked`);
       this.documented.set(file, desc);
     }
@@ -110,7 +105,7 @@ class LazySetSource implements DescriptorSetSource {
     this.registries.clear();
     this.documented.clear();
     this.decoded.clear();
-    this.linked.clear();
+    this.docs = undefined;
     this.index.close();
   }
 
@@ -127,173 +122,49 @@ class LazySetSource implements DescriptorSetSource {
     return proto;
   }
 
-  /** A registry of `file` and everything it needs, linked on first use. */
+  /** A registry of `file` and what it needs, linked on first use. */
   private registryFor(file: string): Registry {
     let registry = this.registries.get(file);
     if (!registry) {
-      const desc = this.linked.get(file) ?? this.fastLink(file);
-      registry = desc
-        ? registryOf(desc)
-        : this.link(
-            this.index.closure(file).map((n) => this.decodeStripped(n)),
-            file,
-          );
+      registry = this.link(this.plain, file);
       this.registries.set(file, registry);
     }
     return registry;
   }
 
   /**
-   * Links compiler output directly with createFileRegistry, one file at a time in dependency order,
-   * reusing the files linked by earlier look-ups (so a message reached twice is the same descriptor)
-   * and the runtime's own well-known files when the set lacks them. Returns undefined when the
-   * files need the lenient linker (link.ts): names not fully qualified, json_name or types missing,
-   * a missing import, an import cycle, or anything createFileRegistry rejects.
-   *
-   * Why not always link.ts: it clones and re-resolves every file of the closure on each call, which
-   * was most of the cost of resolving one method of a large set (google-proto-files).
+   * Links `root` (or `rootProto`, its version with source info) and its imports that the set
+   * contains. Names a file uses without importing their file (sloppy producers) are looked up in
+   * the index and the files that declare them added, until everything resolves.
    */
-  private fastLink(rootName: string, withDocs?: FileDescriptorProto): DescFile | undefined {
-    const wkt = wellKnownFiles();
-    const protoOf = (name: string): FileDescriptorProto | undefined => {
-      if (name === rootName && withDocs) return withDocs;
-      return this.index.hasFile(name) ? this.decodeStripped(name) : undefined;
+  private link(state: LinkState, root: string, rootProto?: FileDescriptorProto): FileRegistry {
+    const files: FileDescriptorProto[] = [];
+    const give = (name: string) => {
+      for (const n of this.index.closure(name)) {
+        if (state.given.has(n)) continue;
+        state.given.add(n);
+        files.push(n === root && rootProto ? rootProto : this.decodeStripped(n));
+      }
     };
-    const root = protoOf(rootName);
-    if (!root) return undefined;
-    // Dependencies first (iterative depth-first search, post-order).
-    const order: FileDescriptorProto[] = [];
-    const state = new Map<string, "open" | "done">([[rootName, "open"]]);
-    const stack: { file: FileDescriptorProto; next: number }[] = [{ file: root, next: 0 }];
-    while (stack.length > 0) {
-      const top = stack[stack.length - 1];
-      if (top.next >= top.file.dependency.length) {
-        state.set(top.file.name, "done");
-        order.push(top.file);
-        stack.pop();
-        continue;
-      }
-      const name = top.file.dependency[top.next++];
-      if (state.get(name) === "done" || this.linked.has(name)) continue;
-      if (state.get(name) === "open") return undefined; // a cycle
-      const dep = protoOf(name);
-      if (!dep) {
-        if (wkt.has(name)) continue;
-        return undefined; // missing
-      }
-      state.set(name, "open");
-      stack.push({ file: dep, next: 0 });
-    }
-    if (!order.every(isCompilerOutput)) return undefined;
-    const resolve = (name: string) => this.linked.get(name) ?? wkt.get(name);
-    let desc: DescFile | undefined;
-    try {
-      for (const file of order) {
-        desc = createFileRegistry(file, resolve).getFile(file.name);
-        if (!desc) return undefined;
-        // The file with docs is for findFile only; look-ups share the files without.
-        if (file !== withDocs) this.linked.set(file.name, desc);
-      }
-    } catch {
-      return undefined;
-    }
-    return desc;
-  }
-
-  /**
-   * Links decoded files. Names that a file uses without importing them (sloppy producers) are
-   * looked up in the index and their files added, so the linker can resolve them.
-   */
-  private link(files: FileDescriptorProto[], root: string): FileRegistry {
-    const names = new Set(files.map((f) => f.name));
-    const all = [...files];
-    for (let i = 0; i < all.length; i++) {
-      for (const ref of referencedNames(all[i])) {
-        const owner = this.index.findFileBySymbol(ref);
-        if (owner === undefined || names.has(owner)) continue;
-        for (const n of this.index.closure(owner)) {
-          if (names.has(n)) continue;
-          names.add(n);
-          all.push(this.decodeStripped(n));
+    give(root);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return state.linker.link(files.splice(0), [root]);
+      } catch (err) {
+        if (err instanceof UnresolvedReferenceError && attempt < 16) {
+          const before = state.given.size;
+          for (const candidate of err.candidates) {
+            const owner = this.index.findFileBySymbol(candidate);
+            if (owner !== undefined) give(owner);
+          }
+          if (state.given.size > before) continue;
         }
+        if (err instanceof ProtocallError) throw err;
+        // Descriptors that decode but make no sense (a damaged set) can fail inside the runtime.
+        throw new ProtocallError(
+          `${this.label}: invalid descriptors in file "${root}": ${errorMessage(err)}`,
+        );
       }
     }
-    const label = `${this.label} (file "${root}")`;
-    try {
-      return linkFiles(all, { label });
-    } catch (err) {
-      if (err instanceof ProtocallError) throw err;
-      // Descriptors that decode but make no sense (a damaged set) can fail inside the runtime.
-      throw new ProtocallError(`${label}: invalid descriptors: ${errorMessage(err)}`);
-    }
   }
-}
-
-/** A registry of the types of a linked file and of all the files it depends on, transitively. */
-function registryOf(file: DescFile): Registry {
-  const all = new Set<DescFile>();
-  const stack = [file];
-  while (stack.length > 0) {
-    const f = stack.pop() as DescFile;
-    if (all.has(f)) continue;
-    all.add(f);
-    stack.push(...f.dependencies);
-  }
-  return createRegistry(...all);
-}
-
-/** Fully qualified names (leading dot) that a file's fields, extensions and methods refer to. */
-function referencedNames(file: FileDescriptorProto): string[] {
-  const out: string[] = [];
-  const add = (n: string) => {
-    if (n.startsWith(".")) out.push(n.slice(1));
-  };
-  const fields = (list: FileDescriptorProto["extension"]) => {
-    for (const f of list) {
-      add(f.typeName);
-      add(f.extendee);
-    }
-  };
-  const message = (m: FileDescriptorProto["messageType"][number]) => {
-    fields(m.field);
-    fields(m.extension);
-    m.nestedType.forEach(message);
-  };
-  file.messageType.forEach(message);
-  fields(file.extension);
-  for (const s of file.service) {
-    for (const m of s.method) {
-      add(m.inputType);
-      add(m.outputType);
-    }
-  }
-  return out;
-}
-
-/**
- * Whether a file looks like a compiler wrote it: every reference fully qualified, every field typed
- * and with its json_name, proto3 `optional` fields in their synthetic oneofs. Such files link as
- * they are; anything else goes through the lenient linker.
- */
-function isCompilerOutput(file: FileDescriptorProto): boolean {
-  const T = FieldDescriptorProto_Type;
-  const fieldOk = (f: FieldDescriptorProto, extension: boolean): boolean => {
-    if (!isFieldSet(f, FieldDescriptorProtoSchema.field.type)) return false;
-    const named = f.type === T.MESSAGE || f.type === T.ENUM || f.type === T.GROUP;
-    if (named !== f.typeName.startsWith(".")) return false;
-    if (extension) return f.extendee.startsWith(".");
-    if (f.jsonName === "") return false;
-    return !f.proto3Optional || isFieldSet(f, FieldDescriptorProtoSchema.field.oneofIndex);
-  };
-  const messageOk = (m: DescriptorProto): boolean =>
-    m.field.every((f) => fieldOk(f, false)) &&
-    m.extension.every((f) => fieldOk(f, true)) &&
-    m.nestedType.every(messageOk);
-  return (
-    file.messageType.every(messageOk) &&
-    file.extension.every((f) => fieldOk(f, true)) &&
-    file.service.every((s) =>
-      s.method.every((m) => m.inputType.startsWith(".") && m.outputType.startsWith(".")),
-    )
-  );
 }
