@@ -411,13 +411,29 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     return linkFor(received.map((f) => f.name));
   };
 
+  /**
+   * Runs look-ups one after another: each may take several requests (dependencies, names to
+   * complete), and they share what has been received.
+   */
+  let busy: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(operation: () => Promise<T>): Promise<T> => {
+    const result = busy.then(operation);
+    busy = result.catch(() => {});
+    return result;
+  };
+
   const findType = async (name: string) => {
     const known = knownTypes.get(name);
     if (known) return known;
-    if (missingSymbols.has(name)) return undefined;
-    const registry = await fetchFiles({ case: "fileContainingSymbol", value: name });
-    if (!registry) missingSymbols.add(name);
-    return registry?.get(name);
+    return exclusive(async () => {
+      const again = knownTypes.get(name);
+      if (again) return again;
+      if (missingSymbols.has(name)) return undefined;
+      const registry = await fetchFiles({ case: "fileContainingSymbol", value: name });
+      const desc = registry?.get(name);
+      if (!desc) missingSymbols.add(name);
+      return desc;
+    });
   };
 
   return {
@@ -425,8 +441,9 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     get serviceName() {
       return stream?.serviceName;
     },
-    async listServices() {
-      if (!services) {
+    listServices: () =>
+      exclusive(async () => {
+        if (services) return services;
         const response = await send({ case: "listServices", value: "*" });
         checkError(response, "list_services");
         if (response.messageResponse.case !== "listServicesResponse") {
@@ -435,23 +452,24 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
           );
         }
         services = [...new Set(response.messageResponse.value.service.map((s) => s.name))].sort();
-      }
-      return services;
-    },
+        return services;
+      }),
     findType,
-    async findExtension(extendee: string, number: number) {
-      const key = `${extendee}#${number}`;
-      const known = knownExtensions.get(key);
-      if (known) return known;
-      if (missingExtensions.has(key)) return undefined;
-      const registry = await fetchFiles({
-        case: "fileContainingExtension",
-        value: { containingType: extendee, extensionNumber: number },
-      });
-      if (!registry) missingExtensions.add(key);
-      const target = registry?.getMessage(extendee);
-      return target ? registry?.getExtensionFor(target, number) : undefined;
-    },
+    findExtension: (extendee: string, number: number) =>
+      exclusive(async () => {
+        const key = `${extendee}#${number}`;
+        const known = knownExtensions.get(key);
+        if (known) return known;
+        if (missingExtensions.has(key)) return undefined;
+        const registry = await fetchFiles({
+          case: "fileContainingExtension",
+          value: { containingType: extendee, extensionNumber: number },
+        });
+        const target = registry?.getMessage(extendee);
+        const extension = target ? registry?.getExtensionFor(target, number) : undefined;
+        if (!extension) missingExtensions.add(key);
+        return extension;
+      }),
     async findFile(name: string): Promise<DescFile | undefined> {
       return (await findType(name))?.file;
     },

@@ -81,8 +81,10 @@ export function createResolver(sources: SchemaSource[]): Resolver {
         return { misses, errors };
       })();
       typeCache.set(key, cached);
-      // A source failure (network, timeout) should not stick: the next call asks again.
-      cached.then((r) => r.errors.length > 0 && typeCache.delete(key)).catch(() => typeCache.delete(key));
+      // A miss caused by a source failure (network, timeout) should not stick: the next call asks again.
+      cached
+        .then((r) => !r.found && r.errors.length > 0 && typeCache.delete(key))
+        .catch(() => typeCache.delete(key));
     }
     return cached;
   };

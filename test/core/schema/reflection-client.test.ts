@@ -445,6 +445,53 @@ describe("reflection client with crafted responses", () => {
     }
   });
 
+  test("concurrent look-ups run one after another and share what arrived", async () => {
+    const d = create(FileDescriptorProtoSchema, {
+      name: "d.proto",
+      package: "p",
+      syntax: "proto3",
+      messageType: [{ name: "D" }],
+    });
+    const fileFor = (name: string) =>
+      create(FileDescriptorProtoSchema, {
+        name: `${name.toLowerCase()}.proto`,
+        package: "p",
+        syntax: "proto3",
+        dependency: ["d.proto"],
+        messageType: [{ name, field: [{ name: "d", number: 1, type: 11, typeName: ".p.D" }] }],
+      });
+    const asked: string[] = [];
+    const server = await startServer(
+      craftedRoutes((req) => {
+        const value = String(req.messageRequest.value);
+        asked.push(value);
+        if (req.messageRequest.case === "fileByFilename" && value === "d.proto") return fileResponse(d);
+        if (req.messageRequest.case === "fileContainingSymbol" && (value === "p.A" || value === "p.B")) {
+          return fileResponse(fileFor(value.slice(2)));
+        }
+        return errorResponse(Code.NotFound, "not found");
+      }),
+    );
+    const source = createReflectionSource({
+      transport: transportFor("grpc", server.baseUrl),
+      timeoutMs: 5000,
+    });
+    try {
+      const [a, b, dAgain] = await Promise.all([
+        source.findType("p.A"),
+        source.findType("p.B"),
+        source.findType("p.D"),
+      ]);
+      assert.ok(a?.kind === "message" && b?.kind === "message" && dAgain?.kind === "message");
+      assert.equal(a.field.d.message, dAgain, "one descriptor for p.D");
+      assert.equal(b.field.d.message, dAgain);
+      assert.deepEqual(asked, ["p.A", "d.proto", "p.B"]);
+    } finally {
+      await source.close();
+      await server.close();
+    }
+  });
+
   test("dependencies sent later on the stream complete the schema", async () => {
     const server = await startServer(
       craftedRoutes((req) => {
