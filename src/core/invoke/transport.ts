@@ -158,12 +158,13 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       if (socket.remoteAddress)
         log.info(`Connected to ${joinHostPort(socket.remoteAddress, socket.remotePort ?? port)}`);
       else log.info(`Connected to ${s.unixSocket ?? target}`);
+      if (secure && alpn) log.info(`ALPN: offering ${alpn.join(",")}`);
       if (!secure) onConnected();
     });
     if (secure) {
       socket.once("secureConnect", () => {
         onConnected();
-        if (log.enabled) logTls(log, socket as tls.TLSSocket, !!s.insecure);
+        if (log.enabled) logTls(log, socket as tls.TLSSocket, !!s.insecure, verifyName);
       });
     }
     return socket;
@@ -340,12 +341,24 @@ async function observe(
   }
   if (!log.enabled) return res;
   log.line(`< (#${n}) HTTP/${version} ${res.status} ${http.STATUS_CODES[res.status] ?? ""}`.trimEnd());
-  logHeaders(log, "<", n, res.header);
+  // Transfer-Encoding belongs to the HTTP/1.1 framing, which Go's client hides too.
+  const shown = new Headers(res.header);
+  shown.delete("transfer-encoding");
+  logHeaders(log, "<", n, shown);
   log.line(`< (#${n})`);
   const trailer = res.trailer;
+  const contentType = res.header.get("content-type") ?? "";
+  const scanner = contentType.startsWith("application/grpc-web")
+    ? new EnvelopeScanner(0x80)
+    : contentType.startsWith("application/connect+")
+      ? new EnvelopeScanner(0x02)
+      : undefined;
   const responseBody = countBytes(
     res.body,
-    (k) => log.line(`{ (#${n}) [${k} bytes data]`),
+    (k, chunk) => {
+      log.line(`{ (#${n}) [${k} bytes data]`);
+      scanner?.push(chunk);
+    },
     () => {
       let any = false;
       trailer.forEach(() => {
@@ -356,19 +369,94 @@ async function observe(
         logHeaders(log, "<", n, trailer);
       }
       log.info(`(#${n}) Call complete`);
+      const bodyTrailers = scanner?.trailers(contentType.startsWith("application/grpc-web"));
+      if (bodyTrailers) {
+        log.line(`< (#${n})`);
+        logHeaders(log, "<", n, bodyTrailers, true);
+      }
     },
   );
   return { ...res, body: responseBody };
 }
 
-/** Passes chunks through, reporting each chunk's size and the end. */
+/**
+ * Finds the trailer envelope in a response body (gRPC-Web trailers, flag 0x80; Connect end of
+ * stream, flag 0x02), for verbose output only. Compressed trailer envelopes are not shown.
+ */
+class EnvelopeScanner {
+  private header = new Uint8Array(5);
+  private headerLength = 0;
+  private remaining = 0;
+  private capture: Uint8Array[] | undefined;
+  private found: Uint8Array | undefined;
+
+  constructor(private readonly trailerFlag: number) {}
+
+  push(chunk: Uint8Array): void {
+    let i = 0;
+    while (i < chunk.length) {
+      if (this.remaining > 0) {
+        const take = Math.min(this.remaining, chunk.length - i);
+        this.capture?.push(chunk.subarray(i, i + take));
+        this.remaining -= take;
+        i += take;
+        if (this.remaining === 0) this.finishEnvelope();
+        continue;
+      }
+      this.header[this.headerLength++] = chunk[i++];
+      if (this.headerLength === 5) {
+        this.headerLength = 0;
+        const flags = this.header[0];
+        this.remaining =
+          ((this.header[1] << 24) >>> 0) + (this.header[2] << 16) + (this.header[3] << 8) + this.header[4];
+        this.capture =
+          (flags & this.trailerFlag) === this.trailerFlag && (flags & 0x01) === 0 ? [] : undefined;
+        if (this.remaining === 0) this.finishEnvelope();
+      }
+    }
+  }
+
+  private finishEnvelope(): void {
+    if (this.capture) this.found = Buffer.concat(this.capture);
+    this.capture = undefined;
+  }
+
+  /** The trailers carried in the body, if any. */
+  trailers(grpcWeb: boolean): Headers | undefined {
+    if (!this.found) return undefined;
+    const text = new TextDecoder().decode(this.found);
+    const headers = new Headers();
+    try {
+      if (grpcWeb) {
+        for (const line of text.split(/\r?\n/)) {
+          const colon = line.indexOf(":");
+          if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+        }
+      } else {
+        const end = JSON.parse(text) as { metadata?: Record<string, string[]> };
+        for (const [name, values] of Object.entries(end.metadata ?? {})) {
+          for (const v of values) headers.append(name, v);
+        }
+      }
+    } catch {
+      return undefined;
+    }
+    let any = false;
+    headers.forEach(() => {
+      any = true;
+    });
+    return any ? headers : undefined;
+  }
+}
+
+/** Passes chunks through, reporting each non-empty chunk and the end. */
 async function* countBytes(
   src: AsyncIterable<Uint8Array>,
-  onChunk: (bytes: number) => void,
+  onChunk: (bytes: number, chunk: Uint8Array) => void,
   onEnd: () => void,
 ): AsyncIterable<Uint8Array> {
   for await (const chunk of src) {
-    onChunk(chunk.byteLength);
+    if (chunk.byteLength > 0) onChunk(chunk.byteLength, chunk);
     yield chunk;
   }
   onEnd();
@@ -447,33 +535,57 @@ async function* coalesce(src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Arr
   }
 }
 
-function logTls(log: VerboseLog, socket: tls.TLSSocket, insecure: boolean): void {
+function logTls(log: VerboseLog, socket: tls.TLSSocket, insecure: boolean, verifyName: string): void {
   const cipher = socket.getCipher();
-  log.info(
-    `TLS connection using ${socket.getProtocol() ?? "TLS"} / ${cipher?.standardName ?? cipher?.name ?? "?"}`,
-  );
+  const version = (socket.getProtocol() ?? "TLS").replace(/^TLSv/, "TLS ");
+  log.info(`TLS connection using ${version} / ${cipher?.standardName ?? cipher?.name ?? "?"}`);
   log.info(
     socket.alpnProtocol
       ? `ALPN: server accepted ${socket.alpnProtocol}`
-      : "ALPN: server did not agree on a protocol",
+      : "ALPN: server did not agree to a protocol",
   );
   const peer = socket.getPeerCertificate();
   if (peer && Object.keys(peer).length > 0) {
     log.info("Server certificate:");
-    log.info(`   subject: ${formatName(peer.subject)}`);
-    log.info(`   start date: ${peer.valid_from}`);
-    log.info(`   end date: ${peer.valid_to}`);
-    log.info(`   subjectAltNames: ${peer.subjectaltname ?? ""}`);
-    log.info(`   issuer: ${formatName(peer.issuer)}`);
+    log.info(`  subject: ${formatName(peer.subject)}`);
+    log.info(`  start date: ${formatCertDate(peer.valid_from)}`);
+    log.info(`  end date: ${formatCertDate(peer.valid_to)}`);
+    log.info(`  subjectAltNames: [${altNames(peer.subjectaltname).all.join(", ")}]`);
+    log.info(`  issuer: ${formatName(peer.issuer)}`);
   }
-  log.info(insecure ? "Server certificate not verified (--insecure)" : "Server certificate chain verified");
+  if (insecure) {
+    log.info("Server certificate not verified (--insecure)");
+  } else {
+    log.info("Server certificate chain verified");
+    log.info(`Server certificate is valid for ${verifyName}`);
+  }
 }
 
+/** A certificate name as Go prints it: relative names in reverse order, comma-separated. */
 function formatName(name: tls.PeerCertificate["subject"] | undefined): string {
   if (!name) return "";
   return Object.entries(name)
+    .reverse()
     .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`)
-    .join(", ");
+    .join(",");
+}
+
+/** `Nov 21 10:52:40 2026 GMT` → `2026-11-21 10:52:40 +0000 UTC`. */
+function formatCertDate(text: string): string {
+  const d = new Date(text);
+  if (Number.isNaN(d.getTime())) return text;
+  return `${d.toISOString().slice(0, 19).replace("T", " ")} +0000 UTC`;
+}
+
+/** The DNS names and IP addresses of a `subjectaltname` string (`DNS:a, IP Address:1.2.3.4`). */
+function altNames(text: string | undefined): { dns: string[]; ips: string[]; all: string[] } {
+  const dns: string[] = [];
+  const ips: string[] = [];
+  for (const part of (text ?? "").split(/,\s*/)) {
+    if (part.startsWith("DNS:")) dns.push(part.slice(4));
+    else if (part.startsWith("IP Address:")) ips.push(part.slice(11));
+  }
+  return { dns, ips, all: [...dns, ...ips] };
 }
 
 function joinHostPort(host: string, port: number): string {
@@ -507,16 +619,21 @@ function dialErrorMessage(
       return `dial ${target}: connection reset by peer`;
     case "EHOSTUNREACH":
       return `dial ${target}: connect: no route to host`;
-    case "ERR_TLS_CERT_ALTNAME_INVALID":
-      return `tls: failed to verify certificate: x509: certificate is not valid for ${verifyName}`;
+    case "ERR_TLS_CERT_ALTNAME_INVALID": {
+      const names = altNames((err as { cert?: tls.PeerCertificate }).cert?.subjectaltname);
+      const valid = isIP(verifyName) ? names.ips : names.dns;
+      return valid.length > 0
+        ? `x509: certificate is valid for ${valid.join(", ")}, not ${verifyName}`
+        : `x509: certificate is not valid for any names, but wanted to match ${verifyName}`;
+    }
     case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
     case "UNABLE_TO_GET_ISSUER_CERT":
     case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
     case "SELF_SIGNED_CERT_IN_CHAIN":
     case "DEPTH_ZERO_SELF_SIGNED_CERT":
-      return "tls: failed to verify certificate: x509: certificate signed by unknown authority";
+      return "x509: certificate signed by unknown authority";
     case "CERT_HAS_EXPIRED":
-      return "tls: failed to verify certificate: x509: certificate has expired or is not yet valid";
+      return "x509: certificate has expired or is not yet valid";
     default:
       return `dial ${target}: ${err.message}`;
   }

@@ -292,11 +292,27 @@ describe("headers and verbose output", () => {
     assert.deepEqual(get("user-agent"), ["connect-es/2.2.0 protocall/test"]);
   });
 
+  test("-v shows gRPC-Web trailers carried in the body", async () => {
+    const r = await curl({
+      url: demo("Count", h1Only),
+      protocol: "grpcweb",
+      schemas: [schema],
+      data: '{"count":1}',
+      verbose: true,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /\* \(#1\) Call complete\nprotocall: < \(#1\)\nprotocall: < \(#1\) \[\*\] Grpc-Status: 0\n/,
+    );
+  });
+
   test("-v prints request and response lines with secrets redacted", async () => {
     const r = await curl({
       url: `${h1Only.url}/demo.v1.GreetService/Greet`,
       schemas: [schema],
       headers: ["Authorization: Bearer s3cret"],
+      data: '{"name":"v"}',
       verbose: true,
     });
     assert.equal(r.code, 0);
@@ -366,6 +382,33 @@ describe("TLS", () => {
     assert.equal(JSON.parse(r.stdout).httpVersion, "2.0");
   });
 
+  test("-v shows the TLS handshake as buf does", async () => {
+    const r = await curl({
+      url: inspect(tlsServer),
+      cacert: pki.ca.certPath,
+      schemas: [schema],
+      verbose: true,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stderr.split("\n");
+    const expected = [
+      "protocall: * ALPN: offering h2,http/1.1",
+      "protocall: * ALPN: server accepted h2",
+      "protocall: * Server certificate:",
+      "protocall: *   subject: CN=localhost",
+      "protocall: *   subjectAltNames: [localhost, 127.0.0.1]",
+      "protocall: *   issuer: CN=Protocall Test CA",
+      "protocall: * Server certificate chain verified",
+      "protocall: * Server certificate is valid for 127.0.0.1",
+      "protocall: < (#1) HTTP/2.0 200 OK",
+    ];
+    for (const line of expected) assert.ok(lines.includes(line), `${line}\n${r.stderr}`);
+    assert.ok(lines.some((l) => /^protocall: \* TLS connection using TLS 1\.[23] \/ TLS_\w+$/.test(l)));
+    assert.ok(
+      lines.some((l) => /^protocall: \* {3}start date: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0000 UTC$/.test(l)),
+    );
+  });
+
   test("ALPN falls back to HTTP/1.1 when the server has no h2", async () => {
     const r = await curl({ url: inspect(tlsH1), cacert: pki.ca.certPath, schemas: [schema], data: "{}" });
     assert.equal(r.code, 0, r.stderr);
@@ -391,7 +434,10 @@ describe("TLS", () => {
       schemas: [schema],
     });
     assert.equal(bad.code, 112);
-    assert.match(bad.stderr, /not valid for wrong\.test/);
+    assert.equal(
+      bad.stderr,
+      '{\n   "code": "unavailable",\n   "message": "x509: certificate is valid for localhost, not wrong.test"\n}\n',
+    );
     const url = inspect(tlsServer).replace("127.0.0.1", "localhost");
     const good = await curl({ url, cacert: pki.ca.certPath, servername: "localhost", schemas: [schema] });
     assert.equal(good.code, 0, good.stderr);
