@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { runBufCurl } from "../support/buf";
 import { cliPath, runCli } from "../support/cli";
 import { type DemoServer, startDemoServer } from "../support/servers";
 
@@ -179,5 +180,75 @@ describe("protocall curl inputs", { concurrency: 4 }, () => {
   it("reports a missing data file", async () => {
     const r = await curl(["-d", "@missing.json", `${server.url}/demo.v1.DemoService/Sum`]);
     failsWith(r, /--data @missing\.json: cannot read .*missing\.json: no such file/);
+  });
+});
+
+describe("protocall curl inputs match buf curl", { concurrency: 4 }, () => {
+  async function same(args: string[], stdin?: string) {
+    const full = [...args];
+    const options = { cwd: dir, stdin, env: { HOME: home, NETRC: undefined }, timeoutMs: 20_000 };
+    const [ours, theirs] = await Promise.all([runCli(["curl", ...full], options), runBufCurl(full, options)]);
+    assert.equal(ours.code, theirs.code, `exit codes differ; ours: ${ours.stderr} buf: ${theirs.stderr}`);
+    assert.equal(ours.stdout, theirs.stdout);
+    return ours;
+  }
+  const inspect = (names: string[]) => ["-d", JSON.stringify({ headerNames: names })];
+
+  it("headers from a file and inline", async () => {
+    writeFileSync(join(dir, "parity-headers.txt"), "# c\nx-a: 1\n\nx-b:  two words  \n");
+    const r = await same([
+      "-H",
+      "@parity-headers.txt",
+      "-H",
+      "x-c: 3",
+      ...inspect(["x-a", "x-b", "x-c"]),
+      `${server.url}/demo.v1.DemoService/Inspect`,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+  });
+
+  it("--user, -A and their precedence", async () => {
+    const url = `${server.url}/demo.v1.DemoService/Inspect`;
+    await same(["-u", "ada:pw", "-A", "agent/1", ...inspect(["authorization", "user-agent"]), url]);
+    await same(["-u", "ada:pw", "-H", "Authorization: Bearer t", ...inspect(["authorization"]), url]);
+    await same(["-A", "agent/1", "-H", "User-Agent: h/2", ...inspect(["user-agent"]), url]);
+  });
+
+  it("--netrc-file by host and port", async () => {
+    const host = new URL(server.url).host;
+    writeFileSync(
+      join(dir, "parity-netrc"),
+      `machine 127.0.0.1 login no password x\nmachine ${host} login ada password pw\n`,
+    );
+    await same([
+      "--netrc-file",
+      "parity-netrc",
+      ...inspect(["authorization"]),
+      `${server.url}/demo.v1.DemoService/Inspect`,
+    ]);
+  });
+
+  it("a combined header and data file, and the same on stdin", async () => {
+    writeFileSync(join(dir, "parity-both.txt"), 'x-a: 1\n\n{"number": 1}\n{"number": "2"}{"number":3}\n');
+    const url = `${server.url}/demo.v1.DemoService/Sum`;
+    const r = await same(["-H", "@parity-both.txt", "-d", "@parity-both.txt", url]);
+    assert.deepEqual(JSON.parse(r.stdout), { sum: "6", count: 3 });
+    await same(["-H", "@-", "-d", "@-", url], 'x-a: 1\n\n{"number": 5}\n');
+  });
+
+  it("an empty data file on a client stream, and on a unary method", async () => {
+    writeFileSync(join(dir, "parity-empty.json"), "");
+    await same(["-d", "@parity-empty.json", `${server.url}/demo.v1.DemoService/Sum`]);
+    const r = await same(["-d", "@parity-empty.json", `${server.url}/demo.v1.GreetService/Greet`]);
+    assert.equal(r.code, 1);
+  });
+
+  it("invalid, unclosed and binary request data", async () => {
+    writeFileSync(join(dir, "parity-bad.json"), '{"number": 1}\n{"number": }\n');
+    writeFileSync(join(dir, "parity-bin.dat"), Buffer.from([0x08, 0x96, 0x01]));
+    const url = `${server.url}/demo.v1.DemoService/Sum`;
+    assert.equal((await same(["-d", "@parity-bad.json", url])).code, 1);
+    assert.equal((await same(["-d", "@parity-bin.dat", url])).code, 1);
+    assert.equal((await same(["-d", '{"number": 1', url])).code, 1);
   });
 });
