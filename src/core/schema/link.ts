@@ -227,6 +227,8 @@ export function createLinker(options: LinkOptions = {}): Linker {
       for (const nested of msg.nestedType) linkMessage(nested, fqn);
     };
 
+    // Compilers always set the syntax; no syntax statement means proto2.
+    if (!file.syntax) file.syntax = "proto2";
     const pkg = file.package;
     for (const msg of file.messageType) linkMessage(msg, pkg);
     for (const ext of file.extension) linkField(ext, pkg, true);

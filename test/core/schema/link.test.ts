@@ -132,6 +132,8 @@ describe("linkFiles", () => {
     const order = reg.getMessage("acme.shop.v1.Order");
     assert.ok(order);
     assert.equal(order.field.orderId.proto.jsonName, "orderId");
+    assert.equal(order.field.orderId.proto.label, Label.OPTIONAL);
+    assert.equal(linkFiles([file({ name: "bare.proto" })]).getFile("bare.proto")?.proto.syntax, "proto2");
     assert.equal(order.field.orderId.jsonName, "orderId");
     assert.equal(order.field.createdAt.jsonName, "createdAt");
     const note = order.field.note;
