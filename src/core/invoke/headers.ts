@@ -74,9 +74,10 @@ export async function readCurlHeaders(o: CurlOptions, io: InputIo): Promise<Curl
     let lineNo = 0;
     let separated = false;
     for (;;) {
-      const raw = await lines.line();
+      let raw = await lines.line();
       if (raw === undefined) break;
       lineNo++;
+      if (lineNo === 1 && raw.startsWith("\uFEFF")) raw = raw.slice(1); // byte order mark
       // In a combined file only an empty line (CRLF accepted) ends the headers; a line of spaces is
       // skipped like any blank line, as buf does.
       if (combined && (raw === "" || raw === "\r")) {

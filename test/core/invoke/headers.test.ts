@@ -50,9 +50,9 @@ describe("readCurlHeaders", () => {
     assert.equal(r.authority, undefined);
   });
 
-  it("reads a header file, skipping blank lines and comments, LF or CRLF", async () => {
+  it("reads a header file, skipping blank lines and comments, LF or CRLF, with a byte order mark", async () => {
     file("h.txt", "# comment\nx-a: 1\n\n  x-b : two words \n");
-    file("crlf.txt", "x-c: 3\r\n\r\n# c\r\nx-d: 4\r\n");
+    file("crlf.txt", "\uFEFFx-c: 3\r\n\r\n# c\r\nx-d: 4\r\n");
     const r = await readCurlHeaders(
       opts({ headers: ["@h.txt", "x-z: 0", `@${join(dir, "crlf.txt")}`] }),
       io(),
