@@ -63,7 +63,7 @@ after(async () => {
 const client = (token: string, base = emulator.url) =>
   createWebhookClient({ baseUrl: base, token, ca: pki.ca.cert });
 
-function pusher(token = "bob-token") {
+function pusher() {
   return createClient(
     RegistryService,
     createConnectTransport({ baseUrl: emulator.url, httpVersion: "1.1", nodeOptions: { ca: pki.ca.cert } }),
@@ -71,7 +71,7 @@ function pusher(token = "bob-token") {
 }
 
 async function push(repository: string, tags: string[] = [], token = "bob-token") {
-  const p = pusher(token);
+  const p = pusher();
   return p(
     { ownerName: "acme", repositoryName: repository, tags },
     { headers: { authorization: `Bearer ${token}` } },
@@ -183,29 +183,57 @@ test("push: delivered within one batch interval, with the commit's author and ta
 });
 
 test("45 pushes are delivered in batches of 20, 20 and 5, in push order", async () => {
-  const firstAttempt = emulator.deliveries().length;
-  const before = store.count();
-  // Pushed concurrently so that all 45 are queued within one interval; push order is the order the
-  // registry recorded them (commit sequence ids).
-  const pushed = await Promise.all(Array.from({ length: 45 }, () => push("petapis")));
-  const commits = pushed
-    .map((p) => p.commit!)
-    .sort((a, b) => Number(a.commitSequenceId - b.commitSequenceId))
-    .map((c) => c.id);
-  await waitFor(() => store.count() === before + 45, "45 deliveries", INTERVAL * 10);
-  await waitFor(() => emulator.deliveries().length === firstAttempt + 45, "45 attempts");
-  const attempts = emulator.deliveries().slice(firstAttempt);
-  const sizes = new Map<number, number>();
-  for (const a of attempts) sizes.set(a.batch, (sizes.get(a.batch) ?? 0) + 1);
-  assert.deepEqual([...sizes.values()], [20, 20, 5]);
-  const delivered = (await store.list())
-    .slice(before)
-    .map(
-      (d) =>
-        (d.event as { payload: { repositoryPush: { repositoryCommit: { id: string } } } }).payload
-          .repositoryPush.repositoryCommit.id,
+  // Its own emulator with a longer interval, so that all 45 pushes are queued before the first batch
+  // even on a busy machine.
+  const interval = 2000;
+  const own = await startRegistryEmulator({
+    config,
+    tls: { cert: pki.server.cert, key: pki.server.key },
+    trustCa: pki.ca.cert,
+    batchIntervalMs: interval,
+    batchSize: 20,
+  });
+  try {
+    await createWebhookClient({ baseUrl: own.url, token: "alice-token", ca: pki.ca.cert }).createWebhook({
+      owner: "acme",
+      repository: "third",
+      callbackUrl: listener.callbackUrl,
+    });
+    const p = createClient(
+      RegistryService,
+      createConnectTransport({ baseUrl: own.url, httpVersion: "1.1", nodeOptions: { ca: pki.ca.cert } }),
     );
-  assert.deepEqual(delivered, commits);
+    const before = store.count();
+    const started = Date.now();
+    // Pushed concurrently; push order is the order the registry recorded them (commit sequence ids).
+    const pushed = await Promise.all(
+      Array.from({ length: 45 }, () =>
+        p.push(
+          { ownerName: "acme", repositoryName: "third" },
+          { headers: { authorization: "Bearer alice-token" } },
+        ),
+      ),
+    );
+    assert.ok(Date.now() - started < interval, "the pushes took longer than one interval");
+    const commits = pushed
+      .map((r) => r.commit!)
+      .sort((a, b) => Number(a.commitSequenceId - b.commitSequenceId))
+      .map((c) => c.id);
+    await waitFor(() => own.deliveries().length === 45, "45 attempts", interval * 10);
+    const sizes = new Map<number, number>();
+    for (const a of own.deliveries()) sizes.set(a.batch, (sizes.get(a.batch) ?? 0) + 1);
+    assert.deepEqual([...sizes.values()], [20, 20, 5]);
+    const delivered = (await store.list())
+      .slice(before)
+      .map(
+        (d) =>
+          (d.event as { payload: { repositoryPush: { repositoryCommit: { id: string } } } }).payload
+            .repositoryPush.repositoryCommit.id,
+      );
+    assert.deepEqual(delivered, commits);
+  } finally {
+    await own.close();
+  }
 });
 
 test("events pending when the webhook is deleted are still delivered; delete returns {} and list is then empty", async () => {
