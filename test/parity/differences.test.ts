@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import { type DemoServer, startDemoServer, startGrpcJsReflectionServer } from "../support/servers";
 import { runBoth } from "./harness";
 
-describe("deliberate differences from buf curl", { concurrency: 4, timeout: 120_000 }, () => {
+describe("deliberate differences from buf curl", { concurrency: 4, timeout: 300_000 }, () => {
   let server: DemoServer;
   let grpcJs: Awaited<ReturnType<typeof startGrpcJsReflectionServer>>;
   let dir: string;

@@ -24,7 +24,7 @@ const codes = [
 ];
 const allDetails = ["DETAIL_ERROR_INFO", "DETAIL_BAD_REQUEST", "DETAIL_RETRY_INFO", "DETAIL_QUOTA_EXCEEDED"];
 
-describe("parity: RPC errors and exit codes", { concurrency: 4, timeout: 120_000 }, () => {
+describe("parity: RPC errors and exit codes", { concurrency: 4, timeout: 300_000 }, () => {
   let server: DemoServer;
   let prefixed: DemoServer;
   before(async () => {

@@ -10,7 +10,7 @@ import { assertParity, joinRepeatedHeaders } from "./harness";
 
 const inspect = (names: string[]) => JSON.stringify({ headerNames: names });
 
-describe("parity: headers, data and credentials", { concurrency: 4, timeout: 120_000 }, () => {
+describe("parity: headers, data and credentials", { concurrency: 4, timeout: 300_000 }, () => {
   let server: DemoServer;
   let dir: string;
   let home: string;

@@ -77,7 +77,7 @@ const echoed: [string, unknown][] = [
   ],
 ];
 
-describe("parity: output formatting", { concurrency: 4, timeout: 120_000 }, () => {
+describe("parity: output formatting", { concurrency: 4, timeout: 300_000 }, () => {
   let server: DemoServer;
   before(async () => {
     server = await startDemoServer();

@@ -1,5 +1,8 @@
 // Parity with `buf curl`: three protocols × four streaming shapes, over HTTP/1.1, h2c and TLS, with the
 // schema from reflection and from --schema. Inspect shows which HTTP version and headers each tool used.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   type DemoServer,
@@ -31,7 +34,7 @@ const shapes = [
 ];
 const protocols = ["connect", "grpc", "grpcweb"];
 
-describe("parity: protocols × streaming shapes × transports", { concurrency: 4, timeout: 180_000 }, () => {
+describe("parity: protocols × streaming shapes × transports", { concurrency: 4, timeout: 300_000 }, () => {
   let servers: DemoServers;
   let tls: DemoServer;
   let tlsHttp1: DemoServer;
@@ -50,12 +53,14 @@ describe("parity: protocols × streaming shapes × transports", { concurrency: 4
     await Promise.all([servers?.close(), tls?.close(), tlsHttp1?.close(), mtls?.close()]);
   });
 
-  const transports: { name: string; url: () => string; args: () => string[] }[] = [
+  // `shapes` limits a transport to some of the shapes (by name) to keep the suite's run time down.
+  const transports: { name: string; url: () => string; args: () => string[]; shapes?: string[] }[] = [
     { name: "http, reflection", url: () => servers.plain.url, args: () => [] },
     {
       name: "http, reflection, --http2-prior-knowledge",
       url: () => servers.plain.url,
       args: () => ["--http2-prior-knowledge"],
+      shapes: ["unary", "server stream", "unary Inspect"],
     },
     { name: "http, --schema dir", url: () => servers.plain.url, args: () => ["--schema", examplesDir] },
     {
@@ -78,12 +83,14 @@ describe("parity: protocols × streaming shapes × transports", { concurrency: 4
       name: "https mutual TLS, reflection",
       url: () => mtls.url,
       args: () => ["--cacert", pki.ca.certPath, "--cert", pki.client.certPath, "--key", pki.client.keyPath],
+      shapes: ["unary", "bidi stream", "unary Inspect"],
     },
   ];
 
   for (const transport of transports) {
     for (const protocol of protocols) {
       for (const shape of shapes) {
+        if (transport.shapes && !transport.shapes.includes(shape.name)) continue;
         test(`${transport.name}: ${protocol} ${shape.name}`, async () => {
           await assertParity(
             [
@@ -112,6 +119,41 @@ describe("parity: protocols × streaming shapes × transports", { concurrency: 4
       await assertParity(["--list-services", prefixed.url], { code: 0 });
     } finally {
       await prefixed.close();
+    }
+  });
+
+  test("--unix-socket dials the socket for reflection and the call", async () => {
+    const socketPath = join(mkdtempSync(join(tmpdir(), "protocall-parity-sock-")), "demo.sock");
+    const onSocket = await startDemoServer({ unixSocket: socketPath });
+    try {
+      for (const protocol of protocols) {
+        await assertParity(
+          [
+            "--unix-socket",
+            socketPath,
+            "--protocol",
+            protocol,
+            "-d",
+            '{"count": 2}',
+            "http://demo.local/demo.v1.DemoService/Count",
+          ],
+          { code: 0 },
+        );
+      }
+      await assertParity(
+        [
+          "--unix-socket",
+          socketPath,
+          "-d",
+          '{"headerNames": ["host"]}',
+          "http://demo.local:8080/demo.v1.DemoService/Inspect",
+        ],
+        {
+          code: 0,
+        },
+      );
+    } finally {
+      await onSocket.close();
     }
   });
 

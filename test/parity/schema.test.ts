@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import { type DemoServers, demoDescriptorSet, examplesDir, startDemoServers } from "../support/servers";
 import { assertParity } from "./harness";
 
-describe("parity: schema sources and listing", { concurrency: 4, timeout: 120_000 }, () => {
+describe("parity: schema sources and listing", { concurrency: 4, timeout: 300_000 }, () => {
   let servers: DemoServers;
   let descriptorSet: string;
   before(async () => {
