@@ -366,16 +366,25 @@ export class DescriptorSetIndex {
     try {
       let size: number;
       let head: Uint8Array;
+      let whole: Uint8Array | undefined;
       try {
         const st = fstatSync(fd);
         if (st.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
-        size = st.size;
-        head = new Uint8Array(Math.min(size, 64));
-        readSync(fd, head, 0, head.length, 0);
+        if (!st.isFile()) {
+          // A pipe or device (/dev/stdin, <(…)): no positioned reads, read it through.
+          whole = readFileSync(fd);
+          size = whole.length;
+          head = whole;
+        } else {
+          size = st.size;
+          head = new Uint8Array(Math.min(size, 64));
+          readSync(fd, head, 0, head.length, 0);
+        }
       } catch (err) {
         throw fileError(path, err);
       }
       if (size === 0) throw new ProtocallError(`${label} is empty. ${HOW_TO_BUILD}`);
+      if (whole) return DescriptorSetIndex.fromBytes(whole, label);
       if (looksLikeJson(head)) {
         let bytes: Uint8Array;
         try {

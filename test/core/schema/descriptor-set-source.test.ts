@@ -18,6 +18,7 @@ import {
   openDescriptorSetFile,
 } from "../../../src/core/schema/descriptor-set-source";
 import { runBuf } from "../../support/buf";
+import { repoRoot, runProcess } from "../../support/cli";
 import { acmeFiles, buildSet, reorderSet, writeModule } from "./descriptor-set-fixtures";
 
 let image: Uint8Array;
@@ -283,6 +284,33 @@ describe("openDescriptorSetFile", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test("a pipe such as /dev/stdin is read through, not with positioned reads", async () => {
+    const script = join(tmp, "list-services.ts");
+    const module = join(repoRoot, "src/core/schema/descriptor-set-source.ts");
+    writeFileSync(
+      script,
+      `import { openDescriptorSetFile } from ${JSON.stringify(module)};\n` +
+        "openDescriptorSetFile(process.argv[2]).then(async (s) => {\n" +
+        "  console.log((await s.listServices()).join(','));\n" +
+        "  await s.close();\n" +
+        "}, (e) => { console.error(e.message); process.exit(1); });\n",
+    );
+    const set = join(tmp, "piped.binpb");
+    writeFileSync(set, image);
+    // A shell pipe, as in `cat set.binpb | protocall … --schema /dev/stdin`.
+    const node = JSON.stringify(process.execPath);
+    const run = (input: string) =>
+      runProcess("/bin/sh", ["-c", `${input} | ${node} --import tsx ${JSON.stringify(script)} /dev/stdin`], {
+        timeoutMs: 20_000,
+      });
+    const ok = await run(`cat ${JSON.stringify(set)}`);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stdout.trim(), "acme.v1.ShopService,other.v2.OtherService");
+    const empty = await run("true");
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /descriptor set \/dev\/stdin is empty/);
   });
 
   test("bad files: one ProtocallError naming the file", async () => {
