@@ -337,8 +337,9 @@ async function observe(
   try {
     res = await inner({ ...req, body });
   } catch (err) {
-    throw dialFailure() ?? err;
+    throw dialFailure() ?? peerEnded(err, req.signal);
   }
+  res = { ...res, body: mapBodyErrors(res.body, req.signal) };
   if (!log.enabled) return res;
   log.line(`< (#${n}) HTTP/${version} ${res.status} ${http.STATUS_CODES[res.status] ?? ""}`.trimEnd());
   // Transfer-Encoding belongs to the HTTP/1.1 framing, which Go's client hides too.
@@ -446,6 +447,31 @@ class EnvelopeScanner {
       any = true;
     });
     return any ? headers : undefined;
+  }
+}
+
+/**
+ * A stream the server resets or a connection it closes mid-call is `internal` (a protocol error), as
+ * in buf; Node reports a closed session as a canceled stream, which only our own abort may be.
+ */
+function peerEnded(err: unknown, signal: AbortSignal | undefined): unknown {
+  if (err instanceof ConnectError && err.code === Code.Canceled && !signal?.aborted) {
+    return new ConnectError(
+      `protocol error: the server ended the stream early: ${err.rawMessage}`,
+      Code.Internal,
+    );
+  }
+  return err;
+}
+
+async function* mapBodyErrors(
+  src: AsyncIterable<Uint8Array>,
+  signal: AbortSignal | undefined,
+): AsyncIterable<Uint8Array> {
+  try {
+    yield* src;
+  } catch (err) {
+    throw peerEnded(err, signal);
   }
 }
 

@@ -252,6 +252,38 @@ describe("RPC errors", () => {
     assert.ok(Date.now() - started < 3000);
   });
 
+  test("a server that resets the stream or drops the connection mid-stream: internal (104), as buf", async () => {
+    const http2 = await import("node:http2");
+    for (const mode of ["reset", "drop"] as const) {
+      const raw = http2.createServer();
+      raw.on("sessionError", () => {});
+      raw.on("stream", (stream) => {
+        stream.on("error", () => {});
+        stream.respond({ ":status": 200, "content-type": "application/grpc+proto" });
+        stream.write(Buffer.from([0, 0, 0, 0, 2, 8, 1])); // CountResponse{number: 1}
+        setTimeout(() => {
+          if (mode === "drop") stream.session?.destroy();
+          else stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+        }, 20);
+      });
+      await new Promise<void>((r) => raw.listen(0, "127.0.0.1", r));
+      const port = (raw.address() as { port: number }).port;
+      try {
+        const r = await curl({
+          url: `http://127.0.0.1:${port}/demo.v1.DemoService/Count`,
+          protocol: "grpc",
+          schemas: [schema],
+          data: '{"count":3}',
+        });
+        assert.equal(r.stdout, '{\n  "number": 1\n}\n', mode);
+        assert.equal(r.code, 104, `${mode}: ${r.stderr}`);
+        assert.match(r.stderr, /"code": "internal"/);
+      } finally {
+        await new Promise<void>((r) => raw.close(() => r()));
+      }
+    }
+  });
+
   test("--connect-timeout bounds connection setup", async () => {
     // A listener that never completes the TLS handshake.
     const silent = createServer(() => {});
