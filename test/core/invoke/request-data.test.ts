@@ -158,6 +158,85 @@ describe("readRequestDocuments", () => {
     assert.deepEqual(await all(chunks(single)), expected);
   });
 
+  it("agrees with JSON.parse on random documents, whitespace and chunking", async () => {
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const strings = ["", "a", 'q"uote', "back\\slash", "{[}]", "é😀", "\n\t", "\u0001"];
+    const value = (depth: number): unknown => {
+      switch (rand(depth > 3 ? 5 : 7)) {
+        case 0:
+          return strings[rand(strings.length)];
+        case 1:
+          return rand(2000) - 1000 + (rand(2) ? 0.5 : 0);
+        case 2:
+          return [true, false, null][rand(3)];
+        case 3:
+          return rand(100000);
+        case 4:
+          return strings[rand(strings.length)] + rand(10);
+        case 5:
+          return Array.from({ length: rand(4) }, () => value(depth + 1));
+        default:
+          return Object.fromEntries(
+            Array.from({ length: rand(4) }, (_, i) => [
+              `k${i}${strings[rand(strings.length)]}`,
+              value(depth + 1),
+            ]),
+          );
+      }
+    };
+    const spaces = ["", " ", "\n", "\r\n", "\t ", "\n\n  "];
+    for (let round = 0; round < 200; round++) {
+      const docs = Array.from({ length: 1 + rand(6) }, () => value(0));
+      let text = "";
+      docs.forEach((d, i) => {
+        const scalar = typeof d !== "object" || d === null;
+        const prevScalar = i > 0 && (typeof docs[i - 1] !== "object" || docs[i - 1] === null);
+        // Whitespace is required only between two scalars that are not strings.
+        const needSpace = scalar && prevScalar && typeof d !== "string" && typeof docs[i - 1] !== "string";
+        const sep = spaces[rand(spaces.length)];
+        text +=
+          (i > 0 && needSpace && sep === "" ? " " : sep) + JSON.stringify(d, null, rand(2) ? 2 : undefined);
+      });
+      const bytes = Buffer.from(text);
+      const parts: Uint8Array[] = [];
+      for (let i = 0; i < bytes.length; ) {
+        const n = 1 + rand(40);
+        parts.push(bytes.subarray(i, i + n));
+        i += n;
+      }
+      assert.deepEqual(
+        (await all(chunks(parts))).map((d) => d.value),
+        docs,
+        text,
+      );
+    }
+  });
+
+  it("never fails other than with a ProtocallError on random bytes", async () => {
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const alphabet = '{}[]",:\\ \n\r\tabcdefnrtu0123456789.-+eE\u00e9';
+    for (let round = 0; round < 500; round++) {
+      let text = "";
+      for (let i = rand(60); i > 0; i--) text += alphabet[rand(alphabet.length)];
+      try {
+        for await (const _ of readRequestDocuments(text, "r")) {
+          // consume
+        }
+      } catch (e) {
+        assert.ok(e instanceof ProtocallError, `${JSON.stringify(text)}: ${e}`);
+        assert.match(e.message, /^r:\d+(:\d+)?: /);
+      }
+    }
+  });
+
   it("reports invalid JSON at its exact line and column", async () => {
     await failsWith(
       '{"a": 1}\n{"b": \n  [1,}',
