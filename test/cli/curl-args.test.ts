@@ -212,3 +212,49 @@ describe("curlHelp", () => {
     for (const line of help.split("\n")) assert.ok(line.length <= 100, line);
   });
 });
+
+describe("parseCurlArgs on random input", () => {
+  it("returns options or throws a one-line ProtocallError, never anything else", () => {
+    let seed = 3;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const pieces = [
+      "-",
+      "--",
+      "-d",
+      "-vk",
+      "-H",
+      "--data=",
+      "--timeout",
+      "5s",
+      "x",
+      "=",
+      "--reflect=",
+      "-k=",
+      "-dd",
+      "--schema",
+      "-E",
+      "1e3",
+      "--protocol",
+      "grpc",
+      "--no-such",
+      "-Z",
+      "@-",
+      "http://h/a.B/C",
+    ];
+    for (let round = 0; round < 2000; round++) {
+      const args = Array.from(
+        { length: rand(6) },
+        () => pieces[rand(pieces.length)] + (rand(4) ? "" : pieces[rand(pieces.length)]),
+      );
+      try {
+        parseCurlArgs(args);
+      } catch (e) {
+        assert.ok(e instanceof ProtocallError, `${JSON.stringify(args)}: ${e}`);
+        assert.ok(!e.message.includes("\n"));
+      }
+    }
+  });
+});
