@@ -76,25 +76,32 @@ export function copyAsProtocallCurl(o: CurlOptions): CopiedCommand {
   return { command: shellJoin(["protocall", "curl", ...curlArguments(o)]), notes: [] };
 }
 
-/** `buf curl …`: the same flags; buf also needs HTTP/2 prior knowledge spelled out over plain http. */
+/**
+ * `buf curl …`: the same flags. buf reads the values of its repeatable flags (-H, --reflect-header,
+ * --schema) as CSV, so a value holding a comma or a double quote is written as one quoted CSV field;
+ * and over plain http it needs HTTP/2 prior knowledge spelled out for gRPC and reflection.
+ */
 export function copyAsBufCurl(o: CurlOptions): CopiedCommand {
   const notes: string[] = [];
-  const options = { ...o };
+  const options: CurlOptions = {
+    ...o,
+    headers: o.headers.map(csvField),
+    reflectHeaders: o.reflectHeaders.map(csvField),
+    schemas: o.schemas.map(csvField),
+  };
   const plain = o.url?.toLowerCase().startsWith("http://") ?? false;
   const reflection = o.reflect ?? o.schemas.length === 0;
   if (plain && !o.http2PriorKnowledge && (o.protocol === "grpc" || reflection)) {
     // protocall implies it for gRPC and reflection over http; older buf versions refuse without it.
     options.http2PriorKnowledge = true;
   }
-  for (const h of [...o.headers, ...o.reflectHeaders]) {
-    if (h.includes(",") && !h.startsWith("@")) {
-      notes.push(
-        `buf curl splits header values at commas, so it sends ${JSON.stringify(h)} as several headers`,
-      );
-    }
-  }
   if (o.http3) notes.push("buf curl supports --http3; protocall does not");
   return { command: shellJoin(["buf", "curl", ...curlArguments(options)]), notes };
+}
+
+/** One CSV field as Go's encoding/csv reads it: quoted (with "" for ") when it holds , " or a line break. */
+export function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
 /** `grpcurl …`: the closest equivalent (grpcurl speaks gRPC only), with notes on what differs. */

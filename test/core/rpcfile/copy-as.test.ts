@@ -1,0 +1,321 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { describe, test } from "node:test";
+import { parseCurlArgs } from "../../../src/cli/commands/curl-args";
+import type { CurlOptions } from "../../../src/core/invoke/options";
+import {
+  copyAsBufCurl,
+  copyAsGrpcurl,
+  copyAsProtocallCurl,
+  curlArguments,
+  shellQuote,
+} from "../../../src/core/rpcfile/copy-as";
+
+/** Splits a command line as sh does (runs the real shell, which prints each argument NUL-terminated). */
+function shellSplit(command: string): string[] {
+  const r = spawnSync("sh", ["-c", `printf '%s\\0' ${command.replace(/^\S+/, "")}`], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  return [command.split(" ")[0], ...r.stdout.split("\0").slice(0, -1)];
+}
+
+const everything: string[] = [
+  "--protocol",
+  "grpcweb",
+  "-H",
+  'Authorization: Bearer it\'s "quoted" $HOME `x`',
+  "-H",
+  "Accept-Language: en, fr",
+  "-d",
+  '{"text": "line\\nnext", "emoji": "😀"}\n{"a": 1}',
+  "--emit-defaults",
+  "-o",
+  "/tmp/out dir/r.json",
+  "--schema",
+  "/p/demo.binpb",
+  "--schema",
+  "buf.build/acme/x",
+  "--reflect",
+  "--reflect-header",
+  "*",
+  "--reflect-header",
+  "x-r: 1",
+  "--reflect-protocol",
+  "grpc-v1alpha",
+  "--http2-prior-knowledge",
+  "--unix-socket",
+  "/tmp/s.sock",
+  "--connect-timeout",
+  "0.25",
+  "--keepalive-time",
+  "30",
+  "--timeout",
+  "1m30.5s",
+  "--cacert",
+  "/c/ca.pem",
+  "--cert",
+  "/c/client.pem",
+  "--key",
+  "/c/client.key",
+  "--insecure=false",
+  "--servername",
+  "api.test",
+  "--user",
+  "me:pw",
+  "--netrc-file",
+  "/n/.netrc",
+  "--user-agent",
+  "ua/1",
+  "--verbose",
+  "--debug",
+  "--log-format",
+  "json",
+  "https://127.0.0.1:8443/api/demo.v1.DemoService/Sum",
+];
+
+describe("copy as protocall curl and buf curl", () => {
+  test("curlArguments parse back to the same options, for every field", () => {
+    const o = parseCurlArgs(everything).options;
+    assert.deepEqual(parseCurlArgs(curlArguments(o)).options, o);
+    const defaults = parseCurlArgs(["http://h/s.S/M"]).options;
+    assert.deepEqual(curlArguments(defaults), ["http://h/s.S/M"]);
+    const other = parseCurlArgs([
+      "-k",
+      "--no-keepalive",
+      "--http3",
+      "--list-services",
+      "-n",
+      "--reflect=false",
+      "--",
+      "-odd",
+    ]).options;
+    assert.deepEqual(parseCurlArgs(curlArguments(other)).options, other);
+  });
+
+  test("the copied command line, split by a real shell, gives the same options", () => {
+    const o = parseCurlArgs(everything).options;
+    const copied = copyAsProtocallCurl(o);
+    assert.deepEqual(copied.notes, []);
+    const argv = shellSplit(copied.command);
+    assert.deepEqual(argv.slice(0, 2), ["protocall", "curl"]);
+    assert.deepEqual(parseCurlArgs(argv.slice(2)).options, o);
+  });
+
+  test("shell quoting leaves safe words alone and single-quotes the rest", () => {
+    assert.equal(shellQuote("http://h:1/a.B/C"), "http://h:1/a.B/C");
+    assert.equal(shellQuote("a b"), "'a b'");
+    assert.equal(shellQuote("it's"), "'it'\\''s'");
+    assert.equal(shellQuote(""), "''");
+  });
+
+  test("buf curl: same flags, CSV-quoted repeatable values, HTTP/2 prior knowledge spelled out over http", () => {
+    const o = parseCurlArgs([
+      "--protocol",
+      "grpc",
+      "-H",
+      'a: x, "y"',
+      "-H",
+      "b: 1",
+      "http://h:1/s.S/M",
+    ]).options;
+    const b = copyAsBufCurl(o);
+    assert.deepEqual(b.notes, []);
+    const argv = shellSplit(b.command);
+    assert.deepEqual(argv.slice(0, 2), ["buf", "curl"]);
+    assert.deepEqual(parseCurlArgs(argv.slice(2)).options, {
+      ...o,
+      headers: ['"a: x, ""y"""', "b: 1"],
+      http2PriorKnowledge: true,
+    });
+    // With --schema and no reflection over http/1.1, nothing is added.
+    const plain = parseCurlArgs(["--schema", "x.binpb", "http://h:1/s.S/M"]).options;
+    assert.deepEqual(parseCurlArgs(shellSplit(copyAsBufCurl(plain).command).slice(2)).options, plain);
+  });
+});
+
+describe("copy as grpcurl", () => {
+  const grpcurl = (args: string[]) => {
+    const c = copyAsGrpcurl(parseCurlArgs(args).options);
+    return { argv: shellSplit(c.command.replace(/ [<>] .*$/, "")), command: c.command, notes: c.notes };
+  };
+
+  test("plain http: -plaintext, headers as -rpc-header, data, host:port and service/method", () => {
+    const r = grpcurl([
+      "--protocol",
+      "grpc",
+      "-H",
+      "Authorization: Bearer x",
+      "-d",
+      '{"name": "w"}',
+      "--timeout",
+      "2500ms",
+      "--connect-timeout",
+      "3",
+      "--keepalive-time",
+      "20",
+      "--emit-defaults",
+      "-v",
+      "http://localhost:8080/demo.v1.GreetService/Greet",
+    ]);
+    assert.deepEqual(r.argv, [
+      "grpcurl",
+      "-plaintext",
+      "-rpc-header",
+      "Authorization: Bearer x",
+      "-d",
+      '{"name": "w"}',
+      "-emit-defaults",
+      "-max-time",
+      "2.5",
+      "-connect-timeout",
+      "3",
+      "-keepalive-time",
+      "20",
+      "-v",
+      "localhost:8080",
+      "demo.v1.GreetService/Greet",
+    ]);
+    assert.deepEqual(r.notes, []);
+  });
+
+  test("https with TLS flags, Host as -authority, User-Agent, reflection headers, default port", () => {
+    const r = grpcurl([
+      "--protocol",
+      "grpc",
+      "-k",
+      "--cacert",
+      "/ca.pem",
+      "--cert",
+      "/c.pem",
+      "--key",
+      "/c.key",
+      "--servername",
+      "api.test",
+      "-H",
+      "Host: api.test",
+      "-H",
+      "x-a: 1",
+      "-A",
+      "me/1",
+      "--reflect-header",
+      "*",
+      "--reflect-header",
+      "x-r: 2",
+      "https://example.com/demo.v1.GreetService/Greet",
+    ]);
+    assert.deepEqual(r.argv, [
+      "grpcurl",
+      "-insecure",
+      "-cacert",
+      "/ca.pem",
+      "-cert",
+      "/c.pem",
+      "-key",
+      "/c.key",
+      "-servername",
+      "api.test",
+      "-authority",
+      "api.test",
+      "-H",
+      "x-a: 1",
+      "-reflect-header",
+      "x-r: 2",
+      "-user-agent",
+      "me/1",
+      "example.com:443",
+      "demo.v1.GreetService/Greet",
+    ]);
+  });
+
+  test("schemas: .proto with -import-path and -proto, descriptor sets with -protoset, directories noted", () => {
+    const r = grpcurl([
+      "--protocol",
+      "grpc",
+      "--schema",
+      "/p/demo/v1/greet.proto",
+      "--schema",
+      "/p/set.binpb",
+      "--schema",
+      "/p/dir",
+      "http://h:1/s.S/M",
+    ]);
+    assert.deepEqual(r.argv, [
+      "grpcurl",
+      "-plaintext",
+      "-import-path",
+      "/p/demo/v1",
+      "-proto",
+      "greet.proto",
+      "-protoset",
+      "/p/set.binpb",
+      "-import-path",
+      "/p/dir",
+      "h:1",
+      "s.S/M",
+    ]);
+    assert.equal(r.notes.length, 1);
+    assert.match(r.notes[0], /each \.proto file under \/p\/dir named with -proto/);
+  });
+
+  test("unix sockets, listing, file data and output, and notes for what grpcurl lacks", () => {
+    const r = grpcurl([
+      "--unix-socket",
+      "/tmp/s.sock",
+      "--list-services",
+      "--user",
+      "me",
+      "--no-keepalive",
+      "http://h/api",
+    ]);
+    assert.deepEqual(r.argv, ["grpcurl", "-plaintext", "-unix", "/tmp/s.sock", "list"]);
+    assert.deepEqual(
+      r.notes.map((n) => n.slice(0, 28)),
+      [
+        "grpcurl speaks only gRPC; th",
+        "grpcurl cannot prompt for a ",
+        "grpcurl cannot turn TCP keep",
+        "grpcurl cannot call a server",
+      ],
+    );
+    const f = copyAsGrpcurl(
+      parseCurlArgs(["--protocol", "grpc", "-d", "@/in put.json", "-o", "out.json", "http://h:1/s.S/M"])
+        .options,
+    );
+    assert.equal(f.command, "grpcurl -plaintext -d @ h:1 s.S/M < '/in put.json' > out.json");
+    const basic = copyAsGrpcurl(
+      parseCurlArgs(["--protocol", "grpc", "-u", "me:pw", "http://h:1/s.S/M"]).options,
+    );
+    assert.match(basic.command, /-rpc-header 'Authorization: Basic bWU6cHc='/);
+  });
+
+  test("only documented grpcurl flags are produced", () => {
+    const documented = new Set([
+      "-plaintext",
+      "-insecure",
+      "-cacert",
+      "-cert",
+      "-key",
+      "-servername",
+      "-H",
+      "-rpc-header",
+      "-reflect-header",
+      "-d",
+      "-max-time",
+      "-connect-timeout",
+      "-keepalive-time",
+      "-proto",
+      "-protoset",
+      "-import-path",
+      "-emit-defaults",
+      "-unix",
+      "-authority",
+      "-user-agent",
+      "-v",
+    ]);
+    const o: CurlOptions = parseCurlArgs(everything).options;
+    for (const options of [o, { ...o, protocol: "grpc" as const, unixSocket: undefined }]) {
+      const argv = shellSplit(copyAsGrpcurl(options).command.replace(/ [<>] .*$/, ""));
+      for (const a of argv.slice(1))
+        if (a.startsWith("-") && !a.startsWith("-{")) assert.ok(documented.has(a), a);
+    }
+  });
+});
