@@ -489,8 +489,9 @@ export class DescriptorSetIndex {
     const dot = name.lastIndexOf(".");
     if (dot <= 0) return undefined;
     const parent = this.symbols.get(name.slice(0, dot));
-    if (parent === undefined) return undefined;
-    const service = this.scanned.get(parent)?.services.find((s) => s.name === name.slice(0, dot));
+    const parentFile = parent === undefined ? undefined : this.scanned.get(parent);
+    if (parentFile === undefined) return undefined;
+    const service = this.complete(parentFile).services.find((s) => s.name === name.slice(0, dot));
     return service?.methods.includes(name.slice(dot + 1)) ? parent : undefined;
   }
 

@@ -258,7 +258,7 @@ function at(cur: Cursor, w: ByteWindow, pos: number, end: number): void {
 export interface ScannedService {
   /** Fully qualified name, without a leading dot. */
   readonly name: string;
-  /** Simple names of its methods, in declaration order. */
+  /** Simple names of its methods, in declaration order; filled with the file's details. */
   readonly methods: string[];
 }
 
@@ -273,8 +273,8 @@ export interface ScannedExtension {
 
 /**
  * What the scan learns about one file, without decoding it. The first pass keeps this small (most
- * files of a large set are never looked at): name, package, services and where the file and its
- * source info are. Imports, messages, enums and extensions come from `scanDetails`, on demand.
+ * files of a large set are never looked at): name, package, service names and where the file and
+ * its source info are. Imports, methods, messages, enums and extensions come from `scanDetails`.
  */
 export interface ScannedFile {
   readonly name: string;
@@ -445,7 +445,7 @@ function scanSymbol(cur: Cursor, field: number, file: ScannedFile): void {
   const prefix = file.package === "" ? "" : file.package + ".";
   if (field === FILE_SERVICE) {
     if (file.services === EMPTY) file.services = [];
-    file.services.push(scanService(cur, prefix));
+    file.services.push(scanService(cur, prefix, file.hasDetails));
     return;
   }
   if (file.types === EMPTY) file.types = [];
@@ -537,15 +537,15 @@ function scanNested(
 }
 
 // ServiceDescriptorProto: name 1, method 2 (MethodDescriptorProto: name 1).
-function scanService(cur: Cursor, prefix: string): ScannedService {
+function scanService(cur: Cursor, prefix: string, withMethods: boolean): ScannedService {
   let name = "";
-  const methods: string[] = [];
+  const methods: string[] = withMethods ? [] : EMPTY;
   const end = cur.end;
   while (cur.pos < end) {
     const t = tag(cur);
     if (t === 0x0a) {
       name = str(cur, lengthPrefix(cur));
-    } else if (t === 0x12) {
+    } else if (t === 0x12 && withMethods) {
       const len = lengthPrefix(cur);
       const next = cur.pos + len;
       cur.end = next;
