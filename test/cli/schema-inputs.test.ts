@@ -295,3 +295,18 @@ describe("protocall curl with a reflection server that misbehaves", () => {
     }
   });
 });
+
+describe("protocall build: where the output cannot go", () => {
+  test("a missing directory, a directory and a file in the path: one line each", async () => {
+    const cases: [string, RegExp][] = [
+      [join(temp, "no/such/dir/set.binpb"), /its directory .*no\/such\/dir does not exist/],
+      [temp, /it is a directory; name a file/],
+      [join(setPath, "x.binpb"), /a part of its path is a file, not a directory/],
+    ];
+    for (const [output, message] of cases) {
+      const r = await runCli(["build", schemaFixturesDir, "-o", output], { env, timeoutMs: 60_000 });
+      assertOneLineError(r, message);
+      assert.ok(r.stderr.startsWith(`protocall: cannot write ${output}: `), r.stderr);
+    }
+  });
+});

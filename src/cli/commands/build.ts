@@ -1,6 +1,6 @@
 // `protocall build <dir> -o <file>`: compiles a workspace to a binary FileDescriptorSet.
 import { writeFile } from "node:fs/promises";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { fromBinary, toJsonString } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
@@ -85,13 +85,29 @@ export const command: Command = {
     try {
       await writeFile(resolve(ctx.cwd, output), content);
     } catch (err) {
-      throw new ProtocallError(
-        `cannot write ${output}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`,
-      );
+      throw new ProtocallError(`cannot write ${output}: ${writeProblem(err, output)}`);
     }
     return 0;
   },
 };
+
+/** Why the output file could not be written, in words. */
+function writeProblem(err: unknown, output: string): string {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case "ENOENT":
+      return `its directory ${dirname(output)} does not exist; create it or choose another path`;
+    case "ENOTDIR":
+      return "a part of its path is a file, not a directory; choose another path";
+    case "EISDIR":
+      return "it is a directory; name a file, such as set.binpb";
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return "permission denied; choose a path you can write to";
+    default:
+      return (err as NodeJS.ErrnoException).code ?? errorMessage(err);
+  }
+}
 
 function parse(args: string[]) {
   return parseArgs({
