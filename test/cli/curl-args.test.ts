@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { curlFlags, curlHelp, parseCurlArgs } from "../../src/cli/commands/curl-args";
 import { ProtocallError } from "../../src/core/errors";
 import { defaultCurlOptions } from "../../src/core/invoke/options";
+import { validateCurlOptions } from "../../src/core/invoke/validate";
 
 const url = "http://localhost:8080/acme.v1.GreetService/Greet";
 
@@ -255,6 +256,20 @@ describe("parseCurlArgs on random input", () => {
         assert.ok(e instanceof ProtocallError, `${JSON.stringify(args)}: ${e}`);
         assert.ok(!e.message.includes("\n"));
       }
+    }
+  });
+});
+
+describe("curlHelp examples", () => {
+  it("are valid command lines", () => {
+    const text = curlHelp().replace(/\\\n\s*/g, " ");
+    const commands = [...text.matchAll(/\$ protocall curl (.*)/g)].map((m) => m[1].replace(/<<EOM.*/, ""));
+    assert.ok(commands.length >= 8, `${commands.length} examples`);
+    for (const command of commands) {
+      // Split like a shell: whitespace, with '...' quoting.
+      const args = [...command.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]);
+      const { options } = parseCurlArgs(args);
+      assert.doesNotThrow(() => validateCurlOptions(options), command);
     }
   });
 });
