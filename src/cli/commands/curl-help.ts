@@ -29,7 +29,13 @@ the file holds the headers, then a blank line, then the data (LF or CRLF line en
 
 Exit codes: an RPC error prints the error as JSON on stderr and exits with the gRPC code times 8
 (for example 40 for not_found, 112 for unavailable). Any other failure prints one line on stderr and
-exits with 1.`;
+exits with 1.
+
+Differences from 'buf curl', on purpose: header values are never split at commas; server reflection
+also works with servers whose descriptors are imperfect (such as @grpc/reflection); HTTP/2 prior
+knowledge is implied for grpc and reflection over plain http; --netrc fails when the file has no
+entry for the host; header/data files may use CRLF line endings; --http3 is refused, since Node.js
+has no QUIC support.`;
 
 const examples = `Examples:
 
