@@ -100,7 +100,10 @@ if (require.main === module) {
   const ctx: CliContext = {
     stdout: process.stdout,
     stderr: process.stderr,
-    stdin: process.stdin,
+    // Created on first use: making process.stdin costs start-up time that most calls never need.
+    get stdin() {
+      return process.stdin;
+    },
     env: process.env,
     cwd: process.cwd(),
   };

@@ -1,6 +1,7 @@
 // `protocall curl <url> [flags]`: a drop-in for `buf curl`. Parses the flags, then runs the call.
 // The invoke core is loaded only after parsing, so `--help` and usage errors stay fast.
 import { homedir } from "node:os";
+import { isatty } from "node:tty";
 import type { CliContext, Command } from "../context";
 import { version } from "../version";
 import { curlHelp, parseCurlArgs } from "./curl-args";
@@ -18,19 +19,23 @@ export const command: Command = {
       import("../../core/invoke/run-curl"),
       import("../../core/invoke/prompt-password"),
     ]);
-    const stdin = ctx.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
-    const stdinIsTTY = stdin.isTTY === true;
+    // ctx.stdin is created lazily (only when the call reads stdin), so it is not touched here.
+    const isProcess = ctx.stdout === process.stdout;
+    const stdinIsTTY = isProcess
+      ? isatty(0)
+      : (ctx.stdin as NodeJS.ReadableStream & { isTTY?: boolean }).isTTY === true;
     const controller = new AbortController();
     const onSigint = () => controller.abort();
-    const isProcess = ctx.stdin === process.stdin;
     if (isProcess) process.once("SIGINT", onSigint);
     try {
       return await runCurl(options, {
         cwd: ctx.cwd,
         env: ctx.env,
-        stdin,
+        get stdin() {
+          return ctx.stdin;
+        },
         stdinIsTTY,
-        promptPassword: stdinIsTTY ? (prompt) => promptPassword(prompt, stdin, ctx.stderr) : undefined,
+        promptPassword: stdinIsTTY ? (prompt) => promptPassword(prompt, ctx.stdin, ctx.stderr) : undefined,
         homedir: ctx.env.HOME || homedir(),
         stdout: ctx.stdout,
         stderr: ctx.stderr,
