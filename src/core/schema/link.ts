@@ -29,6 +29,7 @@ import {
   FieldDescriptorProtoSchema,
   type FileDescriptorProto,
   FileDescriptorProtoSchema,
+  FileDescriptorSetSchema,
   OneofDescriptorProtoSchema,
 } from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../errors";
@@ -103,7 +104,7 @@ export interface Linker {
  * Throws a ProtocallError on a missing dependency, an import cycle or an unresolvable reference.
  */
 export function linkFiles(files: readonly FileDescriptorProto[], options: LinkOptions = {}): FileRegistry {
-  return createLinker(options).link(files);
+  return newLinker(options).linkTogether(files);
 }
 
 /** The runtime's well-known files as registries, built once (only needed when asked for directly). */
@@ -111,14 +112,23 @@ const wellKnownRegistries = new Map<string, FileRegistry>();
 
 /** Creates an incremental linker; see Linker. */
 export function createLinker(options: LinkOptions = {}): Linker {
+  const { link } = newLinker(options);
+  return { link };
+}
+
+function newLinker(
+  options: LinkOptions,
+): Linker & { linkTogether(files: readonly FileDescriptorProto[]): FileRegistry } {
   const prefix = options.label ? `${options.label}: ` : "";
   const fail = (message: string): never => {
     throw new ProtocallError(prefix + message);
   };
   const wkt = wellKnownFiles();
 
-  /** Every file added, completed or not, by name (the well-known files are the runtime's). */
+  /** Every file added, by name: the caller's until it is completed, then the completed copy. */
   const protos = new Map<string, FileDescriptorProto>();
+  /** Files copied from the caller's (completing changes them). */
+  const copied = new Set<string>();
   /** Files whose references have been resolved and completed. */
   const completed = new Set<string>();
   /** Built files and the registry of each (the file plus everything it needs). */
@@ -244,26 +254,32 @@ export function createLinker(options: LinkOptions = {}): Linker {
     }
   };
 
-  // Builds a file after everything it imports, once; fails on a missing import or a cycle.
+  // Lists `name` and everything it imports, imports first, completing each file once; fails on a
+  // missing import or a cycle. With `stopAtBuilt`, a built file stands for its imports (built too).
   const visiting: string[] = [];
-  const build = (name: string, importedBy: string | undefined): DescFile => {
-    const done = built.get(name);
-    if (done) return done;
-    if (isWellKnown(name) && !protos.has(name)) {
-      const desc = wkt.get(name) as DescFile;
-      built.set(name, desc);
-      return desc;
-    }
-    const file = protos.get(name);
-    if (!file) {
-      return fail(
-        `file "${importedBy}" imports "${name}", which is missing. ` +
-          "Include all imports in the schema (buf build, or protoc --include_imports).",
-      );
+  const order = (
+    name: string,
+    importedBy: string | undefined,
+    stopAtBuilt: boolean,
+    seen: Set<string>,
+    out: string[],
+  ) => {
+    if (seen.has(name)) return;
+    let file = protos.get(name);
+    if (!file || (stopAtBuilt && built.has(name))) {
+      if (!file && !isWellKnown(name)) {
+        fail(
+          `file "${importedBy}" imports "${name}", which is missing. ` +
+            "Include all imports in the schema (buf build, or protoc --include_imports).",
+        );
+      }
+      seen.add(name);
+      out.push(name);
+      return;
     }
     if (visiting.includes(name)) {
       const cycle = [...visiting.slice(visiting.indexOf(name)), name];
-      return fail(`import cycle between files: ${cycle.map((n) => `"${n}"`).join(" -> ")}`);
+      fail(`import cycle between files: ${cycle.map((n) => `"${n}"`).join(" -> ")}`);
     }
     visiting.push(name);
     try {
@@ -277,23 +293,54 @@ export function createLinker(options: LinkOptions = {}): Linker {
             );
           }
         }
+        // Copied only now, when it is needed: a look-up in a large set copies just its files.
+        if (!options.owned && !copied.has(name)) {
+          file = clone(FileDescriptorProtoSchema, file);
+          protos.set(name, file);
+          copied.add(name);
+        }
         complete(file);
         completed.add(name);
       }
-      for (const dep of file.dependency) build(dep, name);
-      let registry: FileRegistry;
-      try {
-        registry = createFileRegistry(file, (dep) => built.get(dep));
-      } catch (err) {
-        return fail(`invalid descriptors in file "${name}": ${errorMessage(err)}`);
-      }
-      const desc = registry.getFile(name) as DescFile;
-      built.set(name, desc);
-      registries.set(name, registry);
-      return desc;
+      for (const dep of file.dependency) order(dep, name, stopAtBuilt, seen, out);
     } finally {
       visiting.pop();
     }
+    seen.add(name);
+    out.push(name);
+  };
+
+  const orderAll = (roots: readonly string[], stopAtBuilt: boolean): string[] => {
+    const seen = new Set<string>();
+    const out: string[] = [];
+    for (const name of roots) order(name, undefined, stopAtBuilt, seen, out);
+    return out;
+  };
+
+  const invalid = (err: unknown, where: string): never =>
+    fail(`invalid descriptors${where}: ${errorMessage(err)}`);
+
+  // Builds one file on top of the files it imports, all built before. The runtime's well-known
+  // files are used as they are.
+  const buildOne = (name: string): DescFile => {
+    const done = built.get(name);
+    if (done) return done;
+    const file = protos.get(name);
+    if (!file) {
+      const desc = wkt.get(name) as DescFile;
+      built.set(name, desc);
+      return desc;
+    }
+    let registry: FileRegistry;
+    try {
+      registry = createFileRegistry(file, (dep) => built.get(dep));
+    } catch (err) {
+      return invalid(err, ` in file "${name}"`);
+    }
+    const desc = registry.getFile(name) as DescFile;
+    built.set(name, desc);
+    registries.set(name, registry);
+    return desc;
   };
 
   const registryOf = (name: string): FileRegistry => {
@@ -309,21 +356,25 @@ export function createLinker(options: LinkOptions = {}): Linker {
     return wk;
   };
 
+  const add = (files: readonly FileDescriptorProto[]): string[] => {
+    const names: string[] = [];
+    for (const input of files) {
+      if (!input.name) fail("a file descriptor has no name; every FileDescriptorProto needs its file name");
+      names.push(input.name);
+      // The runtime's well-known files stand for given ones of the same name (same content, and
+      // already built).
+      if (protos.has(input.name) || isWellKnown(input.name)) continue;
+      protos.set(input.name, input);
+      addSymbols(fileSymbols, input);
+    }
+    return names;
+  };
+
   return {
     link(files, roots) {
-      const names: string[] = [];
-      for (const input of files) {
-        if (!input.name) fail("a file descriptor has no name; every FileDescriptorProto needs its file name");
-        names.push(input.name);
-        // The runtime's well-known files stand for given ones of the same name (same content, and
-        // already built).
-        if (protos.has(input.name) || isWellKnown(input.name)) continue;
-        const file = options.owned ? input : clone(FileDescriptorProtoSchema, input);
-        protos.set(file.name, file);
-        addSymbols(fileSymbols, file);
-      }
+      const names = add(files);
       const wanted = [...new Set(roots ?? names)];
-      for (const name of wanted) build(name, undefined);
+      for (const name of orderAll(wanted, true)) buildOne(name);
       if (wanted.length === 1) return registryOf(wanted[0]);
       // One registry over all: merge the registries of the files no other wanted file needs.
       const covered = new Set<string>();
@@ -335,6 +386,21 @@ export function createLinker(options: LinkOptions = {}): Linker {
         tops.push(registry);
       }
       return createFileRegistry(...tops);
+    },
+    linkTogether(files) {
+      const ordered = orderAll(add(files), false);
+      try {
+        // One call over the whole set, imports first: linear in its size. (Building file by file on
+        // top of built imports re-adds every import's imports for each file, which grows with the
+        // number of import paths: fine for the few files of one look-up, slow for a large set.)
+        return createFileRegistry(
+          create(FileDescriptorSetSchema, {
+            file: ordered.map((n) => protos.get(n) ?? (wkt.get(n) as DescFile).proto),
+          }),
+        );
+      } catch (err) {
+        return invalid(err, "");
+      }
     },
   };
 }
