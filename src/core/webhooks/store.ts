@@ -67,6 +67,8 @@ export interface EventStoreOptions {
   readonly maxBytes?: number;
   /** Longest wait for more appends to join a group before its fdatasync (default 2 ms). */
   readonly groupCommitMs?: number;
+  /** Groups written and synced concurrently (default 2); 1 makes each group wait for the previous. */
+  readonly syncsInFlight?: number;
 }
 
 interface IndexEntry {
@@ -155,9 +157,14 @@ export function readStoreFile(file: string): StoredDelivery[] {
 }
 
 export class EventStore {
-  private readonly index: IndexEntry[] = [];
+  private index: IndexEntry[] = [];
   private pending: Pending[] = [];
-  private flushing: Promise<void> | undefined;
+  private running: Promise<void> | undefined;
+  private inFlight = 0;
+  private wake: (() => void) | undefined;
+  /** Resolves to whether every group started so far reached the disk. */
+  private tail: Promise<boolean> = Promise.resolve(true);
+  private failedAt: number | undefined;
   private size: number;
   private nextId: number;
   private closed = false;
@@ -171,6 +178,7 @@ export class EventStore {
     nextId: number,
     private readonly maxBytes: number,
     private readonly lingerMs: number,
+    private readonly depth: number,
   ) {
     this.size = size;
     this.nextId = nextId;
@@ -206,6 +214,7 @@ export class EventStore {
         1,
         options.maxBytes ?? 256 * 1024 * 1024,
         options.groupCommitMs ?? 2,
+        options.syncsInFlight ?? 2,
       );
       for (const r of records) {
         if (r.record.kind === "delivery")
@@ -246,7 +255,7 @@ export class EventStore {
 
   /** Every delivery, oldest first, with forwarding results. */
   async list(): Promise<StoredDelivery[]> {
-    await this.flushing;
+    while (this.running) await this.running;
     const data = Buffer.allocUnsafe(this.size);
     await this.fh.read(data, 0, this.size, 0);
     return merge(scan(data, this.file).records.map((r) => r.record));
@@ -259,7 +268,7 @@ export class EventStore {
   /** Waits for pending appends, then closes the file. */
   async close(): Promise<void> {
     this.closed = true;
-    while (this.flushing) await this.flushing;
+    while (this.running) await this.running;
     await this.fh.close();
   }
 
@@ -267,50 +276,114 @@ export class EventStore {
     if (this.closed) return Promise.reject(new Error("the event store is closed"));
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ bytes: encode(record), record, resolve, reject });
-      if (!this.flushing) this.flushing = this.flushLoop();
+      if (!this.running) this.running = this.dispatch();
     });
   }
 
-  private async flushLoop(): Promise<void> {
-    while (this.pending.length) {
-      await this.gather();
-      const group = this.pending;
-      this.pending = [];
-      try {
-        const buffers = group.map((p) => p.bytes);
-        let position = this.size;
-        let written = 0;
-        const total = buffers.reduce((n, b) => n + b.length, 0);
-        while (written < total) {
-          const { bytesWritten } = await this.fh.writev(sliceFrom(buffers, written), position);
-          written += bytesWritten;
-          position += bytesWritten;
-        }
-        const t0 = performance.now();
-        await this.fh.datasync();
-        if (process.env.PROTOCALL_STORE_TRACE)
-          process.stderr.write(`sync ${(performance.now() - t0).toFixed(1)}\n`);
-        this.syncCount++;
-        let offset = this.size;
-        for (const p of group) {
-          if (p.record.kind === "delivery")
-            this.index.push({ id: p.record.id, offset, length: p.bytes.length });
-          offset += p.bytes.length;
-        }
-        this.size = offset;
-        if (this.size > this.maxBytes) await this.compact();
-        for (const p of group) p.resolve();
-      } catch (err) {
-        // The file may now end in a partial record; cut it off so later appends stay readable.
+  /**
+   * Starts groups of appends: each group is one positional writev plus one fdatasync. Up to `depth`
+   * groups are in flight at once, because a second fdatasync issued while one is running usually
+   * completes with it (the file system commits both in one journal transaction), so throughput is not
+   * capped at one group per sync latency. Groups are acknowledged strictly in file order: a group is
+   * resolved only once it and every group before it are on disk, so a crash can never keep a later
+   * acknowledged record behind a torn earlier one (recovery cuts the file at the first bad record).
+   */
+  private async dispatch(): Promise<void> {
+    for (;;) {
+      if (this.inFlight === 0 && this.failedAt !== undefined) await this.recover();
+      if (this.inFlight === 0 && this.size > this.maxBytes) {
         try {
-          await this.fh.truncate(this.size);
+          await this.compact();
         } catch {
-          // Reported through the rejected appends below.
+          // Pruning is retried after the next group; appends go on in the current file.
         }
-        for (const p of group) p.reject(err);
       }
+      if (this.pending.length === 0) {
+        if (this.inFlight === 0) break;
+        await this.slotFreed();
+        continue;
+      }
+      if (this.inFlight >= this.depth) {
+        await this.slotFreed();
+        continue;
+      }
+      await this.gather();
+      this.startGroup();
     }
-    this.flushing = undefined;
+    this.running = undefined;
+  }
+
+  private slotFreed(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  private startGroup(): void {
+    const group = this.pending;
+    this.pending = [];
+    if (group.length === 0) return;
+    const position = this.size;
+    let offset = position;
+    for (const p of group) {
+      if (p.record.kind === "delivery") this.index.push({ id: p.record.id, offset, length: p.bytes.length });
+      offset += p.bytes.length;
+    }
+    this.size = offset;
+    this.inFlight++;
+    const previous = this.tail;
+    const durable = (async () => {
+      await this.writeAll(
+        group.map((p) => p.bytes),
+        position,
+      );
+      await this.fh.datasync();
+      this.syncCount++;
+      if (!(await previous)) throw new Error("an earlier write to the event store failed");
+    })();
+    this.tail = durable.then(
+      () => true,
+      () => false,
+    );
+    durable
+      .then(
+        () => {
+          for (const p of group) p.resolve();
+        },
+        (err: unknown) => {
+          this.failedAt = Math.min(this.failedAt ?? Number.POSITIVE_INFINITY, position);
+          for (const p of group) p.reject(err);
+        },
+      )
+      .finally(() => {
+        this.inFlight--;
+        const wake = this.wake;
+        this.wake = undefined;
+        wake?.();
+      });
+  }
+
+  private async writeAll(buffers: Buffer[], position: number): Promise<void> {
+    const total = buffers.reduce((n, b) => n + b.length, 0);
+    let written = 0;
+    while (written < total) {
+      const { bytesWritten } = await this.fh.writev(sliceFrom(buffers, written), position + written);
+      written += bytesWritten;
+    }
+  }
+
+  /** After a failed write: cut the file back to before the first failed group. */
+  private async recover(): Promise<void> {
+    const at = this.failedAt!;
+    try {
+      await this.fh.truncate(at);
+    } catch {
+      // The next group fails again and reports it.
+    }
+    this.size = at;
+    this.index = this.index.filter((e) => e.offset < at);
+    this.failedAt = undefined;
+    this.tail = Promise.resolve(true);
   }
 
   /**
