@@ -237,6 +237,32 @@ describe("linkFiles", () => {
     assert.deepEqual(user.dependency, []); // the caller's proto is untouched
   });
 
+  test("imports that also import each other are built in order (one-shot and incremental)", () => {
+    const a = file({ name: "a.proto", package: "p", syntax: "proto3", messageType: [{ name: "A" }] });
+    const b = file({
+      name: "b.proto",
+      package: "p",
+      syntax: "proto3",
+      dependency: ["a.proto"],
+      messageType: [{ name: "B", field: [{ name: "a", number: 1, type: Type.MESSAGE, typeName: "A" }] }],
+    });
+    const top = file({
+      name: "top.proto",
+      package: "p",
+      syntax: "proto3",
+      dependency: ["a.proto", "b.proto"],
+      messageType: [{ name: "Top", field: [{ name: "b", number: 1, type: Type.MESSAGE, typeName: "B" }] }],
+    });
+    for (const files of [
+      [top, a, b],
+      [b, top, a],
+    ]) {
+      assert.equal(linkFiles(files).getMessage("p.Top")?.field.b.message?.field.a.message?.typeName, "p.A");
+      const registry = createLinker().link(files, ["top.proto"]);
+      assert.equal(registry.getMessage("p.Top")?.field.b.message?.field.a.message?.typeName, "p.A");
+    }
+  });
+
   test("a missing dependency names the file and who imports it", () => {
     assert.throws(
       () => linkFiles([api], { label: "descriptor set x.binpb" }),
