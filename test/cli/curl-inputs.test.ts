@@ -194,14 +194,20 @@ describe("protocall curl inputs match buf curl", { concurrency: 4 }, () => {
   }
   const inspect = (names: string[]) => ["-d", JSON.stringify({ headerNames: names })];
 
-  it("headers from a file and inline", async () => {
+  it("headers from a file and inline; connection headers accepted and left out", async () => {
     writeFileSync(join(dir, "parity-headers.txt"), "# c\nx-a: 1\n\nx-b:  two words  \n");
     const r = await same([
       "-H",
       "@parity-headers.txt",
       "-H",
       "x-c: 3",
-      ...inspect(["x-a", "x-b", "x-c"]),
+      "-H",
+      "Connection: close",
+      "-H",
+      "Keep-Alive: 5",
+      "-H",
+      "Content-Length: 1",
+      ...inspect(["x-a", "x-b", "x-c", "connection", "keep-alive"]),
       `${server.url}/demo.v1.DemoService/Inspect`,
     ]);
     assert.equal(r.code, 0, r.stderr);

@@ -9,13 +9,18 @@ const owned = new Set([
   "content-encoding",
   "te",
   "transfer-encoding",
-  // Connection-specific headers are not allowed in HTTP/2 at all.
-  "connection",
-  "keep-alive",
-  "proxy-connection",
+  // Not allowed in HTTP/2; buf fails on it when sending.
   "upgrade",
-  "content-length",
 ]);
+
+// Headers about the connection and the body length, which the transport sets itself. buf accepts
+// them and they never reach the server; protocall accepts them too and leaves them out.
+const ignored = new Set(["content-length", "connection", "keep-alive", "proxy-connection"]);
+
+/** Whether the header is accepted but not sent (the transport manages it). */
+export function isIgnoredHeader(name: string): boolean {
+  return ignored.has(name.toLowerCase());
+}
 
 /** Whether the RPC protocol sets this header itself (so the user may not). */
 export function isProtocolOwnedHeader(name: string): boolean {

@@ -6,7 +6,7 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
 import { ByteLines } from "./byte-lines";
-import { parseHeaderLine } from "./header-line";
+import { isIgnoredHeader, parseHeaderLine } from "./header-line";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
 
@@ -24,6 +24,8 @@ export interface CurlHeaders {
   dataFromHeaderFile?: AsyncIterable<Uint8Array> & { firstLine?: number };
   /** From a `Host` header: the HTTP authority, and the default TLS server name. */
   authority?: string;
+  /** Headers given but not sent, as buf does (Content-Length, Connection, ...): for verbose output. */
+  ignored: string[];
 }
 
 /** The name used in messages for a `@path` source. */
@@ -119,20 +121,27 @@ export async function readCurlHeaders(o: CurlOptions, io: InputIo): Promise<Curl
     return list;
   };
 
-  const all = await collect(o.headers, "--header");
+  const ignored: string[] = [];
+  const keep = (list: HeaderList) =>
+    list.filter((h) => {
+      if (!isIgnoredHeader(h[0])) return true;
+      if (!ignored.includes(h[0])) ignored.push(h[0]);
+      return false;
+    });
+  const all = keep(await collect(o.headers, "--header"));
   let authority: string | undefined;
   const headers: HeaderList = [];
   for (const h of all) {
     if (h[0].toLowerCase() === "host") authority = h[1];
     else headers.push(h);
   }
-  const reflectHeaders = await collect(o.reflectHeaders, "--reflect-header", headers);
+  const reflectHeaders = keep(await collect(o.reflectHeaders, "--reflect-header", headers));
   if (reflectHeaders.some((h) => h[0].toLowerCase() === "host")) {
     throw new ProtocallError(
       "--reflect-header: a Host header cannot be set for reflection alone; reflection uses the same server, so set Host with -H",
     );
   }
-  return { headers, reflectHeaders, dataFromHeaderFile, authority };
+  return { headers, reflectHeaders, dataFromHeaderFile, authority, ignored };
 }
 
 /** Whether the list has a header of this name (case-insensitive). */

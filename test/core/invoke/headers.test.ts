@@ -48,6 +48,7 @@ describe("readCurlHeaders", () => {
     assert.deepEqual(r.reflectHeaders, []);
     assert.equal(r.dataFromHeaderFile, undefined);
     assert.equal(r.authority, undefined);
+    assert.deepEqual(r.ignored, []);
   });
 
   it("reads a header file, skipping blank lines and comments, LF or CRLF, with a byte order mark", async () => {
@@ -178,6 +179,25 @@ describe("readCurlHeaders", () => {
     );
     assert.deepEqual(r.headers, [["x-a", "1"]]);
     assert.deepEqual(r.reflectHeaders, [["x-a", "1"]]);
+  });
+
+  it("accepts but leaves out the headers the transport manages, as buf does", async () => {
+    const r = await readCurlHeaders(
+      opts({
+        headers: ["Content-Length: 5", "x-a: 1", "Connection: close", "keep-alive: 5", "Proxy-Connection: x"],
+        reflectHeaders: ["content-length: 1", "*"],
+      }),
+      io(),
+    );
+    assert.deepEqual(r.headers, [["x-a", "1"]]);
+    assert.deepEqual(r.reflectHeaders, [["x-a", "1"]]);
+    assert.deepEqual(r.ignored, [
+      "Content-Length",
+      "Connection",
+      "keep-alive",
+      "Proxy-Connection",
+      "content-length",
+    ]);
   });
 
   it("turns a Host header into the authority", async () => {

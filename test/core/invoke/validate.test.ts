@@ -37,6 +37,7 @@ describe("validateCurlOptions", () => {
     check(["--list-services", "--schema", "."]);
     check(["--list-methods", "--schema", "."]);
     check(["-H", "", "-H", "x-empty:", http]);
+    check(["-H", "Content-Length: 5", "-H", "Connection: close", "-H", "Keep-Alive: 1", http]);
     check(["-d", "@-", "-H", "@-", http]);
     check(["-d", "@f", "-H", "@f", "--reflect-header", "@g", "--reflect-header", "*", http]);
   });
@@ -193,7 +194,7 @@ describe("validateCurlOptions", () => {
       "grpc-timeout",
       "Grpc-Encoding",
       "connect-protocol-version",
-      "Connection",
+      "Upgrade",
     ]) {
       fails(["-H", `${name}: x`, http], new RegExp(`header "${name}" is set by the RPC protocol`));
     }
