@@ -3,11 +3,11 @@
 // commit) under 50 concurrent HTTP/2 senders, beside a bare Node HTTP/2 server that does no work (the
 // floor). Each server runs in its own process; the senders run here. Reports events/s and loss
 // (events acknowledged with 200 but missing from the store afterwards).
-// Usage: node bench/listener.bench.mjs [--events N] [--senders N]   (needs dist/cli.js: npm run build)
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+// Usage: node bench/listener.bench.mjs [--events N] [--senders N]   (builds dist/cli.js when missing)
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import http2 from "node:http2";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -20,6 +20,10 @@ const arg = (name, fallback) => {
 };
 const EVENTS = arg("--events", 20_000);
 const SENDERS = arg("--senders", 50);
+if (!existsSync(cli)) {
+  const build = spawnSync(process.execPath, [join(root, "esbuild.mjs")], { cwd: root, stdio: "inherit" });
+  if (build.status !== 0) process.exit(1);
+}
 
 // A binary EventRequest of realistic size (a push with repository, commit and one tag), made by the CLI.
 async function sampleEvent() {
@@ -69,7 +73,7 @@ async function sampleEvent() {
 
 /** Starts a server process whose first stdout line is its URL. */
 async function startServer(args) {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "ignore"] });
   const rl = createInterface({ input: child.stdout });
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("server did not start")), 15_000);
@@ -179,10 +183,17 @@ try {
 }
 
 console.log(
-  `listener: ${EVENTS} events, ${SENDERS} concurrent HTTP/2 senders, ${body.length}-byte EventRequest`,
+  `${EVENTS} events (${body.length}-byte binary EventRequest, Connect unary) from ${SENDERS} concurrent HTTP/2 senders, one connection each; ${cpus().length} CPUs, load average ${loadavg()[0].toFixed(1)} at the end.\n`,
 );
+console.log("| server | events/s | seconds | acknowledged | failed | stored | lost |");
+console.log("|---|---:|---:|---:|---:|---:|---:|");
 for (const r of results) {
   console.log(
-    `  ${r.server.padEnd(38)} ${r.rate.toFixed(0).padStart(7)} events/s  ${r.seconds.toFixed(2)} s  acked ${r.acked}  failed ${r.failed}  stored ${r.stored}  lost ${r.loss}`,
+    `| ${r.server} | ${r.rate.toFixed(0)} | ${r.seconds.toFixed(2)} | ${r.acked} | ${r.failed} | ${r.stored} | ${r.loss} |`,
   );
+}
+const listenerRow = results[results.length - 1];
+if (listenerRow.loss !== 0 || listenerRow.failed !== 0) {
+  console.error("listener bench: acknowledged events are missing from the store, or deliveries failed");
+  process.exit(1);
 }
