@@ -11,7 +11,7 @@ import {
   QuotaExceededSchema,
 } from "../gen/demo/v1/demo_pb";
 import { BadRequestSchema, ErrorInfoSchema, RetryInfoSchema } from "../gen/google/rpc/error_details_pb";
-import { requestInfoKey } from "./request-info";
+import { requestInfoKey, serverStateKey } from "./request-info";
 import { sampleEverything } from "./sample";
 
 function failure(req: FailRequest): ConnectError {
@@ -108,14 +108,21 @@ export const demoService: ServiceImpl<typeof DemoService> = {
   },
   inspect(req, ctx) {
     const info = ctx.values.get(requestInfoKey);
-    const wanted = new Set(req.headerNames.map((n) => n.toLowerCase()));
-    const headers = info.headers
-      .filter(([name]) => wanted.size === 0 || wanted.has(name))
-      .map(([name, value], i) => ({ name, value, i }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.i - b.i))
-      .map(({ name, value }) => ({ name, value }));
+    const select = (headers: [string, string][], names: string[], allWhenEmpty: boolean) => {
+      const wanted = new Set(names.map((n) => n.toLowerCase()));
+      return headers
+        .filter(([name]) => (allWhenEmpty && wanted.size === 0) || wanted.has(name))
+        .map(([name, value], i) => ({ name, value, i }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.i - b.i))
+        .map(({ name, value }) => ({ name, value }));
+    };
     return {
-      headers,
+      headers: select(info.headers, req.headerNames, true),
+      reflectionHeaders: select(
+        ctx.values.get(serverStateKey).lastReflectionHeaders,
+        req.reflectionHeaderNames,
+        false,
+      ),
       httpVersion: info.httpVersion,
       clientCertificate: info.clientCertificate,
       path: info.path,

@@ -2,7 +2,7 @@
 import type * as http from "node:http";
 import type * as http2 from "node:http2";
 import type { TLSSocket } from "node:tls";
-import { createContextKey, createContextValues } from "@connectrpc/connect";
+import { createContextKey, createContextValues, type Interceptor } from "@connectrpc/connect";
 
 export interface RequestInfo {
   /** Header names (lower case) and values, in the order received. */
@@ -20,7 +20,15 @@ export const requestInfoKey = createContextKey<RequestInfo>({
   clientCertificate: "",
 });
 
-export function requestInfoValues(req: http.IncomingMessage | http2.Http2ServerRequest) {
+/** What one demo server remembers across requests. */
+export interface ServerState {
+  /** The headers of the latest server reflection request. */
+  lastReflectionHeaders: [string, string][];
+}
+
+export const serverStateKey = createContextKey<ServerState>({ lastReflectionHeaders: [] });
+
+export function requestInfoValues(req: http.IncomingMessage | http2.Http2ServerRequest, state?: ServerState) {
   const headers: [string, string][] = [];
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -36,10 +44,21 @@ export function requestInfoValues(req: http.IncomingMessage | http2.Http2ServerR
     const cn = subject?.CN;
     clientCertificate = Array.isArray(cn) ? cn.join(",") : (cn ?? "");
   }
-  return createContextValues().set(requestInfoKey, {
+  const values = createContextValues();
+  if (state) values.set(serverStateKey, state);
+  return values.set(requestInfoKey, {
     headers,
     httpVersion: req.httpVersion,
     path: req.url ?? "",
     clientCertificate,
   });
 }
+
+/** Remembers the headers of each server reflection request in the server's state. */
+export const recordReflectionHeaders: Interceptor = (next) => async (req) => {
+  if (req.service.typeName.startsWith("grpc.reflection.")) {
+    req.contextValues.get(serverStateKey).lastReflectionHeaders =
+      req.contextValues.get(requestInfoKey).headers;
+  }
+  return next(req);
+};

@@ -14,7 +14,7 @@ import { file_demo_v1_greet, GreetService } from "../gen/demo/v1/greet_pb";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb";
 import { demoService } from "./demo-service";
 import { greetService } from "./greet-service";
-import { requestInfoValues } from "./request-info";
+import { recordReflectionHeaders, requestInfoValues, type ServerState } from "./request-info";
 
 export interface DemoServerOptions {
   /** Plain-text HTTP versions served (ignored with `tls`): default "both" (HTTP/1.1 and h2c, one port). */
@@ -101,10 +101,12 @@ function sniffingServer(handler: http.RequestListener & ((...args: never[]) => v
 export async function startDemoServer(options: DemoServerOptions = {}): Promise<DemoServer> {
   const reflection = options.reflection === false ? [] : (options.reflection ?? ["v1", "v1alpha"]);
   const prefix = (options.pathPrefix ?? "").replace(/\/+$/, "");
+  const state: ServerState = { lastReflectionHeaders: [] };
   const handler = connectNodeAdapter({
     routes: await routes(reflection),
     requestPathPrefix: prefix || undefined,
-    contextValues: requestInfoValues,
+    contextValues: (req) => requestInfoValues(req, state),
+    interceptors: [recordReflectionHeaders],
   });
   const mode = options.http ?? "both";
 

@@ -163,6 +163,35 @@ describe("demo server", { timeout: 30_000 }, () => {
     assert.ok(performance.now() - start >= 110, "two delays of 60 ms");
   });
 
+  test("Inspect reports the headers of the latest reflection request when asked", async () => {
+    const own = await startDemoServer({ http: "h2c" });
+    try {
+      const transport = createGrpcTransport({ baseUrl: own.url });
+      const demo = client(DemoService, transport);
+      const before = await demo.inspect({ reflectionHeaderNames: ["x-reflect"] }, { timeoutMs });
+      assert.deepEqual(before.reflectionHeaders, []);
+      await collect(
+        client(ReflectionV1, transport).serverReflectionInfo(
+          from({ messageRequest: { case: "listServices", value: "" } }),
+          { timeoutMs, headers: { "x-reflect": "yes" } },
+        ),
+      );
+      const after = await demo.inspect(
+        { headerNames: ["x-none"], reflectionHeaderNames: ["x-reflect"] },
+        { timeoutMs },
+      );
+      assert.deepEqual(
+        after.reflectionHeaders.map((h) => [h.name, h.value]),
+        [["x-reflect", "yes"]],
+      );
+      assert.deepEqual(after.headers, []);
+      const unasked = await demo.inspect({}, { timeoutMs });
+      assert.deepEqual(unasked.reflectionHeaders, [], "only when asked");
+    } finally {
+      await own.close();
+    }
+  });
+
   test("serves reflection v1 and v1alpha by default", async () => {
     const transport = createGrpcTransport({ baseUrl: plain.url });
     for (const service of [ReflectionV1, ReflectionV1alpha] as const) {

@@ -9,8 +9,17 @@ export interface Pair {
   buf: RunResult;
 }
 
-/** Runs both tools at once on the same request. */
-export async function runBoth(args: string[], options: RunOptions = {}): Promise<Pair> {
+export interface BothOptions extends RunOptions {
+  /** Run protocall, then buf (for servers that remember the latest request); default both at once. */
+  sequential?: boolean;
+}
+
+/** Runs both tools on the same request, at once unless `sequential`. */
+export async function runBoth(args: string[], options: BothOptions = {}): Promise<Pair> {
+  if (options.sequential) {
+    const ours = await runCli(["curl", ...args], options);
+    return { ours, buf: await runBufCurl(args, options) };
+  }
   const [ours, buf] = await Promise.all([runCli(["curl", ...args], options), runBufCurl(args, options)]);
   return { ours, buf };
 }
@@ -31,7 +40,7 @@ export function errorJson(stderr: string): { code?: string; message?: string; de
   return JSON.parse(stderr.slice(start, end + 1));
 }
 
-export interface ParityOptions extends RunOptions {
+export interface ParityOptions extends BothOptions {
   /** The exit code both must have (checked in addition to their equality). */
   code?: number;
   /**

@@ -143,6 +143,35 @@ describe("parity: headers, data and credentials", { concurrency: 4, timeout: 300
     });
   });
 
+  test("reflection requests: --reflect-header, *, @file, credentials and the user agent", async () => {
+    // This server sees only these runs, one at a time, so Inspect's "latest reflection request" is ours.
+    const own = await startDemoServer();
+    try {
+      const names = (extra: string[] = []) =>
+        JSON.stringify({
+          headerNames: ["none"],
+          reflectionHeaderNames: ["x-a", "x-r", "authorization", "user-agent", ...extra],
+        });
+      const call = `${own.url}/demo.v1.DemoService/Inspect`;
+      const reflectFile = file("reflect-headers.txt", "# for reflection\nx-r: from-file\n");
+      const cases = [
+        ["-H", "x-a: 1", "-A", "agent/1"],
+        ["-H", "x-a: 1", "--reflect-header", "x-r: 2", "-A", "agent/1"],
+        ["-H", "x-a: 1", "-H", "x-b: 3", "--reflect-header", "*", "-A", "agent/1"],
+        ["--reflect-header", `@${reflectFile}`, "-A", "agent/1"],
+        ["-u", "ada:pw", "-A", "agent/1"],
+        ["-u", "ada:pw", "--reflect-header", "Authorization: Bearer reflect", "-A", "agent/1"],
+        ["-H", "Authorization: Bearer call", "-A", "agent/1"],
+        ["-H", "User-Agent: call-agent", "--reflect-header", "*"],
+      ];
+      for (const args of cases) {
+        await assertParity([...args, "-d", names(["x-b"]), call], { code: 0, sequential: true });
+      }
+    } finally {
+      await own.close();
+    }
+  });
+
   test("flag errors exit 1", async () => {
     await assertParity(["--no-such-flag", url()], { code: 1 });
     await assertParity(["--protocol", "soap", url()], { code: 1 });
