@@ -86,14 +86,22 @@ describe("protocall curl --schema: formats by content", () => {
     );
     const requestFile = write("looks-json.json", request);
     const binaryNamedJson = write("set.json", setBytes);
-    for (const path of [json, requestFile, binaryNamedJson]) {
-      const r = await runCli(["curl", "--schema", path, "--list-methods"], { env });
+    const paths = [json, requestFile, binaryNamedJson];
+    const byPath = await Promise.all(
+      paths.map((p) => runCli(["curl", "--schema", p, "--list-methods"], { env })),
+    );
+    for (const [i, r] of byPath.entries()) {
+      const path = paths[i];
       assert.equal(r.stderr, "", path);
       assert.equal(r.code, 0, path);
       assert.deepEqual(r.stdout.trimEnd().split("\n"), expectedMethods, path);
     }
-    for (const stdin of [request, setBytes, readFileSync(json)]) {
-      const r = await runCli(["curl", "--schema", "-", "--list-services"], { env, stdin });
+    const fromStdin = await Promise.all(
+      [request, setBytes, readFileSync(json)].map((stdin) =>
+        runCli(["curl", "--schema", "-", "--list-services"], { env, stdin }),
+      ),
+    );
+    for (const r of fromStdin) {
       assert.equal(r.stderr, "");
       assert.equal(r.code, 0);
       assert.deepEqual(r.stdout.trimEnd().split("\n"), [
@@ -138,27 +146,28 @@ describe("protocall curl --schema: bad input is one clear error", () => {
   });
 
   test("an empty file, a missing file and stdin with garbage", async () => {
-    assertOneLineError(await runCli(list(write("empty.desc", "")), { env }), /empty\.desc is empty/);
-    assertOneLineError(await runCli(list(join(temp, "gone.binpb")), { env }), /gone\.binpb does not exist/);
-    assertOneLineError(
-      await runCli(list("-"), { env, stdin: Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2]) }),
-      /descriptor set from stdin is not a descriptor set/,
-    );
+    const [empty, gone, stdin] = await Promise.all([
+      runCli(list(write("empty.desc", "")), { env }),
+      runCli(list(join(temp, "gone.binpb")), { env }),
+      runCli(list("-"), { env, stdin: Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2]) }),
+    ]);
+    assertOneLineError(empty, /empty\.desc is empty/);
+    assertOneLineError(gone, /gone\.binpb does not exist/);
+    assertOneLineError(stdin, /descriptor set from stdin is not a descriptor set/);
   });
 
   test("JSON that is not a descriptor set, and a .proto file under another name", async () => {
+    const [config, broken, source] = await Promise.all([
+      runCli(list(write("config.json", '{"files": [], "name": "x"}')), { env }),
+      runCli(list(write("broken.json", '{"file": [{"name": ')), { env }),
+      runCli(list(write("api.protoset", 'syntax = "proto3";\npackage a;\nmessage M {}\n')), { env }),
+    ]);
     assertOneLineError(
-      await runCli(list(write("config.json", '{"files": [], "name": "x"}')), { env }),
+      config,
       /config\.json is JSON but not a descriptor set: it needs a top-level "file" array/,
     );
-    assertOneLineError(
-      await runCli(list(write("broken.json", '{"file": [{"name": ')), { env }),
-      /broken\.json starts like JSON but is not valid JSON/,
-    );
-    assertOneLineError(
-      await runCli(list(write("api.protoset", 'syntax = "proto3";\npackage a;\nmessage M {}\n')), { env }),
-      /api\.protoset .*looks like a \.proto source file/,
-    );
+    assertOneLineError(broken, /broken\.json starts like JSON but is not valid JSON/);
+    assertOneLineError(source, /api\.protoset .*looks like a \.proto source file/);
   });
 
   test("a set missing an import names the file and its importer", async () => {
@@ -303,8 +312,11 @@ describe("protocall build: where the output cannot go", () => {
       [temp, /it is a directory; name a file/],
       [join(setPath, "x.binpb"), /a part of its path is a file, not a directory/],
     ];
-    for (const [output, message] of cases) {
-      const r = await runCli(["build", schemaFixturesDir, "-o", output], { env, timeoutMs: 60_000 });
+    const results = await Promise.all(
+      cases.map(([output]) => runCli(["build", schemaFixturesDir, "-o", output], { env, timeoutMs: 60_000 })),
+    );
+    for (const [i, [output, message]] of cases.entries()) {
+      const r = results[i];
       assertOneLineError(r, message);
       assert.ok(r.stderr.startsWith(`protocall: cannot write ${output}: `), r.stderr);
     }
