@@ -11,6 +11,14 @@ const entries = [
   { in: "src/extension/extension.ts", out: "extension", external: ["vscode"] },
   { in: "src/server/server.ts", out: "server", external: [] },
   { in: "src/cli/main.ts", out: "cli", external: [], banner: "#!/usr/bin/env node" },
+  // protoc-gen-rpc never transpiles, so the TypeScript compiler that @bufbuild/protoplugin depends on
+  // (and installs with it) stays out of the bundle.
+  {
+    in: "src/plugin/protoc-gen-rpc.ts",
+    out: "protoc-gen-rpc",
+    external: ["typescript", "@typescript/vfs"],
+    banner: "#!/usr/bin/env node",
+  },
 ];
 
 const builds = [];

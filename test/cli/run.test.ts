@@ -1,0 +1,208 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { runCli } from "../support/cli";
+import { type DemoServer, startDemoServer } from "../support/servers";
+
+const dir = mkdtempSync(join(tmpdir(), "protocall-run-"));
+let server: DemoServer;
+let closedPort: number;
+
+before(async () => {
+  server = await startDemoServer();
+  // A port with nothing listening: bind, note it, close.
+  closedPort = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+});
+
+after(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let n = 0;
+/** Writes a .rpc file (and other files) into a fresh directory with a .git marker; returns the file. */
+function workspace(rpc: string, files: Record<string, string> = {}): { file: string; root: string } {
+  const root = join(dir, `ws${++n}`);
+  mkdirSync(join(root, ".git"), { recursive: true });
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(root, name, ".."), { recursive: true });
+    writeFileSync(join(root, name), text);
+  }
+  const file = join(root, "requests.rpc");
+  writeFileSync(file, rpc.replaceAll("HOST", server.url));
+  return { file, root };
+}
+
+const run = (args: string[], env: Record<string, string> = {}) =>
+  runCli(["run", ...args], { cwd: dir, env, timeoutMs: 30_000 });
+
+describe("protocall run", { timeout: 120_000 }, () => {
+  test("--help explains the command with examples", async () => {
+    const r = await run(["--help"]);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /Usage:\n {2}protocall run FILE\.rpc \[flags\]/);
+    assert.match(r.stdout, /Examples:\n {2}protocall run requests\.rpc\n/);
+    assert.match(r.stdout, /--env-file string/);
+    const top = await runCli(["--help"]);
+    assert.match(top.stdout, /\n {2}run {2,}Run the requests of a \.rpc request file/);
+  });
+
+  test("runs every request in order, even after a failure; the exit code is the first failure's", async () => {
+    const { file } = workspace(
+      [
+        "@host = HOST",
+        "### Greet",
+        "{{host}}/demo.v1.GreetService/Greet",
+        "",
+        '{"name": "one"}',
+        "### Fail",
+        "{{host}}/demo.v1.DemoService/Fail",
+        "",
+        '{"code": "CODE_NOT_FOUND", "message": "gone"}',
+        "### Down",
+        `http://127.0.0.1:${closedPort}/demo.v1.GreetService/Greet`,
+        "### Again",
+        "GRPC {{host}}/demo.v1.GreetService/Greet",
+        "",
+        '{"name": "two"}',
+      ].join("\n"),
+    );
+    const r = await run([file]);
+    assert.equal(r.code, 40, r.stderr);
+    assert.equal(r.stdout, '{\n  "greeting": "Hello, one!"\n}\n{\n  "greeting": "Hello, two!"\n}\n');
+    const lines = r.stderr.trimEnd().split("\n");
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith("###")),
+      ["### Greet", "### Fail", "### Down", "### Again"],
+    );
+    assert.match(r.stderr, /### Fail\n\{\n {3}"code": "not_found",\n {3}"message": "gone"\n\}\n### Down\n/);
+    assert.equal(lines[lines.length - 1], "4 requests: 2 passed, 2 failed (not_found, exit 1)");
+  });
+
+  test("a file without ### is one request; its output is exactly protocall curl's", async () => {
+    const { file } = workspace('HOST/demo.v1.DemoService/Count\n\n{"count": 2, "text": "t"}\n');
+    const r = await run([file]);
+    assert.equal(r.code, 0, r.stderr);
+    const curl = await runCli([
+      "curl",
+      "-d",
+      '{"count": 2, "text": "t"}',
+      `${server.url}/demo.v1.DemoService/Count`,
+    ]);
+    assert.equal(r.stdout, curl.stdout);
+    assert.equal(r.stderr, "1 request: 1 passed\n");
+  });
+
+  test("--name runs the named requests, in the order given; an unknown name lists the known ones", async () => {
+    const { file } = workspace(
+      '### A\nHOST/demo.v1.GreetService/Greet\n\n{"name": "a"}\n### B\nHOST/demo.v1.GreetService/Greet\n\n{"name": "b"}\n',
+    );
+    const r = await run([file, "--name", "B", "--name=A"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '{\n  "greeting": "Hello, b!"\n}\n{\n  "greeting": "Hello, a!"\n}\n');
+    const bad = await run([file, "--name", "C"]);
+    assert.equal(bad.code, 1);
+    assert.match(
+      bad.stderr,
+      /^protocall: .*requests\.rpc has no request named "C"; its requests: "A", "B"\n$/,
+    );
+  });
+
+  test("parse errors print file:line:col and nothing is sent", async () => {
+    const { file, root } = workspace(
+      [
+        "### Writes a file if sent",
+        "# @output out.json",
+        "HOST/demo.v1.GreetService/Greet",
+        "",
+        "### Broken",
+        "# @timout 5s",
+        "HOST/demo.v1.GreetService/Greet",
+        "content-type: x",
+        "",
+        '{"name": }',
+      ].join("\n"),
+    );
+    const r = await run([file]);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, "");
+    const shown = file.startsWith(dir) ? file.slice(dir.length + 1) : file;
+    assert.deepEqual(r.stderr.trimEnd().split("\n"), [
+      `${shown}:6:4: unknown request option @timout (did you mean @timeout?); options are the long flags of \`protocall curl\` without the dashes, such as @protocol grpc or @timeout 5s`,
+      `${shown}:8:1: header "content-type" is set by the RPC protocol and may not be given; remove it (use @protocol or a GRPC / GRPC-WEB / CONNECT verb to choose the protocol)`,
+      `${shown}:10:10: invalid JSON: ${r.stderr.match(/10:10: invalid JSON: (.*)/)?.[1]}`,
+    ]);
+    assert.equal(existsSync(join(root, "out.json")), false);
+  });
+
+  test("an undefined variable in a later request stops everything before sending", async () => {
+    const { file, root } = workspace(
+      "### First\n# @output out.json\nHOST/demo.v1.GreetService/Greet\n### Second\nHOST/demo.v1.GreetService/Greet\nx-token: {{token}}\n",
+    );
+    const r = await run([file]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /requests\.rpc:6:10: undefined variable \{\{token\}\}: it is not defined in the file, and no environment is selected/,
+    );
+    assert.equal(existsSync(join(root, "out.json")), false);
+  });
+
+  test("environments: --env selects, the private file overrides, $shared fills in; --env-file names another file", async () => {
+    const rpc = '{{host}}/demo.v1.GreetService/Greet\n\n{"name": "{{who}} {{suffix}}"}\n';
+    const { file } = workspace(rpc, {
+      "protocall.env.json": JSON.stringify({
+        $shared: { suffix: "shared" },
+        dev: { host: server.url, who: "public" },
+      }),
+      "protocall.env.private.json": JSON.stringify({ dev: { who: "private" } }),
+      "config/other.json": JSON.stringify({ qa: { host: server.url, who: "qa", suffix: "other" } }),
+    });
+    const dev = await run([file, "--env", "dev"]);
+    assert.equal(dev.code, 0, dev.stderr);
+    assert.equal(dev.stdout, '{\n  "greeting": "Hello, private shared!"\n}\n');
+    const qa = await run([file, "--env=qa", "--env-file", join(file, "../config/other.json")]);
+    assert.equal(qa.code, 0, qa.stderr);
+    assert.equal(qa.stdout, '{\n  "greeting": "Hello, qa other!"\n}\n');
+    const missing = await run([file, "--env", "prod"]);
+    assert.equal(missing.code, 1);
+    assert.match(
+      missing.stderr,
+      /^protocall: environment "prod" is not defined in .*protocall\.env\.json; defined: dev\n$/,
+    );
+  });
+
+  test("$dotenv and $env values, and includes relative to the file", async () => {
+    const { file } = workspace(
+      '@host = HOST\n{{host}}/demo.v1.DemoService/Sum\nx-key: {{$dotenv KEY}}\n\n{"number": {{$env N}}}\n< data/more.json\n',
+      { ".env": "KEY=k\n", "data/more.json": '{"number": 40}' },
+    );
+    const r = await run([file], { N: "2" });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '{\n  "sum": "42",\n  "count": 2\n}\n');
+  });
+
+  test("usage errors: no file, a missing file, an unknown flag, a file without requests", async () => {
+    const none = await run([]);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /no request file given/);
+    const missing = await run([join(dir, "nope.rpc")]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^protocall: cannot read .*nope\.rpc: no such file\n$/);
+    const flag = await run(["x.rpc", "--bogus"]);
+    assert.equal(flag.code, 1);
+    assert.match(flag.stderr, /unknown flag --bogus/);
+    const { file } = workspace("# only comments\n");
+    const empty = await run([file]);
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /holds no request/);
+  });
+});
