@@ -5,7 +5,6 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-import { Duplex } from "node:stream";
 import { fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
 import {
   Code,
@@ -408,12 +407,12 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     server = net.createServer((socket) => {
       socket.once("data", (chunk: Buffer) => {
         socket.pause();
+        // Put the bytes back: both servers take over a socket that already holds buffered data
+        // (the HTTP/2 session reads it out of the socket's buffer when it starts).
+        socket.unshift(chunk);
         if (chunk.subarray(0, 4).toString("latin1") === "PRI ") {
-          // The HTTP/2 session reads the socket's native handle directly, which would skip bytes
-          // already read; a stream wrapper replays the first chunk.
-          h2.emit("connection", replayingStream(socket, chunk));
+          h2.emit("connection", socket);
         } else {
-          socket.unshift(chunk);
           h1.emit("connection", socket);
           socket.resume();
         }
@@ -473,46 +472,4 @@ function readBody(req: NodeReq, max: number): Promise<Buffer[]> {
     req.once("error", reject);
     req.once("aborted", () => reject(new Error("the client aborted the request")));
   });
-}
-
-/** A duplex over `socket` that first yields `first` (bytes already read from it). */
-function replayingStream(socket: net.Socket, first: Buffer): Duplex {
-  const stream = new Duplex({
-    read() {
-      socket.resume();
-    },
-    write(chunk, _encoding, callback) {
-      socket.write(chunk, callback);
-    },
-    writev(chunks, callback) {
-      socket.cork();
-      for (let i = 0; i < chunks.length; i++) {
-        if (i === chunks.length - 1) socket.write(chunks[i].chunk, callback);
-        else socket.write(chunks[i].chunk);
-      }
-      socket.uncork();
-    },
-    final(callback) {
-      socket.end(callback);
-    },
-    destroy(err, callback) {
-      socket.destroy(err ?? undefined);
-      callback(err);
-    },
-  });
-  Object.defineProperties(stream, {
-    remoteAddress: { get: () => socket.remoteAddress },
-    remotePort: { get: () => socket.remotePort },
-    remoteFamily: { get: () => socket.remoteFamily },
-    localAddress: { get: () => socket.localAddress },
-    localPort: { get: () => socket.localPort },
-  });
-  stream.push(first);
-  socket.on("data", (chunk: Buffer) => {
-    if (!stream.push(chunk)) socket.pause();
-  });
-  socket.on("end", () => stream.push(null));
-  socket.on("error", (err) => stream.destroy(err));
-  socket.on("close", () => stream.destroy());
-  return stream;
 }
