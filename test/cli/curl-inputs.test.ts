@@ -207,7 +207,9 @@ describe("protocall curl inputs match buf curl", { concurrency: 4 }, () => {
       "Keep-Alive: 5",
       "-H",
       "Content-Length: 1",
-      ...inspect(["x-a", "x-b", "x-c", "connection", "keep-alive"]),
+      "-H",
+      "x-utf8: é😀",
+      ...inspect(["x-a", "x-b", "x-c", "connection", "keep-alive", "x-utf8"]),
       `${server.url}/demo.v1.DemoService/Inspect`,
     ]);
     assert.equal(r.code, 0, r.stderr);

@@ -3,6 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ProtocallError } from "../errors";
+import { toWireValue } from "./header-line";
 import { type HeaderList, hasHeader } from "./headers";
 import type { InputIo } from "./io";
 import { findNetrcEntry, parseNetrc } from "./netrc";
@@ -21,7 +22,7 @@ const resolved = new WeakMap<CurlOptions, Promise<string | undefined>>();
  */
 export async function applyCredentials(headers: HeaderList, o: CurlOptions, io: InputIo): Promise<void> {
   if (o.userAgent !== undefined && !hasHeader(headers, "user-agent")) {
-    headers.push(["User-Agent", o.userAgent]);
+    headers.push(["User-Agent", toWireValue(o.userAgent)]);
   }
   if (hasHeader(headers, "authorization")) return;
   let p = resolved.get(o);

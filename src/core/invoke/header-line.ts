@@ -60,3 +60,12 @@ export function parseHeaderLine(text: string, where: string): [string, string] {
   }
   return [name, value];
 }
+
+/**
+ * The header value as Node's HTTP stacks must be given it to put its UTF-8 bytes on the wire, as buf
+ * and curl do: Node writes each character of a header string as one byte (latin1), and refuses
+ * characters beyond U+00FF.
+ */
+export function toWireValue(value: string): string {
+  return /[^\x20-\x7e\t]/.test(value) ? Buffer.from(value, "utf8").toString("latin1") : value;
+}

@@ -6,14 +6,17 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
 import { ByteLines } from "./byte-lines";
-import { isIgnoredHeader, parseHeaderLine } from "./header-line";
+import { isIgnoredHeader, parseHeaderLine, toWireValue } from "./header-line";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
 
 export type HeaderList = [string, string][];
 
 export interface CurlHeaders {
-  /** Headers for the RPC, in the order given (Host removed: see `authority`). */
+  /**
+   * Headers for the RPC, in the order given (Host removed: see `authority`). Values are ready for
+   * Node's HTTP stacks: non-ASCII text is given as its UTF-8 bytes, one character per byte.
+   */
   headers: HeaderList;
   /** Headers for reflection requests (`*` expanded to the RPC headers). */
   reflectHeaders: HeaderList;
@@ -115,8 +118,8 @@ export async function readCurlHeaders(o: CurlOptions, io: InputIo): Promise<Curl
     for (const v of values) {
       if (v === "") continue;
       if (v === "*" && rpcHeaders) list.push(...rpcHeaders);
-      else if (v.startsWith("@")) list.push(...(await readFile(v.slice(1), flag)));
-      else list.push(parseHeaderLine(v, `${flag} value`));
+      else if (v.startsWith("@")) list.push(...(await readFile(v.slice(1), flag)).map(wire));
+      else list.push(wire(parseHeaderLine(v, `${flag} value`)));
     }
     return list;
   };
@@ -142,6 +145,10 @@ export async function readCurlHeaders(o: CurlOptions, io: InputIo): Promise<Curl
     );
   }
   return { headers, reflectHeaders, dataFromHeaderFile, authority, ignored };
+}
+
+function wire([name, value]: [string, string]): [string, string] {
+  return [name, toWireValue(value)];
 }
 
 /** Whether the list has a header of this name (case-insensitive). */

@@ -57,6 +57,7 @@ describe("applyCredentials", () => {
 
   it("lets a User-Agent header win over -A, and sends -A otherwise", async () => {
     assert.deepEqual(await apply({ userAgent: "mine/1" }), [["User-Agent", "mine/1"]]);
+    assert.deepEqual(await apply({ userAgent: "né" }), [["User-Agent", "n\u00c3\u00a9"]]);
     assert.deepEqual(await apply({ userAgent: "mine/1" }, [["user-agent", "hdr/2"]]), [
       ["user-agent", "hdr/2"],
     ]);

@@ -181,6 +181,20 @@ describe("readCurlHeaders", () => {
     assert.deepEqual(r.reflectHeaders, [["x-a", "1"]]);
   });
 
+  it("gives non-ASCII values as their UTF-8 bytes, once", async () => {
+    file("utf8.txt", "x-f: é\n");
+    const r = await readCurlHeaders(
+      opts({ headers: ["x-a: é😀", "@utf8.txt"], reflectHeaders: ["*", "x-r: ü"] }),
+      io(),
+    );
+    const wire = (s: string) => Buffer.from(s, "utf8").toString("latin1");
+    assert.deepEqual(r.headers, [
+      ["x-a", wire("é😀")],
+      ["x-f", wire("é")],
+    ]);
+    assert.deepEqual(r.reflectHeaders, [...r.headers, ["x-r", wire("ü")]]);
+  });
+
   it("accepts but leaves out the headers the transport manages, as buf does", async () => {
     const r = await readCurlHeaders(
       opts({
