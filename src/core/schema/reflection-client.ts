@@ -243,6 +243,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
   const send = (request: Lookup): Promise<ServerReflectionResponse> => {
     const run = async (): Promise<ServerReflectionResponse> => {
       const describe = () => describeLookup(request);
+      let reopened = false;
       for (;;) {
         const current = open();
         log(`* Reflection request: ${describe()}`);
@@ -250,15 +251,29 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
           return await current.call(request, timeoutMs, describe);
         } catch (err) {
           const ce = ConnectError.from(err);
-          const fallback =
+          const usable = !options.signal?.aborted && !closed;
+          if (
             mode === "auto" &&
             current.version === "v1" &&
             current.answered === 0 &&
             ce.code === Code.Unimplemented &&
-            !options.signal?.aborted;
-          if (!fallback) throw wrap(err, describe());
-          version = "v1alpha";
-          log(`* Server does not implement ${current.serviceName}; falling back to ${SERVICE_NAMES.v1alpha}`);
+            usable
+          ) {
+            version = "v1alpha";
+            log(
+              `* Server does not implement ${current.serviceName}; falling back to ${SERVICE_NAMES.v1alpha}`,
+            );
+            continue;
+          }
+          // A stream that worked before may break while idle (a server restart, a connection age
+          // limit): look-ups can be repeated, so open a new stream once.
+          const broken = ce.code !== Code.Canceled && ce.code !== Code.DeadlineExceeded;
+          if (!reopened && current.answered > 0 && broken && usable) {
+            reopened = true;
+            log(`* The reflection stream ended (${ce.rawMessage}); opening a new one`);
+            continue;
+          }
+          throw wrap(err, describe());
         }
       }
     };

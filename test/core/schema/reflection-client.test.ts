@@ -11,6 +11,7 @@ import { registerReflection } from "../../../src/core/schema/reflection-server";
 import {
   ServerReflection,
   type ServerReflectionRequest,
+  ServerReflectionRequestSchema,
   ServerReflectionResponseSchema,
 } from "../../../src/gen/grpc/reflection/v1/reflection_pb";
 import {
@@ -558,30 +559,98 @@ describe("reflection client against misbehaving servers", () => {
     }
   });
 
-  test("a server that closes mid-stream: the next look-up fails clearly", async () => {
-    const answer = create(ServerReflectionResponseSchema, {
-      messageResponse: { case: "listServicesResponse", value: { service: [{ name: "x.Y" }] } },
-    });
+  /**
+   * A raw gRPC server that decodes each request and answers it, except that each stream is reset
+   * instead of answering its request number `resetAt` (counted from 1); streams after `lastStream`
+   * are reset at once.
+   */
+  async function startFlakyServer(resetAt: number, lastStream = Number.POSITIVE_INFINITY) {
+    const files = new Map([
+      [
+        "x.Y",
+        create(FileDescriptorProtoSchema, {
+          name: "x.proto",
+          package: "x",
+          syntax: "proto3",
+          messageType: [{ name: "Y" }, { name: "Z" }],
+        }),
+      ],
+    ]);
+    let streams = 0;
     const server = await startRawServer((stream) => {
-      let n = 0;
+      const index = ++streams;
+      let answered = 0;
+      let buffer = Buffer.alloc(0);
       stream.respond({ ":status": 200, "content-type": "application/grpc" });
-      stream.on("data", () => {
-        n++;
-        if (n === 1) stream.write(grpcFrame(toBinary(ServerReflectionResponseSchema, answer)));
-        else stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      if (index > lastStream) {
+        stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+        return;
+      }
+      stream.on("data", (chunk: Buffer) => {
+        buffer = Buffer.concat([buffer, chunk]);
+        while (buffer.length >= 5 && buffer.length >= 5 + buffer.readUInt32BE(1)) {
+          const request = fromBinary(
+            ServerReflectionRequestSchema,
+            buffer.subarray(5, 5 + buffer.readUInt32BE(1)),
+          );
+          buffer = buffer.subarray(5 + buffer.readUInt32BE(1));
+          if (answered + 1 === resetAt) {
+            stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+            return;
+          }
+          answered++;
+          const symbol =
+            request.messageRequest.case === "fileContainingSymbol" ? request.messageRequest.value : "";
+          const file = files.get(symbol.replace(/\.Z$/, ".Y"));
+          const response = create(
+            ServerReflectionResponseSchema,
+            request.messageRequest.case === "listServices"
+              ? { messageResponse: { case: "listServicesResponse", value: { service: [{ name: "x.S" }] } } }
+              : file
+                ? fileResponse(file)
+                : errorResponse(Code.NotFound, "symbol not found"),
+          );
+          stream.write(grpcFrame(toBinary(ServerReflectionResponseSchema, response)));
+        }
       });
     });
+    return { server, streams: () => streams };
+  }
+
+  test("a stream that breaks after answering is reopened once, and the look-up succeeds", async () => {
+    const { server, streams } = await startFlakyServer(2);
+    const lines: string[] = [];
+    const source = createReflectionSource({
+      transport: transportFor("grpc", server.baseUrl),
+      timeoutMs: 3000,
+      log: (l) => lines.push(l),
+    });
+    try {
+      assert.deepEqual(await source.listServices(), ["x.S"]);
+      assert.equal((await source.findType("x.Y"))?.kind, "message");
+      assert.equal(await source.findType("x.Nope"), undefined);
+      assert.equal(streams(), 3);
+      assert.equal(lines.filter((l) => l.includes("The reflection stream ended")).length, 2);
+    } finally {
+      await source.close();
+      await server.close();
+    }
+  });
+
+  test("a server that keeps closing the stream: one clear error, no hang", async () => {
+    const { server, streams } = await startFlakyServer(2, 1);
     const source = createReflectionSource({
       transport: transportFor("grpc", server.baseUrl),
       timeoutMs: 3000,
     });
     try {
-      assert.deepEqual(await source.listServices(), ["x.Y"]);
+      assert.deepEqual(await source.listServices(), ["x.S"]);
       await assert.rejects(source.findType("x.Y"), (err: unknown) => {
         assert.ok(err instanceof ConnectError);
         assert.match(err.rawMessage, /file_containing_symbol x\.Y failed/);
         return true;
       });
+      assert.equal(streams(), 2, "reopened once, not again and again");
     } finally {
       await source.close();
       await server.close();
