@@ -257,12 +257,14 @@ export class DescriptorSetIndex {
   private readonly window: ByteWindow;
   /** Files by name, in input order (the first file of a name wins, as in protoc). */
   private readonly scanned = new Map<string, ScannedFile>();
+  // The look-up tables are built on the first look-up (listing services needs none of them).
   /** Position of each file in the input, to let the first declaration of a symbol win. */
   private readonly order = new Map<string, number>();
   /** Files by package, to find the files that may declare a name without scanning all of them. */
   private readonly byPackage = new Map<string, ScannedFile[]>();
-  /** Symbol → declaring file. Services from the start; the rest as files get their symbols scanned. */
+  /** Symbol → declaring file. Services first; the rest as files get their details scanned. */
   private readonly symbols = new Map<string, string>();
+  private lookupsReady = false;
   private readonly extensionsByKey = new Map<string, ScannedExtension & { file: string }>();
   private allSymbolsScanned = false;
   private services: string[] | undefined;
@@ -288,17 +290,23 @@ export class DescriptorSetIndex {
     }
     // source_file_descriptors repeat files of proto_file: use them only for names proto_file lacks.
     for (const f of [...files, ...later]) {
-      if (this.scanned.has(f.name)) continue;
-      this.order.set(f.name, this.scanned.size);
-      this.scanned.set(f.name, f);
+      if (!this.scanned.has(f.name)) this.scanned.set(f.name, f);
+    }
+    this.filesToGenerate = toGenerate;
+    this.parameter = parameter;
+  }
+
+  private prepareLookups(): void {
+    if (this.lookupsReady) return;
+    this.lookupsReady = true;
+    for (const f of this.scanned.values()) {
+      this.order.set(f.name, this.order.size);
       let list = this.byPackage.get(f.package);
       if (!list) this.byPackage.set(f.package, (list = []));
       list.push(f);
       for (const s of f.services) this.putSymbol(s.name, f.name);
       if (f.hasDetails) this.addSymbols(f);
     }
-    this.filesToGenerate = toGenerate;
-    this.parameter = parameter;
   }
 
   private putSymbol(name: string, file: string): void {
@@ -322,6 +330,7 @@ export class DescriptorSetIndex {
 
   /** Scans the imports, messages, enums and extensions of a file if not done yet. */
   private complete(f: ScannedFile): ScannedFile {
+    this.prepareLookups();
     if (!f.hasDetails) {
       try {
         scanDetails(this.window, f);
@@ -341,6 +350,7 @@ export class DescriptorSetIndex {
 
   private completeAll(): void {
     if (this.allSymbolsScanned) return;
+    this.prepareLookups();
     for (const f of this.scanned.values()) this.complete(f);
     this.allSymbolsScanned = true;
   }
@@ -465,6 +475,7 @@ export class DescriptorSetIndex {
    */
   findFileBySymbol(name: string): string | undefined {
     if (name.startsWith(".")) name = name.slice(1);
+    this.prepareLookups();
     let found = this.symbols.get(name);
     if (found !== undefined) return found;
     // Only files whose package encloses the name can declare it: scan just those.
