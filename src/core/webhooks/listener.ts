@@ -105,10 +105,12 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     message: string,
   ): Promise<void> {
     const id = store.allocateId();
+    const stored = { ...record, id, status: "rejected" as const, reason: message, httpStatus: status };
+    let recorded = true;
     try {
-      await store.append({ ...record, id, status: "rejected", reason: message, httpStatus: status });
+      await store.append(stored);
     } catch {
-      // The rejection is still answered even if it cannot be recorded.
+      recorded = false; // The rejection is still answered even if it cannot be recorded.
     }
     const body = JSON.stringify({ code, message });
     if (!res.headersSent) {
@@ -119,15 +121,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       });
     }
     res.end(body);
-    notify(id);
-  }
-
-  function notify(id: number): void {
-    if (!options.onDelivery) return;
-    store
-      .get(id)
-      .then((d) => d && options.onDelivery?.(d))
-      .catch(() => {});
+    if (recorded) options.onDelivery?.({ kind: "delivery", ...stored });
   }
 
   async function forward(id: number, binary: Uint8Array): Promise<void> {
@@ -345,10 +339,12 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
         }
       }
       const id = store.allocateId();
+      const stored = { ...withBody, id, status: "rejected" as const, reason, httpStatus: status };
+      let recorded = true;
       try {
-        await store.append({ ...withBody, id, status: "rejected", reason, httpStatus: status });
+        await store.append(stored);
       } catch {
-        // Answer regardless.
+        recorded = false; // Answer regardless.
       }
       const finalBody = body;
       uRes = {
@@ -359,7 +355,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
           yield finalBody;
         })(),
       };
-      notify(id);
+      if (recorded) options.onDelivery?.({ kind: "delivery", ...stored });
       await universalResponseToNodeResponse(uRes, res as never);
       return;
     }

@@ -10,7 +10,7 @@ import { encodeEvent, samplePushEvent } from "../../../src/core/webhooks/event";
 import { closePostAgents, post } from "../../../src/core/webhooks/http-post";
 import { type Listener, startListener } from "../../../src/core/webhooks/listener";
 import { replayDelivery } from "../../../src/core/webhooks/replay";
-import { EventStore } from "../../../src/core/webhooks/store";
+import { EventStore, type StoredDelivery } from "../../../src/core/webhooks/store";
 import { EventService } from "../../../src/gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { createTestPki, type TestPki } from "../../support/tls";
 import { waitFor } from "./support";
@@ -18,6 +18,7 @@ import { waitFor } from "./support";
 let pki: TestPki;
 let store: EventStore;
 let listener: Listener;
+const reported: StoredDelivery[] = [];
 
 before(async () => {
   pki = await createTestPki();
@@ -26,6 +27,7 @@ before(async () => {
     store,
     tls: { cert: pki.server.cert, key: pki.server.key },
     maxBodyBytes: 64 * 1024,
+    onDelivery: (d) => reported.push(d),
   });
 });
 
@@ -134,6 +136,8 @@ test("bad deliveries get a 4xx Connect error, are stored as rejected, and the li
     await waitFor(() => store.count() === before + 1, `${c.name} recorded`);
     const last = (await store.list()).at(-1)!;
     assert.equal(last.status, "rejected", c.name);
+    await waitFor(() => reported.at(-1)?.id === last.id, `${c.name} reported`);
+    assert.equal(reported.at(-1)?.reason, last.reason, c.name);
     assert.equal(last.httpStatus, c.status, c.name);
     assert.ok(last.reason, c.name);
   }
