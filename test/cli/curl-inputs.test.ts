@@ -217,9 +217,9 @@ describe("protocall curl inputs match buf curl", { concurrency: 4 }, () => {
 
   it("--user, -A and their precedence", async () => {
     const url = `${server.url}/demo.v1.DemoService/Inspect`;
-    await same(["-u", "ada:pw", "-A", "agent/1", ...inspect(["authorization", "user-agent"]), url]);
+    await same(["-u", "ada:pw", "-A", "client/1", ...inspect(["authorization", "user-agent"]), url]);
     await same(["-u", "ada:pw", "-H", "Authorization: Bearer t", ...inspect(["authorization"]), url]);
-    await same(["-A", "agent/1", "-H", "User-Agent: h/2", ...inspect(["user-agent"]), url]);
+    await same(["-A", "client/1", "-H", "User-Agent: h/2", ...inspect(["user-agent"]), url]);
   });
 
   it("--netrc-file by host and port", async () => {
