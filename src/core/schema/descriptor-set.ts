@@ -122,7 +122,19 @@ interface Classified {
 function classify(bytes: Uint8Array, label: string): Classified {
   if (bytes.length === 0) throw new ProtocallError(`${label} is empty. ${HOW_TO_BUILD}`);
   if (looksLikeJson(bytes)) {
-    const binary = jsonSetToBinary(bytes, label);
+    let binary: Uint8Array;
+    try {
+      binary = jsonSetToBinary(bytes, label);
+    } catch (jsonError) {
+      // A binary set can start like JSON too: 0x0A (a newline) and a length of 123 (`{`).
+      try {
+        const window = memoryWindow(bytes);
+        const entries = scanTopLevel(window);
+        return { format: classifyEntries(entries, label), window, entries };
+      } catch {
+        throw jsonError;
+      }
+    }
     const window = memoryWindow(binary);
     const entries = scanOrFail(window, label);
     classifyEntries(entries, label); // checks every file scanned

@@ -64,6 +64,18 @@ describe("detectSchemaFormat", () => {
     assert.equal(detectSchemaFormat(toBinary(CodeGeneratorRequestSchema, request)), "plugin-request");
   });
 
+  test("a binary set that happens to start like JSON (newline, then `{`) is still binary", () => {
+    // The first file is exactly 123 bytes long: the set starts with 0x0A 0x7B, "\n{".
+    const file = create(FileDescriptorProtoSchema, { name: `${"x".repeat(112)}.proto`, package: "p" });
+    assert.equal(toBinary(FileDescriptorProtoSchema, file).length, 123);
+    const set = toBinary(FileDescriptorSetSchema, create(FileDescriptorSetSchema, { file: [file] }));
+    assert.deepEqual([...set.subarray(0, 2)], [0x0a, 0x7b]);
+    assert.equal(detectSchemaFormat(set), "binary-set");
+    const path = join(tmp, "json-like.binpb");
+    writeFileSync(path, set);
+    assert.deepEqual(DescriptorSetIndex.fromFile(path).listFiles(), [file.name]);
+  });
+
   test("rejects an empty input", () => {
     rejects(() => detectSchemaFormat(new Uint8Array(0)), /is empty.*buf build -o/);
   });
