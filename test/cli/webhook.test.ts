@@ -142,7 +142,13 @@ test("create, list, push → delivered, delete, over HTTPS", async () => {
     () => registry.lines.some((l) => l.includes(`commit ${commit.id}`) && l.includes("HTTP 200")),
     "the verbose delivery log",
   );
-  const deliveries = await runCli(["registry", "deliveries", "--remote", remote], { env: env("bob-token") });
+  // --cacert instead of NODE_EXTRA_CA_CERTS.
+  const deliveries = await runCli(
+    ["registry", "deliveries", "--remote", remote, "--cacert", pki.ca.certPath],
+    {
+      env: { ...env("bob-token"), NODE_EXTRA_CA_CERTS: undefined },
+    },
+  );
   assert.equal(deliveries.code, 0, deliveries.stderr);
   assert.equal(JSON.parse(deliveries.stdout).deliveries.at(-1).httpStatus, 200);
 
@@ -192,6 +198,34 @@ test("refusals: non-Admin, second webhook, callback URL rules, unknown token, mi
     assert.match(r.stderr, message);
     assert.equal(r.stderr.split("\n").filter(Boolean).length, 1);
   }
+
+  const untrusted = await runCli(
+    ["webhook", "list", "--owner", "acme", "--repository", "petapis", "--remote", remote],
+    {
+      env: { ...env("alice-token"), NODE_EXTRA_CA_CERTS: undefined },
+    },
+  );
+  assert.equal(untrusted.code, 14 * 8);
+  assert.match(
+    untrusted.stderr,
+    /^protocall: cannot reach the registry at https:.*certificate.*check --remote/,
+  );
+  const trusted = await runCli(
+    [
+      "webhook",
+      "list",
+      "--owner",
+      "acme",
+      "--repository",
+      "petapis",
+      "--remote",
+      remote,
+      "--cacert",
+      pki.ca.certPath,
+    ],
+    { env: { ...env("alice-token"), NODE_EXTRA_CA_CERTS: undefined } },
+  );
+  assert.equal(trusted.code, 0, trusted.stderr);
 
   const unknown = await runCli(
     ["webhook", "list", "--owner", "acme", "--repository", "petapis", "--remote", remote],
