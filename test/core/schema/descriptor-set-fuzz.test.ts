@@ -41,7 +41,8 @@ before(async () => {
       protoFile: set.file,
     }),
   );
-  seeds = [image, plain, request];
+  const json = await buildSet(acmeFiles, ["--exclude-source-info"], "set.json");
+  seeds = [image, plain, request, json];
 });
 
 /** Uses a source every way a caller can; returns normally or throws what the source threw. */
