@@ -14,6 +14,7 @@ import { ProtocallError } from "../../../src/core/errors";
 import {
   DescriptorSetIndex,
   detectSchemaFormat,
+  fileError,
   readSchemaInput,
 } from "../../../src/core/schema/descriptor-set";
 import { acmeFiles, buildSet } from "./descriptor-set-fixtures";
@@ -140,6 +141,21 @@ describe("readSchemaInput", () => {
     await assert.rejects(readSchemaInput(dir, none), /a-dir is a directory/);
     await assert.rejects(readSchemaInput(empty, none), /empty\.binpb is empty/);
     await assert.rejects(readSchemaInput(join(empty, "x"), none), /empty\.binpb\/x cannot be read/);
+  });
+});
+
+describe("fileError", () => {
+  test("says what went wrong with a file, by error code", () => {
+    const err = (code: string) => Object.assign(new Error(`${code}: failed`), { code });
+    assert.match(
+      fileError("a.pb", err("EACCES")).message,
+      /^schema file a\.pb cannot be read: permission denied$/,
+    );
+    assert.match(fileError("a.pb", err("EPERM")).message, /permission denied/);
+    assert.match(fileError("a.pb", err("ENOENT")).message, /a\.pb does not exist/);
+    assert.match(fileError("d", err("EISDIR")).message, /d is a directory; pass a descriptor-set file/);
+    assert.match(fileError("a.pb", err("EIO")).message, /a\.pb cannot be read: EIO: failed/);
+    assert.ok(fileError("a.pb", err("EIO")) instanceof ProtocallError);
   });
 });
 
