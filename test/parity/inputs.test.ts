@@ -50,6 +50,15 @@ describe("parity: headers, data and credentials", { concurrency: 4, timeout: 300
     );
   });
 
+  test("-H: non-ASCII values and values with colons", async () => {
+    await assertParity(
+      ["-H", "x-u: h\u00e9llo \u2713", "-H", "x-url: http://a:b@c/", "-d", inspect(["x-u", "x-url"]), url()],
+      {
+        code: 0,
+      },
+    );
+  });
+
   test("-H @file: comments and blank lines skipped, combined with inline headers", async () => {
     const headers = file("headers.txt", "# a comment\nX-File: one\n\nx-file: two\n  X-Other :  three \n");
     await assertParity(
