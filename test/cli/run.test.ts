@@ -190,6 +190,25 @@ describe("protocall run", { timeout: 120_000 }, () => {
     assert.equal(r.stdout, '{\n  "sum": "42",\n  "count": 2\n}\n');
   });
 
+  test("warnings are printed and do not stop the run; CRLF files and # @name work", async () => {
+    const { file } = workspace(
+      '### Same\r\nHOST/demo.v1.GreetService/Greet\r\n\r\n{"name": "crlf"}\r\n### Same\r\nHOST/demo.v1.GreetService/Greet\r\n# @timeout 1s\r\n###\r\n# @name Other\r\nHOST/demo.v1.GreetService/Greet\r\n',
+    );
+    const r = await run([file]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stdout,
+      '{\n  "greeting": "Hello, crlf!"\n}\n{\n  "greeting": "Hello, world!"\n}\n{\n  "greeting": "Hello, world!"\n}\n',
+    );
+    assert.match(r.stderr, /requests\.rpc:5:5: warning: another request is also named "Same" \(line 1\)/);
+    assert.match(r.stderr, /requests\.rpc:7:1: warning: request options go before the request line/);
+    assert.match(r.stderr, /### Other\n/);
+    assert.match(r.stderr, /3 requests: 3 passed\n$/);
+    const other = await run([file, "--name", "Other"]);
+    assert.equal(other.code, 0, other.stderr);
+    assert.equal(other.stdout, '{\n  "greeting": "Hello, world!"\n}\n');
+  });
+
   test("usage errors: no file, a missing file, an unknown flag, a file without requests", async () => {
     const none = await run([]);
     assert.equal(none.code, 1);
