@@ -122,6 +122,8 @@ function parseBlock(
   }
 
   let i = 0;
+  // Where the request starts when there is no separator: after the file's variables.
+  let firstLine = 0;
   // Before the request line: blank lines, comments, options and (before the first request) variables.
   for (; i < lines.length; i++) {
     const l = lines[i];
@@ -134,6 +136,9 @@ function parseBlock(
     }
     if (l.text.trimStart().startsWith("@")) {
       parseVariable(l, out, state.requestSeen);
+      // Comments above a variable belong to the file, not to the request.
+      if (!separator) req.comments = [];
+      firstLine = i + 1;
       continue;
     }
     break;
@@ -165,7 +170,7 @@ function parseBlock(
     parseBody(lines.slice(i + 1), req, out);
   }
 
-  const content = lines.filter((l) => !isBlank(l.text));
+  const content = lines.slice(separator ? 0 : firstLine).filter((l) => !isBlank(l.text));
   const first = separator ?? content[0];
   const last = content.length > 0 ? content[content.length - 1] : separator;
   if (!first || !last) return;

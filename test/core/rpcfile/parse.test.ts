@@ -111,6 +111,14 @@ describe("parseRpcFile", () => {
       f.requests[0].comments.map((c) => c.text),
       ["# a comment"],
     );
+    assert.deepEqual(f.requests[0].range, {
+      start: { line: 1, character: 0 },
+      end: { line: 4, character: 2 },
+    });
+    // Comments above the file variables belong to the file.
+    const g = parseRpcFile("# file header\n@h = x\n\nhttp://a/b.C/D\n");
+    assert.deepEqual(g.requests[0].comments, []);
+    assert.equal(g.requests[0].range.start.line, 3);
   });
 
   test("verbs select the protocol and are tokens of their own", () => {
