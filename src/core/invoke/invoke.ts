@@ -8,6 +8,7 @@ import {
   type DescMethod,
   type DescMethodStreaming,
   type DescMethodUnary,
+  fromBinary,
   fromJson,
   type Message,
   type Registry,
@@ -30,6 +31,14 @@ export interface InvokeOptions {
   registry?: () => Registry | undefined;
   /** Receives each response message; may return a promise to apply backpressure. */
   onMessage(message: Message): void | Promise<void>;
+  /**
+   * When given, streamed responses are decoded here from their bytes (the transport's fast path);
+   * see CurlTransport.tapResponses.
+   */
+  tapResponses?: (
+    pathSuffix: string,
+    tap: ((message: Uint8Array) => void | Promise<void>) | undefined,
+  ) => void;
   /** Response headers, when they arrive. */
   onHeaders?(headers: Headers): void;
 }
@@ -72,16 +81,28 @@ export async function invokeMethod(o: InvokeOptions): Promise<{ trailers: Header
       await o.onMessage(res.message as Message);
       return { trailers: res.trailer };
     }
-    const res = await transport.stream(
-      method as DescMethodStreaming,
-      o.signal,
-      o.timeoutMs,
-      header,
-      oneShot(input) as never,
-    );
-    o.onHeaders?.(res.header);
-    for await (const m of res.message) await o.onMessage(m as Message);
-    return { trailers: res.trailer };
+    const tapped = tapResponses(o);
+    try {
+      const res = await transport.stream(
+        method as DescMethodStreaming,
+        o.signal,
+        o.timeoutMs,
+        header,
+        oneShot(input) as never,
+      );
+      o.onHeaders?.(res.header);
+      for await (const m of res.message) {
+        const wait = o.onMessage(m as Message);
+        if (wait) await wait;
+      }
+      tapped.check();
+      return { trailers: res.trailer };
+    } catch (err) {
+      tapped.check();
+      throw err;
+    } finally {
+      tapped.remove();
+    }
   }
 
   // Client and bidi streams: requests are converted while they are sent. A bad document stops the
@@ -99,6 +120,7 @@ export async function invokeMethod(o: InvokeOptions): Promise<{ trailers: Header
       throw err;
     }
   }
+  const tapped = method.methodKind === "bidi_streaming" ? tapResponses(o) : undefined;
   try {
     const res = await transport.stream(
       method as DescMethodStreaming,
@@ -108,13 +130,49 @@ export async function invokeMethod(o: InvokeOptions): Promise<{ trailers: Header
       requests() as never,
     );
     o.onHeaders?.(res.header);
-    for await (const m of res.message) await o.onMessage(m as Message);
+    for await (const m of res.message) {
+      const wait = o.onMessage(m as Message);
+      if (wait) await wait;
+    }
     if (inputError) throw inputError;
+    tapped?.check();
     return { trailers: res.trailer };
   } catch (err) {
     if (inputError) throw inputError;
+    tapped?.check();
     throw err;
+  } finally {
+    tapped?.remove();
   }
+}
+
+/**
+ * Decodes streamed responses in the transport's fast path when it offers one. A failure there (a
+ * message that does not decode, or cannot be printed) is kept and rethrown as it is, instead of the
+ * error the transport makes of it.
+ */
+function tapResponses(o: InvokeOptions): { check(): void; remove(): void } {
+  const suffix = `/${o.method.parent.typeName}/${o.method.name}`;
+  let failure: { err: unknown } | undefined;
+  if (o.tapResponses) {
+    const output = o.method.output;
+    o.tapResponses(suffix, (bytes) => {
+      try {
+        return o.onMessage(fromBinary(output, bytes));
+      } catch (err) {
+        failure ??= { err };
+        throw err;
+      }
+    });
+  }
+  return {
+    check() {
+      if (failure) throw failure.err;
+    },
+    remove() {
+      o.tapResponses?.(suffix, undefined);
+    },
+  };
 }
 
 async function singleRequest(o: InvokeOptions, label: string): Promise<Message> {

@@ -61,6 +61,14 @@ export function formatMessageJson(
   return w.message(desc, message, 0);
 }
 
+/** A formatter to reuse for many messages (a stream): same output as formatMessageJson. */
+export function createMessageFormatter(
+  options: JsonOutputOptions = {},
+): (desc: DescMessage, message: Message) => string {
+  const w = new JsonWriter(options);
+  return (desc, message) => w.message(desc, message, 0);
+}
+
 /** Formats any JSON value with the same layout (objects keep their key order). */
 export function formatJsonValue(value: JsonValue, indent = "  "): string {
   return new JsonWriter({ indent }).json(value, 0, false);

@@ -15,7 +15,7 @@ import { type HeaderList, hasHeader, readCurlHeaders, sourceLabel } from "./head
 import { invokeMethod } from "./invoke";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
-import { collectAnyTypeNames, formatMessageJson, reachesAny } from "./output";
+import { collectAnyTypeNames, createMessageFormatter, reachesAny } from "./output";
 import { openRequestData } from "./request-data";
 import { formatRpcError, rpcExitCode } from "./rpc-error";
 import { type CurlTransport, chooseHttpMode, createCurlTransport } from "./transport";
@@ -168,6 +168,9 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
     const curl = transport as CurlTransport;
     const output = method.output;
     const emitDefaults = o.emitDefaults;
+    const mayHoldAny = reachesAny(output);
+    const formatter = createMessageFormatter({ emitDefaults, resolveAny: (name) => registry(name) });
+    const format = (message: Message) => formatter(output, message);
     await invokeMethod({
       transport: curl.transport,
       method,
@@ -177,10 +180,15 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
       timeoutMs: o.timeoutMs ? o.timeoutMs : undefined,
       signal: io.signal,
       registry: () => requestRegistry,
-      onMessage: async (message) => {
-        await ensureAnyTypes(output, message);
-        const text = formatMessageJson(output, message, { emitDefaults, resolveAny: registry });
-        await sink.write(`${text}\n`);
+      // The fast path decodes synchronously; an Any inside needs its type loaded first.
+      tapResponses: mayHoldAny ? undefined : (suffix, tap) => curl.tapResponses(suffix, tap),
+      // Synchronous unless output must wait (backpressure) or an Any needs its type loaded: a long
+      // stream should not pay for a promise per message.
+      onMessage: (message) => {
+        if (mayHoldAny) {
+          return ensureAnyTypes(output, message).then(() => sink.write(`${format(message)}\n`));
+        }
+        return sink.write(`${format(message)}\n`);
       },
     });
     await sink.close();
@@ -311,11 +319,12 @@ class OutputSink {
     private readonly owned: boolean,
   ) {}
 
-  async write(text: string): Promise<void> {
+  /** Queues text; returns a promise only when the caller must wait for the stream to drain. */
+  write(text: string): Promise<void> | undefined {
     this.parts.push(text);
     this.size += text.length;
     if (this.size >= 65536) {
-      if (!this.flushNow()) await waitDrain(this.stream);
+      if (!this.flushNow()) return waitDrain(this.stream);
     } else if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => {
@@ -323,6 +332,7 @@ class OutputSink {
         this.flushNow();
       });
     }
+    return undefined;
   }
 
   private flushNow(): boolean {

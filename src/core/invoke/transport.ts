@@ -57,8 +57,20 @@ export interface TransportSettings {
   log: VerboseLog;
 }
 
+/**
+ * Receives each response message of a streamed response as its bytes, before the transport's own
+ * pipeline (which then sees only the end of the stream: status, trailers, errors). May return a
+ * promise to slow the reading down (backpressure).
+ */
+export type ResponseTap = (message: Uint8Array) => void | Promise<void>;
+
 export interface CurlTransport {
   readonly transport: Transport;
+  /**
+   * Routes the response messages of calls whose path ends with `pathSuffix` (`/pkg.Service/Method`)
+   * to `tap`; undefined removes it. Only for methods whose responses are streamed.
+   */
+  tapResponses(pathSuffix: string, tap: ResponseTap | undefined): void;
   /** The HTTP version in use once the first connection is made: "1.1" or "2". */
   httpVersion(): "1.1" | "2" | undefined;
   /** Closes all connections. */
@@ -109,6 +121,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   const target = s.unixSocket ? `unix ${s.unixSocket}` : `tcp ${joinHostPort(hostname, port)}`;
 
   let dialFailure: ConnectError | undefined;
+  let tap: { suffix: string; tap: ResponseTap } | undefined;
   const sockets = new Set<net.Socket>();
 
   /** Opens one connection (synchronously returns a connecting socket). */
@@ -273,7 +286,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       );
     }
     const inner = mode === "h2" ? await loadH2Client() : h1Client;
-    return observe(inner, req, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure);
+    const res = await observe(inner, req, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure);
+    if (tap && new URL(req.url).pathname.endsWith(tap.suffix)) return tapMessages(res, tap.tap);
+    return res;
   };
 
   const options: CommonTransportOptions = {
@@ -302,6 +317,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   return {
     transport,
     httpVersion: () => (mode === "h2" ? "2" : mode === "h1" ? "1.1" : undefined),
+    tapResponses(pathSuffix, fn) {
+      tap = fn ? { suffix: pathSuffix, tap: fn } : undefined;
+    },
     close() {
       agent.destroy();
       session?.destroy();
@@ -447,6 +465,74 @@ class EnvelopeScanner {
       any = true;
     });
     return any ? headers : undefined;
+  }
+}
+
+const ENVELOPED_BINARY = /^application\/(grpc|grpc\+proto|grpc-web|grpc-web\+proto|connect\+proto)(;|$)/;
+
+/**
+ * The fast path for long response streams. Connect's pipeline costs several promises per message;
+ * here the envelopes of each received chunk are split synchronously and the messages handed to the
+ * tap, and only what ends the stream (gRPC-Web trailers, the Connect end-of-stream message, or an
+ * incomplete envelope) is passed on, so the transport still reports status, trailers and errors.
+ * Responses that are not binary Protobuf (JSON, errors with other content types) pass unchanged.
+ */
+function tapMessages(res: UniversalClientResponse, tap: ResponseTap): UniversalClientResponse {
+  const contentType = res.header.get("content-type") ?? "";
+  if (res.status !== 200 || !ENVELOPED_BINARY.test(contentType)) return res;
+  const encoding =
+    res.header.get("grpc-encoding") ?? res.header.get("connect-content-encoding") ?? "identity";
+  const endFlag = contentType.includes("grpc-web") ? 0x80 : contentType.includes("connect") ? 0x02 : 0;
+  return { ...res, body: splitEnvelopes(res.body, tap, endFlag, encoding) };
+}
+
+async function* splitEnvelopes(
+  src: AsyncIterable<Uint8Array>,
+  tap: ResponseTap,
+  endFlag: number,
+  encoding: string,
+): AsyncIterable<Uint8Array> {
+  let rest: Uint8Array = new Uint8Array(0);
+  for await (const chunk of src) {
+    let buf = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
+    let pos = 0;
+    const passOn: Uint8Array[] = [];
+    let wait: Promise<void> | undefined;
+    while (buf.length - pos >= 5) {
+      const flags = buf[pos];
+      const len = ((buf[pos + 1] << 24) >>> 0) + (buf[pos + 2] << 16) + (buf[pos + 3] << 8) + buf[pos + 4];
+      if (buf.length - pos - 5 < len) break;
+      const end = pos + 5 + len;
+      if (endFlag !== 0 && (flags & endFlag) === endFlag) {
+        passOn.push(buf.subarray(pos, end));
+      } else {
+        let data = buf.subarray(pos + 5, end);
+        if ((flags & 0x01) === 0x01) data = decompress(data, encoding);
+        const w = tap(data);
+        if (w) wait = wait ? wait.then(() => w) : w;
+      }
+      pos = end;
+    }
+    rest = pos === buf.length ? new Uint8Array(0) : buf.subarray(pos);
+    if (buf === chunk && rest.length > 0) rest = Uint8Array.from(rest); // the chunk's buffer may be reused
+    buf = rest;
+    if (wait) await wait;
+    for (const p of passOn) yield p;
+  }
+  if (rest.length > 0) yield rest;
+}
+
+function decompress(data: Uint8Array, encoding: string): Uint8Array {
+  if (encoding !== "gzip") {
+    throw new ConnectError(
+      `protocol error: received a compressed message with encoding "${encoding}"`,
+      Code.Internal,
+    );
+  }
+  try {
+    return new Uint8Array(loadZlib().gunzipSync(data));
+  } catch (err) {
+    throw ConnectError.from(err, Code.InvalidArgument);
   }
 }
 

@@ -131,6 +131,58 @@ describe("streams", () => {
     assert.equal(r.stdout, expected);
   });
 
+  test("long server streams print every message, for every protocol", async () => {
+    const expected = Array.from(
+      { length: 3000 },
+      (_, i) => `{\n  "number": ${i + 1},\n  "text": "s"\n}\n`,
+    ).join("");
+    for (const protocol of ["grpc", "grpcweb", "connect"] as const) {
+      const r = await curl({
+        url: demo("Count"),
+        protocol,
+        schemas: [schema],
+        data: '{"count":3000,"text":"s","errorCode":"CODE_DATA_LOSS"}',
+      });
+      assert.equal(r.stdout, expected, protocol);
+      assert.equal(r.code, 120, `${protocol}: ${r.stderr}`);
+    }
+  });
+
+  test("streamed messages split across reads and gzip-compressed messages", async () => {
+    const http2 = await import("node:http2");
+    const { gzipSync } = await import("node:zlib");
+    const raw = http2.createServer();
+    raw.on("stream", (stream) => {
+      stream.on("error", () => {});
+      stream.respond(
+        { ":status": 200, "content-type": "application/grpc", "grpc-encoding": "gzip" },
+        { waitForTrailers: true },
+      );
+      const plain = Buffer.from([0, 0, 0, 0, 2, 8, 1]); // number: 1
+      const zipped = gzipSync(Buffer.from([8, 2])); // number: 2
+      const compressed = Buffer.concat([Buffer.from([1, 0, 0, 0, zipped.length]), zipped]);
+      stream.write(plain.subarray(0, 3));
+      setTimeout(() => {
+        stream.write(Buffer.concat([plain.subarray(3), compressed]));
+        stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+        stream.end();
+      }, 20);
+    });
+    await new Promise<void>((r) => raw.listen(0, "127.0.0.1", r));
+    const port = (raw.address() as { port: number }).port;
+    try {
+      const r = await curl({
+        url: `http://127.0.0.1:${port}/demo.v1.DemoService/Count`,
+        protocol: "grpc",
+        schemas: [schema],
+      });
+      assert.equal(r.stdout, '{\n  "number": 1\n}\n{\n  "number": 2\n}\n', r.stderr);
+      assert.equal(r.code, 0);
+    } finally {
+      await new Promise<void>((r) => raw.close(() => r()));
+    }
+  });
+
   test("client stream from a file sends every document", async () => {
     const file = join(dir, "sum.json");
     writeFileSync(file, '{"number": 1}\n{"number": "2"}{"number":3}\n');
