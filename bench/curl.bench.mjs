@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `protocall curl` against the real `buf curl`, in the same run, on the same requests, against the same
 // local demo server (its own process). Each case runs both tools several times, alternating, in fresh
-// processes; the table shows median wall time, the ratio protocall ÷ buf, and median peak RSS.
+// processes; the table shows median wall time, the ratio protocall ÷ buf (of wall times), median CPU
+// time (user + system, with GNU time) and median peak RSS.
 //   unary --schema      a unary call with the small demo schema (a descriptor set, and the directory)
 //   large schema        the ~83 MB google-proto-files descriptor set as --schema, a call resolving
 //                       google.pubsub.v1.Publisher/Publish (the demo server answers unimplemented: exit 96)
@@ -12,7 +13,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -42,7 +43,7 @@ function bufBinary() {
  */
 function run(command, args, { keepStdout = true, timeoutMs = 300_000 } = {}) {
   return new Promise((resolve, reject) => {
-    const argv = timeBinary ? ["-f", "%M", command, ...args] : args;
+    const argv = timeBinary ? ["-f", "%M %U %S", command, ...args] : args;
     const start = performance.now();
     const child = spawn(timeBinary ?? command, argv, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     const out = [];
@@ -73,15 +74,15 @@ function run(command, args, { keepStdout = true, timeoutMs = 300_000 } = {}) {
       clearInterval(poll);
       clearTimeout(timer);
       let stderr = Buffer.concat(err).toString();
+      let cpuMs;
       if (timeBinary) {
-        // GNU time appends its figure as the last line of stderr.
+        // GNU time appends its figures (max RSS in KB, user and system CPU seconds) to stderr.
         const lines = stderr.trimEnd().split("\n");
-        peakKb = Number(lines.pop());
+        const [kb, user, sys] = (lines.pop() ?? "").split(" ").map(Number);
+        peakKb = kb;
+        cpuMs = (user + sys) * 1000;
+        if (/^Command exited with non-zero status \d+$/.test(lines.at(-1) ?? "")) lines.pop();
         stderr = lines.length ? `${lines.join("\n")}\n` : "";
-        if (/^Command exited with non-zero status \d+$/.test(lines.at(-1) ?? "")) {
-          lines.pop();
-          stderr = lines.length ? `${lines.join("\n")}\n` : "";
-        }
       }
       resolve({
         code,
@@ -89,6 +90,7 @@ function run(command, args, { keepStdout = true, timeoutMs = 300_000 } = {}) {
         outBytes,
         stderr,
         wallMs,
+        cpuMs,
         peakMb: peakKb / 1024,
       });
     });
@@ -179,6 +181,8 @@ async function compare(c) {
     ...c,
     ours: median(ours.map((r) => r.wallMs)),
     buf: median(theirs.map((r) => r.wallMs)),
+    oursCpu: timeBinary ? median(ours.map((r) => r.cpuMs)) : undefined,
+    bufCpu: timeBinary ? median(theirs.map((r) => r.cpuMs)) : undefined,
     oursRss: median(ours.map((r) => r.peakMb)),
     bufRss: median(theirs.map((r) => r.peakMb)),
     sameOutput,
@@ -284,9 +288,15 @@ async function main() {
     }
 
     console.log(`node ${process.version}, ${runs} runs per tool per case (alternating), fresh process each`);
-    console.log(`peak RSS: ${timeBinary ? "GNU time (maxrss)" : "VmHWM polled from /proc"}\n`);
-    console.log("| case | protocall ms | buf ms | ratio | protocall RSS MB | buf RSS MB | target | result |");
-    console.log("|---|---:|---:|---:|---:|---:|---|---|");
+    console.log(`peak RSS: ${timeBinary ? "GNU time (maxrss)" : "VmHWM polled from /proc"}`);
+    const [load1] = loadavg();
+    console.log(
+      `load average at the end: ${load1.toFixed(1)} on ${cpus().length} CPUs (wall times need a quiet machine)\n`,
+    );
+    console.log(
+      "| case | protocall ms | buf ms | ratio | protocall CPU ms | buf CPU ms | protocall RSS MB | buf RSS MB | target | result |",
+    );
+    console.log("|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
     for (const r of rows) {
       let target = "";
       let verdict = "";
@@ -297,7 +307,7 @@ async function main() {
       }
       if (!r.sameOutput) verdict += " (outputs differ)";
       console.log(
-        `| ${r.name} | ${fmt(r.ours)} | ${fmt(r.buf)} | ${fmt(r.ratio, 2)} | ${fmt(r.oursRss)} | ${fmt(r.bufRss)} | ${target} | ${verdict} |`,
+        `| ${r.name} | ${fmt(r.ours)} | ${fmt(r.buf)} | ${fmt(r.ratio, 2)} | ${fmt(r.oursCpu)} | ${fmt(r.bufCpu)} | ${fmt(r.oursRss)} | ${fmt(r.bufRss)} | ${target} | ${verdict} |`,
       );
     }
   } finally {
