@@ -579,6 +579,24 @@ export function positionIn(text: string, start: Position, offset: number): Posit
   return { line, character: line === start.line ? start.character + end : end - lineStart };
 }
 
+/**
+ * The offset in `text` (a document whose first character is at `start`, lines joined by \n) of a
+ * position in the file; clamped to the text. The inverse of positionIn, for mapping an editor
+ * position to a place in a JSON body document.
+ */
+export function offsetIn(text: string, start: Position, position: Position): number {
+  if (position.line < start.line) return 0;
+  let offset = 0;
+  for (let line = start.line; line < position.line; line++) {
+    const nl = text.indexOf("\n", offset);
+    if (nl < 0) return text.length;
+    offset = nl + 1;
+  }
+  const lineEnd = text.indexOf("\n", offset);
+  const column = position.line === start.line ? position.character - start.character : position.character;
+  return Math.min(offset + Math.max(column, 0), lineEnd < 0 ? text.length : lineEnd);
+}
+
 /** The closest flag name to a misspelled option, if any is close. */
 function suggest(name: string): string | undefined {
   let best: string | undefined;
