@@ -1,5 +1,5 @@
 // The `.rpc` request file parser. Total: any text yields variables, requests and diagnostics with
-// exact ranges, and nothing throws. The format (see the README's ".rpc request files"):
+// exact ranges, and nothing throws. The format:
 //
 //   @host = http://localhost:8080          file variables, before the first request
 //   ### Greet a person                     a separator; its text names the request
@@ -10,8 +10,10 @@
 //   {"name": "world"}                      the body: zero or more JSON documents
 //   < ./more.json                          or a file to include, relative to the .rpc file
 //
-// Lines starting with `#` or `//` are comments outside JSON documents. A file without `###` holds one
-// request. Values may hold `{{...}}` references, which variables.ts resolves.
+// Lines starting with `#` or `//` are comments outside JSON documents (between body documents too); a
+// line starting with `###` always starts a new request. A file without `###` holds one request. Values
+// (and JSON documents, strings included) may hold `{{...}}` references, which variables.ts resolves.
+// `# @name <text>` also names a request, as in .http files.
 
 import { curlFlagsByName } from "../invoke/curl-flags";
 import { isProtocolOwnedHeader } from "../invoke/header-line";
