@@ -71,7 +71,7 @@ function shape(desc: DescMessage | DescEnum | DescService | DescExtension): unkn
         methods: desc.methods.map((m) => [m.name, m.methodKind, m.input.typeName, m.output.typeName]),
       };
     case "extension":
-      return { kind: desc.kind, name: desc.typeName, extendee: desc.extendee.typeName, ...fieldShape(desc) };
+      return { ...fieldShape(desc), typeName: desc.typeName, extendee: desc.extendee.typeName };
   }
 }
 
