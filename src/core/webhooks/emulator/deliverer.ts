@@ -47,12 +47,22 @@ export interface DelivererOptions {
   /** Attempts kept for ListDeliveries (oldest dropped first); default 10,000. */
   readonly keep?: number;
   readonly timeoutMs?: number;
+  /** Schedules the next batch (default: setTimeout); tests pass a clock they control. */
+  readonly setTimer?: SetTimer;
 }
+
+/** Runs `fn` once after `ms` milliseconds, unless cancelled. */
+export type SetTimer = (fn: () => void, ms: number) => { cancel(): void };
+
+const realTimer: SetTimer = (fn, ms) => {
+  const t = setTimeout(fn, ms);
+  return { cancel: () => clearTimeout(t) };
+};
 
 export class Deliverer {
   private readonly queue: QueuedEvent[] = [];
   private readonly attempts: DeliveryAttempt[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private timer: { cancel(): void } | undefined;
   private running: Promise<void> | undefined;
   private batchCount = 0;
   private attemptCount = 0;
@@ -78,14 +88,14 @@ export class Deliverer {
   /** Stops taking batches; waits for the batch in progress. Queued events are dropped. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     await this.running;
   }
 
   private schedule(): void {
     if (this.timer || this.running || this.closed || this.queue.length === 0) return;
-    this.timer = setTimeout(() => {
+    this.timer = (this.options.setTimer ?? realTimer)(() => {
       this.timer = undefined;
       this.running = this.runBatch().finally(() => {
         this.running = undefined;

@@ -21,7 +21,7 @@ import { callbackUrlProblems } from "../callback-url";
 import { encodeEvent, newCommit, pushEvent } from "../event";
 import { defaultPrefix } from "../paths";
 import type { RegistryConfig, RegistryRepository, RegistryUser } from "./config";
-import { Deliverer, type DeliveryAttempt } from "./deliverer";
+import { Deliverer, type DeliveryAttempt, type SetTimer } from "./deliverer";
 import { RegistryState, type StoredWebhook } from "./state";
 
 export interface RegistryEmulatorOptions {
@@ -42,6 +42,8 @@ export interface RegistryEmulatorOptions {
   readonly pageSize?: number;
   /** Overrides the config's webhooksEnabled when set. */
   readonly webhooksEnabled?: boolean;
+  /** Schedules delivery batches (default: real timers); tests pass a clock they control. */
+  readonly setTimer?: SetTimer;
   /** Receives one line per delivery attempt and per call (the --verbose log). */
   readonly log?: (line: string) => void;
 }
@@ -65,6 +67,7 @@ export async function startRegistryEmulator(options: RegistryEmulatorOptions): P
     batchSize: options.batchSize ?? 20,
     batchIntervalMs: options.batchIntervalMs ?? 5000,
     trustCa: options.trustCa,
+    setTimer: options.setTimer,
     onAttempt: log
       ? (a) =>
           log(
