@@ -2,9 +2,10 @@
 // `npm start` / `npm run demo`: builds Protocall, starts the demo server (demo.v1 over Connect, gRPC and
 // gRPC-Web, with server reflection), runs a few `protocall curl` commands against it and prints each
 // command with its output, then keeps the server running for you to try more (Ctrl+C stops it).
-// Usage: node scripts/demo.mjs [--once] [--port N]
-//   --once    exit after the commands (exit code 0 when each command ended as expected)
-//   --port N  port of the demo server (default 8080, or any free port when 8080 is taken)
+// Usage: node scripts/demo.mjs [--once] [--port N] [--no-build]
+//   --once      exit after the commands (exit code 0 when each command ended as expected)
+//   --port N    port of the demo server (default 8080, or any free port when 8080 is taken)
+//   --no-build  use the CLI already in dist/ (the tests build it once, before running)
 import { spawn } from "node:child_process";
 import { dirname, join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -13,15 +14,18 @@ import * as esbuild from "esbuild";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const once = process.argv.includes("--once");
+const rebuildCli = !process.argv.includes("--no-build");
 const portArg = process.argv.indexOf("--port");
 const port = portArg > 0 ? Number(process.argv[portArg + 1]) : 8080;
 const cli = join(root, "dist/cli.js");
 const demoServer = join(root, "dist/demo-server.js");
 
 async function build() {
-  const build = spawn(process.execPath, [join(root, "esbuild.mjs")], { cwd: root, stdio: "inherit" });
-  const code = await new Promise((r) => build.on("close", r));
-  if (code !== 0) throw new Error("the build failed");
+  if (rebuildCli) {
+    const build = spawn(process.execPath, [join(root, "esbuild.mjs")], { cwd: root, stdio: "inherit" });
+    const code = await new Promise((r) => build.on("close", r));
+    if (code !== 0) throw new Error("the build failed");
+  }
   await esbuild.build({
     entryPoints: { "demo-server": join(root, "src/demo/main.ts") },
     outdir: join(root, "dist"),
