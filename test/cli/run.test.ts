@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { runCli } from "../support/cli";
+import { repoRoot, runCli } from "../support/cli";
 import { type DemoServer, startDemoServer } from "../support/servers";
 
 const dir = mkdtempSync(join(tmpdir(), "protocall-run-"));
@@ -207,6 +207,19 @@ describe("protocall run", { timeout: 120_000 }, () => {
     const other = await run([file, "--name", "Other"]);
     assert.equal(other.code, 0, other.stderr);
     assert.equal(other.stdout, '{\n  "greeting": "Hello, world!"\n}\n');
+  });
+
+  test("the example request file runs against the demo server", async () => {
+    const example = readFileSync(join(repoRoot, "examples/requests/demo.rpc"), "utf8");
+    assert.match(example, /^@host = http:\/\/127\.0\.0\.1:8080$/m);
+    const { file } = workspace(example.replace(/^@host = .*$/m, "@host = HOST"));
+    const r = await run([file]);
+    assert.equal(r.code, 40, r.stderr);
+    assert.match(r.stderr, /\n8 requests: 7 passed, 1 failed \(not_found\)\n$/);
+    assert.match(r.stderr, /### An error with details \(exit code 40\)\n\{\n {3}"code": "not_found"/);
+    assert.match(r.stdout, /"greeting": "Hello, world!"/);
+    assert.match(r.stdout, /"sum": "42"/);
+    assert.match(r.stdout, /^demo\.v1\.DemoService\ndemo\.v1\.GreetService\n/m);
   });
 
   test("usage errors: no file, a missing file, an unknown flag, a file without requests", async () => {
