@@ -10,9 +10,25 @@ import { join, relative, sep } from "node:path";
 /** The files that decide what buf builds, besides the .proto files themselves. */
 const configFiles = new Set(["buf.yaml", "buf.work.yaml", "buf.lock"]);
 
-/** The default on-disk cache directory: `<os tmpdir>/protocall-build-cache`. */
+/**
+ * The default on-disk cache directory: `<os tmpdir>/protocall-build-cache-<uid>`, one per user, so
+ * that in a shared temp directory no one else's directory is taken for ours.
+ */
 export function defaultBuildCacheDir(): string {
-  return join(tmpdir(), "protocall-build-cache");
+  const uid = process.getuid?.();
+  return join(tmpdir(), uid === undefined ? "protocall-build-cache" : `protocall-build-cache-${uid}`);
+}
+
+/**
+ * Whether a cache directory is ours alone: owned by this user and writable by no one else. Builds
+ * read from a directory that others can write could be anything, so such a directory is not used.
+ */
+async function isPrivateDir(dir: string): Promise<boolean> {
+  const st = await stat(dir).catch(() => undefined);
+  if (!st?.isDirectory()) return false;
+  if (process.platform === "win32") return true;
+  const uid = process.getuid?.();
+  return (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0;
 }
 
 export interface BuildKeyInput {
@@ -101,7 +117,7 @@ export class BuildCache {
       memory.set(key, hit);
       return hit;
     }
-    if (!this.dir) return undefined;
+    if (!this.dir || !(await isPrivateDir(this.dir))) return undefined;
     try {
       const file = join(this.dir, `${key}.binpb`);
       const bytes = new Uint8Array(await readFile(file));
@@ -114,7 +130,10 @@ export class BuildCache {
     }
   }
 
-  /** Stores a build in memory and, atomically (write then rename), on disk. Disk failures are ignored. */
+  /**
+   * Stores a build in memory and, atomically (write then rename), on disk unless the directory is not
+   * private (see isPrivateDir). Disk failures are ignored.
+   */
   async set(key: string, bytes: Uint8Array): Promise<void> {
     remember(key, bytes);
     if (!this.dir) return;
@@ -122,6 +141,7 @@ export class BuildCache {
     const temp = `${target}.${randomBytes(6).toString("hex")}.tmp`;
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      if (!(await isPrivateDir(this.dir))) return;
       await writeFile(temp, bytes);
       await rename(temp, target);
     } catch {

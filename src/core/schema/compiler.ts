@@ -42,7 +42,7 @@ export interface BuildOptions {
   includePaths?: string[];
   /** Restrict the build to these files or directories (relative to the directory built, or absolute). */
   paths?: string[];
-  /** The on-disk cache directory (default `<tmpdir>/protocall-build-cache`); false for memory only. */
+  /** The on-disk cache directory (default `<tmpdir>/protocall-build-cache-<uid>`); false for memory only. */
   cacheDir?: string | false;
   /** The directory a relative `dir` is resolved against (default process.cwd()). */
   cwd?: string;
