@@ -361,6 +361,16 @@ function parseHeader(l: Line, req: RpcRequest, out: RpcFile): void {
   const end = l.text.trimEnd().length;
   const whole = range(l.line, start, l.line, end);
   const colon = l.text.indexOf(":");
+  if (/^[{["]/.test(l.text.slice(start))) {
+    diag(
+      out,
+      "error",
+      "this looks like the body, but the body starts after an empty line: add an empty line after the headers (or after the request line)",
+      whole,
+      "missing-empty-line",
+    );
+    return;
+  }
   if (colon < 0) {
     diag(
       out,

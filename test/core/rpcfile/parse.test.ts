@@ -211,6 +211,15 @@ describe("parseRpcFile", () => {
     );
   });
 
+  test("a body right after the request line or headers, without the empty line, is an error that says so", () => {
+    const f = parseRpcFile('http://h/s.S/M\nx-a: 1\n{"name": "x"}\n');
+    assert.deepEqual(
+      f.diagnostics.map((d) => [d.code, d.range.start.line]),
+      [["missing-empty-line", 2]],
+    );
+    assert.match(f.diagnostics[0].message, /add an empty line after the headers/);
+  });
+
   test("the body: several documents, multi-line documents, scalars, includes and comments between documents", () => {
     const text = [
       "http://h/s.S/M",
