@@ -4,7 +4,10 @@
 // One bidirectional stream is opened on first use and reused for every look-up (list_services,
 // file_containing_symbol, file_by_filename for each missing dependency, file_containing_extension).
 // Look-ups are serialized: the server answers requests in order, one response per request. Every wait
-// for a response is bounded, and the caller's AbortSignal ends the stream.
+// for a response is bounded, and the caller's AbortSignal ends the stream. In auto mode, a server
+// without v1 (`unimplemented`, or an HTTP 404) is asked over v1alpha from then on; a stream that broke
+// after having worked is reopened once. Received files go through the lenient, incremental linker
+// (link.ts): servers send sloppy descriptors, and look-ups share the files already built.
 import {
   type DescEnum,
   type DescExtension,
