@@ -7,7 +7,23 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type DemoServerOptions, startDemoServer } from "./server";
 
+const help = `Usage: demo-server [flags]   (prints its URL, then serves until SIGINT or SIGTERM)
+  --port N                  TCP port (default: any free port)
+  --host ADDRESS            interface to listen on (default 127.0.0.1)
+  --http both|1.1|h2c       plain-text HTTP versions (default both, on one port)
+  --cert FILE --key FILE    serve HTTPS (ALPN h2 and http/1.1)
+  --ca FILE                 trusted authorities for client certificates
+  --require-client-cert     mutual TLS: a client certificate signed by --ca is required
+  --unix-socket PATH        listen on a Unix socket instead of TCP
+  --reflection LIST         v1,v1alpha (default), v1, v1alpha or none
+  --path-prefix /api        serve every RPC under this path prefix
+`;
+
 export async function runDemoMain(argv: string[]): Promise<void> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(help);
+    return;
+  }
   const { values } = parseArgs({
     args: argv,
     options: {
