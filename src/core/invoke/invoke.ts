@@ -12,9 +12,11 @@ import {
   fromJson,
   type Message,
   type Registry,
+  toBinary,
 } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import { errorMessage, ProtocallError } from "../errors";
+import { coalesce } from "./batch";
 import { noRequestDataError, type RequestDocument } from "./request-data";
 
 export interface InvokeOptions {
@@ -39,6 +41,8 @@ export interface InvokeOptions {
     pathSuffix: string,
     tap: ((message: Uint8Array) => void | Promise<void>) | undefined,
   ) => void;
+  /** When given, client and bidi streams send their requests as pre-encoded envelopes (fast path). */
+  tapRequests?: (pathSuffix: string, body: AsyncIterable<Uint8Array> | undefined) => void;
   /** Response headers, when they arrive. */
   onHeaders?(headers: Headers): void;
 }
@@ -121,13 +125,15 @@ export async function invokeMethod(o: InvokeOptions): Promise<{ trailers: Header
     }
   }
   const tapped = method.methodKind === "bidi_streaming" ? tapResponses(o) : undefined;
+  const suffix = `/${method.parent.typeName}/${method.name}`;
+  if (o.tapRequests) o.tapRequests(suffix, encodeEnvelopes(requests(), method.input));
   try {
     const res = await transport.stream(
       method as DescMethodStreaming,
       signal,
       o.timeoutMs,
       header,
-      requests() as never,
+      (o.tapRequests ? noRequests() : requests()) as never,
     );
     o.onHeaders?.(res.header);
     for await (const m of res.message) {
@@ -143,6 +149,34 @@ export async function invokeMethod(o: InvokeOptions): Promise<{ trailers: Header
     throw err;
   } finally {
     tapped?.remove();
+    o.tapRequests?.(suffix, undefined);
+  }
+}
+
+async function* noRequests(): AsyncGenerator<Message> {}
+
+/**
+ * Request messages as uncompressed envelopes, several to a chunk: each message is serialized as it
+ * is read, and whatever is ready is sent together (up to 64 KiB); a message that is not ready yet
+ * (stdin still being typed) never holds back those before it.
+ */
+async function* encodeEnvelopes(
+  messages: AsyncIterable<Message>,
+  desc: DescMessage,
+): AsyncGenerator<Uint8Array> {
+  for await (const batch of coalesce(envelopes(messages, desc))) yield batch;
+}
+
+async function* envelopes(messages: AsyncIterable<Message>, desc: DescMessage): AsyncGenerator<Uint8Array> {
+  for await (const m of messages) {
+    const data = toBinary(desc, m);
+    const out = new Uint8Array(data.length + 5);
+    out[1] = data.length >>> 24;
+    out[2] = (data.length >>> 16) & 0xff;
+    out[3] = (data.length >>> 8) & 0xff;
+    out[4] = data.length & 0xff;
+    out.set(data, 5);
+    yield out;
   }
 }
 

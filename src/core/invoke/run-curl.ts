@@ -182,6 +182,7 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
       registry: () => requestRegistry,
       // The fast path decodes synchronously; an Any inside needs its type loaded first.
       tapResponses: mayHoldAny ? undefined : (suffix, tap) => curl.tapResponses(suffix, tap),
+      tapRequests: (suffix, body) => curl.tapRequests(suffix, body),
       // Synchronous unless output must wait (backpressure) or an Any needs its type loaded: a long
       // stream should not pay for a promise per message.
       onMessage: (message) => {

@@ -24,6 +24,7 @@ import type {
 } from "@connectrpc/connect/protocol";
 import type { NodeHttpClientOptions } from "@connectrpc/connect-node";
 import { ProtocallError } from "../errors";
+import { coalesce } from "./batch";
 import { createHttp1Client } from "./http1-client";
 import type { CurlOptions, Protocol } from "./options";
 import { logHeaders, type VerboseLog } from "./verbose";
@@ -71,6 +72,12 @@ export interface CurlTransport {
    * to `tap`; undefined removes it. Only for methods whose responses are streamed.
    */
   tapResponses(pathSuffix: string, tap: ResponseTap | undefined): void;
+  /**
+   * Sends `body` (request messages already in envelopes, uncompressed) as the request body of calls
+   * whose path ends with `pathSuffix`, instead of what the transport serializes: the fast path for
+   * long request streams. The transport is then given no messages of its own.
+   */
+  tapRequests(pathSuffix: string, body: AsyncIterable<Uint8Array> | undefined): void;
   /** The HTTP version in use once the first connection is made: "1.1" or "2". */
   httpVersion(): "1.1" | "2" | undefined;
   /** Closes all connections. */
@@ -122,6 +129,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
 
   let dialFailure: ConnectError | undefined;
   let tap: { suffix: string; tap: ResponseTap } | undefined;
+  let requestTap: { suffix: string; body: AsyncIterable<Uint8Array> } | undefined;
   const sockets = new Set<net.Socket>();
 
   /** Opens one connection (synchronously returns a connecting socket). */
@@ -286,8 +294,13 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       );
     }
     const inner = mode === "h2" ? await loadH2Client() : h1Client;
-    const res = await observe(inner, req, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure);
-    if (tap && new URL(req.url).pathname.endsWith(tap.suffix)) return tapMessages(res, tap.tap);
+    const path = new URL(req.url).pathname;
+    const encoded = requestTap && path.endsWith(requestTap.suffix) ? requestTap.body : undefined;
+    const sent = encoded
+      ? { ...req, body: encoded }
+      : { ...req, body: req.body ? coalesce(req.body) : undefined };
+    const res = await observe(inner, sent, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure);
+    if (tap && path.endsWith(tap.suffix)) return tapMessages(res, tap.tap);
     return res;
   };
 
@@ -320,6 +333,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     tapResponses(pathSuffix, fn) {
       tap = fn ? { suffix: pathSuffix, tap: fn } : undefined;
     },
+    tapRequests(pathSuffix, body) {
+      requestTap = body ? { suffix: pathSuffix, body } : undefined;
+    },
     close() {
       agent.destroy();
       session?.destroy();
@@ -338,7 +354,7 @@ async function observe(
   dialFailure: () => ConnectError | undefined,
 ): Promise<UniversalClientResponse> {
   const n = log.nextRequest();
-  let body = req.body ? coalesce(req.body) : undefined;
+  let body = req.body;
   if (log.enabled) {
     const u = new URL(req.url);
     log.line(`> (#${n}) ${req.method} ${u.pathname}${u.search}`);
@@ -601,51 +617,8 @@ const gzip: Compression = {
   },
 };
 
-const NOT_READY = Symbol("not ready");
 const STREAM_WINDOW = 4 << 20;
 const CONNECTION_WINDOW = 16 << 20;
-
-/**
- * Joins request chunks that are already available into one write (up to 64 KiB), so that a stream of
- * many small messages does not cost one socket write each. A chunk that is not ready yet (waiting on
- * stdin, for example) never delays what is already there: interactive streams stay interactive.
- */
-async function* coalesce(src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  const it = src[Symbol.asyncIterator]();
-  let pending: Promise<IteratorResult<Uint8Array>> | undefined;
-  for (;;) {
-    const first = await (pending ?? it.next());
-    pending = undefined;
-    if (first.done) return;
-    const parts: Uint8Array[] = [first.value];
-    let size = first.value.byteLength;
-    let done = false;
-    // One macrotask turn per batch: whatever resolves before it (microtasks only) joins the batch.
-    let turned = false;
-    const turn = new Promise<typeof NOT_READY>((ok) =>
-      setImmediate(() => {
-        turned = true;
-        ok(NOT_READY);
-      }),
-    );
-    while (size < 65536 && !turned) {
-      const next = it.next();
-      const r = await Promise.race([next, turn]);
-      if (r === NOT_READY) {
-        pending = next;
-        break;
-      }
-      if (r.done) {
-        done = true;
-        break;
-      }
-      parts.push(r.value);
-      size += r.value.byteLength;
-    }
-    yield parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
-    if (done) return;
-  }
-}
 
 function logTls(log: VerboseLog, socket: tls.TLSSocket, insecure: boolean, verifyName: string): void {
   const cipher = socket.getCipher();
