@@ -1,7 +1,7 @@
 // Parity with `buf curl` for RPC errors: every gRPC code with error details over each protocol, errors
 // at the end of a stream, transport failures, deadlines, and the exit code (gRPC code × 8).
 import { after, before, describe, test } from "node:test";
-import { type DemoServer, startDemoServer } from "../support/servers";
+import { type DemoServer, demoDescriptorSet, startDemoServer } from "../support/servers";
 import { assertParity } from "./harness";
 
 const codes = [
@@ -118,7 +118,10 @@ describe("parity: RPC errors and exit codes", { concurrency: 4, timeout: 300_000
     for (const protocol of ["connect", "grpc", "grpcweb"]) {
       await assertParity(
         [
-          // The deadline covers reflection too; leave it time on a busy machine.
+          // The deadline covers loading the schema too: a descriptor set is the quickest, and 1.5 s
+          // leaves time on a busy machine.
+          "--schema",
+          await demoDescriptorSet(),
           "--timeout",
           "1.5s",
           "--protocol",
