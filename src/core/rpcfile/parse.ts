@@ -39,7 +39,7 @@ interface Line {
 
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const variableName = /^[A-Za-z_][\w.-]*$/;
-const optionLine = /^(\s*(?:#|\/\/)\s*)@([^\s=]*)(?:(\s+)(.*?))?\s*$/s;
+const optionLine = /^(\s*(?:#|\/\/)\s*)@([^\s=]*)(?:(=\s*|\s+)(.*?))?\s*$/s;
 const variableLine = /^(\s*)@([^\s=]*)\s*(=?)\s*(.*?)\s*$/s;
 const verbs: Record<string, RpcVerb> = { GRPC: "GRPC", "GRPC-WEB": "GRPC-WEB", CONNECT: "CONNECT" };
 

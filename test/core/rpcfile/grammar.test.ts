@@ -121,6 +121,8 @@ describe("rpc.tmLanguage.json", () => {
     assert.deepEqual([o?.[1], o?.[3], o?.[4]], ["#", "timeout", "5s"]);
     const b = regex("option").exec("// @insecure");
     assert.deepEqual([b?.[1], b?.[3], b?.[4]], ["//", "insecure", undefined]);
+    const e = regex("option").exec("# @reflect=false");
+    assert.deepEqual([e?.[3], e?.[4]], ["reflect", "false"]);
     const v = regex("file-variable").exec("@token = {{$dotenv API_TOKEN}}");
     assert.deepEqual([v?.[2], v?.[4]], ["token", "{{$dotenv API_TOKEN}}"]);
     assert.equal(grammar.repository.option.captures?.["3"].name, "keyword.other.option.rpc");

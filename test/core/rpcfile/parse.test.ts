@@ -175,6 +175,21 @@ describe("parseRpcFile", () => {
     for (const x of f.diagnostics) assert.equal(x.severity, "error");
   });
 
+  test("an option may also be written @flag=value, as on the command line", () => {
+    const text = "# @reflect=false\n# @timeout= 5s\n# @insecure=\nhttps://h/s.S/M\n";
+    const f = parseRpcFile(text);
+    assert.deepEqual(f.diagnostics, []);
+    assert.deepEqual(
+      f.requests[0].options.map((o) => [o.name.text, o.value?.text]),
+      [
+        ["reflect", "false"],
+        ["timeout", "5s"],
+        ["insecure", undefined],
+      ],
+    );
+    for (const o of f.requests[0].options) if (o.value) tokenOk(text, o.value);
+  });
+
   test("option values holding {{variables}} are checked after resolution, not by the parser", () => {
     const f = parseRpcFile("# @timeout {{t}}\nhttp://h/s.S/M\n");
     assert.deepEqual(f.diagnostics, []);
