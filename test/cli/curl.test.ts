@@ -138,3 +138,19 @@ test("bin/protocall.js runs the bundle with a code cache, and gives the same out
   const uncached = await runBin({ PROTOCALL_NO_CODE_CACHE: "1" });
   assert.equal(uncached.stdout, expected);
 });
+
+test("a closed output pipe ends the call quietly (exit 141, as a SIGPIPE)", async () => {
+  const child = spawn(
+    process.execPath,
+    [cli, "curl", "-d", '{"count":200000}', `${server.url}/demo.v1.DemoService/Count`],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const timer = setTimeout(() => child.kill(), 15000);
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  child.stdout.once("data", () => child.stdout.destroy());
+  const code = await new Promise((resolve) => child.on("close", resolve));
+  clearTimeout(timer);
+  assert.equal(stderr, "");
+  assert.equal(code, 141);
+});

@@ -125,6 +125,10 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
     const requests = await openRequestData(o, io, h.dataFromHeaderFile);
     out = o.output ? await openOutputFile(o.output, io.cwd) : new OutputSink(io.stdout, false);
     const sink = out;
+    // Output that can no longer be written (a closed pipe, a full disk) ends the call.
+    const stop = new AbortController();
+    sink.onBroken = (err) => stop.abort(err);
+    const signal = io.signal ? AbortSignal.any([io.signal, stop.signal]) : stop.signal;
 
     // google.protobuf.Any inside requests and responses resolves through the same sources.
     let anyNames = new Set<string>();
@@ -178,7 +182,7 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
       requestLabel: o.data?.startsWith("@") ? sourceLabel(o.data.slice(1)) : "--data",
       headers,
       timeoutMs: o.timeoutMs ? o.timeoutMs : undefined,
-      signal: io.signal,
+      signal,
       registry: () => requestRegistry,
       // The fast path decodes synchronously; an Any inside needs its type loaded first.
       tapResponses: mayHoldAny ? undefined : (suffix, tap) => curl.tapResponses(suffix, tap),
@@ -193,10 +197,18 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
       },
     });
     await sink.close();
+    if (sink.broken) throw sink.broken;
     out = undefined;
     return 0;
   } catch (err) {
+    const broken = out?.broken;
     if (out) await out.close().catch(() => {});
+    if (broken) {
+      // As a command killed by SIGPIPE (`protocall curl ... | head`): quietly, 128 + 13.
+      if (broken.code === "EPIPE") return 141;
+      await writeAll(io.stderr, `protocall: cannot write the output: ${broken.message}\n`);
+      return 1;
+    }
     return await report(err, phase, io, registry, resolver, log);
   } finally {
     transport?.close();
@@ -315,10 +327,22 @@ class OutputSink {
   private size = 0;
   private scheduled = false;
 
+  /** The write error, once the output is broken. */
+  broken: NodeJS.ErrnoException | undefined;
+  onBroken: ((err: Error) => void) | undefined;
+
   constructor(
     private readonly stream: Writable,
     private readonly owned: boolean,
-  ) {}
+  ) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (this.broken) return;
+      this.broken = err;
+      this.parts = [];
+      this.size = 0;
+      this.onBroken?.(err);
+    });
+  }
 
   /** Queues text; returns a promise only when the caller must wait for the stream to drain. */
   write(text: string): Promise<void> | undefined {
@@ -337,6 +361,11 @@ class OutputSink {
   }
 
   private flushNow(): boolean {
+    if (this.broken) {
+      this.parts = [];
+      this.size = 0;
+      return true;
+    }
     if (this.size === 0) return true;
     const text = this.parts.length === 1 ? this.parts[0] : this.parts.join("");
     this.parts = [];
@@ -346,13 +375,17 @@ class OutputSink {
 
   async close(): Promise<void> {
     this.flushNow();
+    if (this.broken) return;
     if (this.owned) {
       await new Promise<void>((resolve, reject) => {
         this.stream.once("error", reject);
         this.stream.end(() => resolve());
       });
     } else {
-      await new Promise<void>((resolve) => this.stream.write("", () => resolve()));
+      await new Promise<void>((resolve) => {
+        this.stream.write("", () => resolve());
+        this.stream.once("error", () => resolve());
+      });
     }
   }
 }
