@@ -271,13 +271,17 @@ export class DescriptorSetIndex {
   private readonly scanned = new Map<string, ScannedFile>();
   // The look-up tables are built on the first look-up (listing services needs none of them).
   /** Position of each file in the input, to let the first declaration of a symbol win. */
-  private readonly order = new Map<string, number>();
+  private readonly order = new Map<ScannedFile, number>();
   /** Files by package, to find the files that may declare a name without scanning all of them. */
   private readonly byPackage = new Map<string, ScannedFile[]>();
-  /** Symbol → declaring file. Services first; the rest as files get their details scanned. */
-  private readonly symbols = new Map<string, string>();
+  /** Service → declaring file, for all files (the first pass reads services). */
+  private readonly serviceFiles = new Map<string, ScannedFile>();
+  /** Message, enum or extension → declaring file, as files get their details scanned. */
+  private readonly symbols = new Map<string, ScannedFile>();
+  /** Packages whose files all have their details scanned. */
+  private readonly scannedPackages = new Set<string>();
   private lookupsReady = false;
-  private readonly extensionsByKey = new Map<string, ScannedExtension & { file: string }>();
+  private readonly extensionsByKey = new Map<string, { x: ScannedExtension; file: ScannedFile }>();
   private allSymbolsScanned = false;
   private services: string[] | undefined;
   private release: (() => void) | undefined;
@@ -312,31 +316,47 @@ export class DescriptorSetIndex {
     if (this.lookupsReady) return;
     this.lookupsReady = true;
     for (const f of this.scanned.values()) {
-      this.order.set(f.name, this.order.size);
-      let list = this.byPackage.get(f.package);
-      if (!list) this.byPackage.set(f.package, (list = []));
-      list.push(f);
-      for (const s of f.services) this.putSymbol(s.name, f.name);
+      for (const s of f.services) {
+        const had = this.serviceFiles.get(s.name);
+        if (had === undefined || this.before(f, had)) this.serviceFiles.set(s.name, f);
+      }
       if (f.hasDetails) this.addSymbols(f);
     }
   }
 
-  private putSymbol(name: string, file: string): void {
-    const had = this.symbols.get(name);
-    if (had === undefined || (this.order.get(file) as number) < (this.order.get(had) as number)) {
-      this.symbols.set(name, file);
+  /** The files of a package (built on the first look-up that misses). */
+  private filesOfPackage(pkg: string): ScannedFile[] | undefined {
+    if (this.byPackage.size === 0) {
+      for (const f of this.scanned.values()) {
+        let list = this.byPackage.get(f.package);
+        if (!list) this.byPackage.set(f.package, (list = []));
+        list.push(f);
+      }
     }
+    return this.byPackage.get(pkg);
+  }
+
+  /** Whether `a` comes before `b` in the input (positions numbered on the first duplicate symbol). */
+  private before(a: ScannedFile, b: ScannedFile): boolean {
+    if (this.order.size === 0) {
+      let ordinal = 0;
+      for (const f of this.scanned.values()) this.order.set(f, ordinal++);
+    }
+    return (this.order.get(a) as number) < (this.order.get(b) as number);
+  }
+
+  private putSymbol(name: string, file: ScannedFile): void {
+    const had = this.symbols.get(name);
+    if (had === undefined || this.before(file, had)) this.symbols.set(name, file);
   }
 
   private addSymbols(f: ScannedFile): void {
-    for (const t of f.types) this.putSymbol(t, f.name);
+    for (const t of f.types) this.putSymbol(t, f);
     for (const x of f.extensions) {
-      this.putSymbol(x.name, f.name);
+      this.putSymbol(x.name, f);
       const key = `${x.extendee}#${x.number}`;
       const had = this.extensionsByKey.get(key);
-      if (!had || (this.order.get(f.name) as number) < (this.order.get(had.file) as number)) {
-        this.extensionsByKey.set(key, { ...x, file: f.name });
-      }
+      if (!had || this.before(f, had.file)) this.extensionsByKey.set(key, { x, file: f });
     }
   }
 
@@ -488,42 +508,36 @@ export class DescriptorSetIndex {
   findFileBySymbol(name: string): string | undefined {
     if (name.startsWith(".")) name = name.slice(1);
     this.prepareLookups();
-    let found = this.symbols.get(name);
-    if (found !== undefined) return found;
-    // Only files whose package encloses the name can declare it: scan just those.
+    const service = this.serviceFiles.get(name);
+    if (service !== undefined) return service.name;
+    // Only files whose package encloses the name can declare it: scan just those, all of them, so
+    // that the first declaration in the input wins.
     if (!this.allSymbolsScanned) {
-      let scannedMore = false;
       const packages = [""];
       for (let i = name.indexOf("."); i > 0; i = name.indexOf(".", i + 1)) packages.push(name.slice(0, i));
       for (const pkg of packages) {
-        for (const f of this.byPackage.get(pkg) ?? []) {
-          if (!f.hasDetails) {
-            this.complete(f);
-            scannedMore = true;
-          }
-        }
-      }
-      if (scannedMore) {
-        found = this.symbols.get(name);
-        if (found !== undefined) return found;
+        if (this.scannedPackages.has(pkg)) continue;
+        for (const f of this.filesOfPackage(pkg) ?? []) this.complete(f);
+        this.scannedPackages.add(pkg);
       }
     }
+    const found = this.symbols.get(name);
+    if (found !== undefined) return found.name;
     // A method: `pkg.Service.Method`.
     const dot = name.lastIndexOf(".");
     if (dot <= 0) return undefined;
-    const parent = this.symbols.get(name.slice(0, dot));
-    const parentFile = parent === undefined ? undefined : this.scanned.get(parent);
-    if (parentFile === undefined) return undefined;
-    const service = this.complete(parentFile).services.find((s) => s.name === name.slice(0, dot));
-    return service?.methods.includes(name.slice(dot + 1)) ? parent : undefined;
+    const parent = this.serviceFiles.get(name.slice(0, dot));
+    if (parent === undefined) return undefined;
+    const declared = this.complete(parent).services.find((s) => s.name === name.slice(0, dot));
+    return declared?.methods.includes(name.slice(dot + 1)) ? parent.name : undefined;
   }
 
   /** The extension of `extendee` with field `number`, and the file declaring it. */
   findExtensionFile(extendee: string, number: number): { file: string; name: string } | undefined {
     if (extendee.startsWith(".")) extendee = extendee.slice(1);
     this.completeAll();
-    const x = this.extensionsByKey.get(`${extendee}#${number}`);
-    return x ? { file: x.file, name: x.name } : undefined;
+    const found = this.extensionsByKey.get(`${extendee}#${number}`);
+    return found ? { file: found.file.name, name: found.x.name } : undefined;
   }
 
   /** All extensions of a message, by fully qualified extendee name. */
@@ -531,8 +545,8 @@ export class DescriptorSetIndex {
     if (extendee.startsWith(".")) extendee = extendee.slice(1);
     this.completeAll();
     const out: { file: string; name: string; number: number }[] = [];
-    for (const x of this.extensionsByKey.values()) {
-      if (x.extendee === extendee) out.push({ file: x.file, name: x.name, number: x.number });
+    for (const { x, file } of this.extensionsByKey.values()) {
+      if (x.extendee === extendee) out.push({ file: file.name, name: x.name, number: x.number });
     }
     return out.sort((a, b) => a.number - b.number);
   }

@@ -194,6 +194,23 @@ describe("DescriptorSetIndex", () => {
     assert.equal(index.findExtensionFile("google.protobuf.MethodOptions", 50002), undefined);
   });
 
+  test("the first declaration wins: of a file name, and of a symbol declared twice", () => {
+    const file = (name: string, pkg: string, message: string) =>
+      create(FileDescriptorProtoSchema, { name, package: pkg, messageType: [{ name: message }] });
+    const set = create(FileDescriptorSetSchema, {
+      file: [file("z.proto", "dup", "M"), file("a.proto", "dup", "M"), file("z.proto", "other", "N")],
+    });
+    const index = DescriptorSetIndex.fromBytes(toBinary(FileDescriptorSetSchema, set), "dups");
+    assert.deepEqual(index.listFiles(), ["z.proto", "a.proto"]);
+    assert.equal(index.file("z.proto")?.package, "dup");
+    assert.equal(index.findFileBySymbol("dup.M"), "z.proto");
+    assert.equal(index.findFileBySymbol("other.N"), undefined);
+    // Scanned in the other order, the answer stays the first in the input.
+    const again = DescriptorSetIndex.fromBytes(toBinary(FileDescriptorSetSchema, set), "dups");
+    assert.deepEqual(again.file("a.proto")?.types, ["dup.M"]);
+    assert.equal(again.findFileBySymbol("dup.M"), "z.proto");
+  });
+
   test("the closure of a file holds its transitive imports that the set contains", () => {
     const index = DescriptorSetIndex.fromBytes(fds, "test set");
     assert.deepEqual(index.closure("acme/v1/shop.proto").sort(), [
