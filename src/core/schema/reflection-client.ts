@@ -49,6 +49,8 @@ export interface ReflectionSourceOptions {
   signal?: AbortSignal;
   /** Longest wait for one response, in milliseconds (default 30 s). */
   timeoutMs?: number;
+  /** Closes the stream after this long without a look-up (default 60 s); the next one reopens it. */
+  idleTimeoutMs?: number;
 }
 
 export interface ReflectionSource extends FileSource {
@@ -205,6 +207,9 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
   let stream: ReflectionStream | undefined;
   let closed = false;
   let chain: Promise<unknown> = Promise.resolve();
+  const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let pending = 0;
 
   const files = new Map<string, FileDescriptorProto>();
   const knownTypes = new Map<string, DescService | DescMessage | DescEnum | DescExtension>();
@@ -280,7 +285,17 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
         }
       }
     };
-    const result = chain.then(run);
+    clearTimeout(idleTimer);
+    pending++;
+    const result = chain.then(run).finally(() => {
+      // Long-lived users (an editor) should not hold a stream open on the server forever.
+      pending--;
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => {
+        if (pending === 0) stream?.close();
+      }, idleTimeoutMs);
+      idleTimer.unref();
+    });
     chain = result.catch(() => {});
     return result;
   };
@@ -493,6 +508,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     },
     async close() {
       closed = true;
+      clearTimeout(idleTimer);
       stream?.close();
     },
   };

@@ -166,6 +166,27 @@ describe("reflection client against our reflection server", () => {
     }
   });
 
+  test("an idle stream is closed and reopened by the next look-up", async () => {
+    const server = servers.both as TestServer;
+    const before = server.calls.get(V1_PATH) ?? 0;
+    const lines: string[] = [];
+    const source = createReflectionSource({
+      transport: transportFor("grpc", server.baseUrl),
+      idleTimeoutMs: 50,
+      log: (l) => lines.push(l),
+    });
+    try {
+      assert.equal((await source.findType("acme.thing.v1.Thing"))?.kind, "message");
+      assert.equal((await source.findType("acme.thing.v1.GetThingRequest"))?.kind, "message"); // known: no request
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.ok((await source.listServices()).length > 0);
+    } finally {
+      await source.close();
+    }
+    assert.equal((server.calls.get(V1_PATH) ?? 0) - before, 2);
+    assert.equal(lines.filter((l) => l.startsWith("* Using server reflection")).length, 2);
+  });
+
   test("reflection headers are sent on the stream", async () => {
     const server = servers.both as TestServer;
     const source = createReflectionSource({
