@@ -69,6 +69,37 @@ const contentTypeRe = /^application\/(proto|json|grpc(-web)?(\+(proto|json))?)(\
 type NodeReq = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeRes = http.ServerResponse | http2.Http2ServerResponse;
 
+/** Sends a complete response (status, content type, body). */
+type Reply = (status: number, contentType: string, body: string) => void;
+
+function replyOf(req: NodeReq, res: NodeRes): Reply {
+  return (status, contentType, body) => {
+    if (!res.headersSent) {
+      res.writeHead(status, {
+        "content-type": contentType,
+        "content-length": Buffer.byteLength(body),
+        // An HTTP/1.1 body left unread (too large) would otherwise be drained before the next request.
+        ...(req.httpVersionMajor === 1 && status === 413 ? { connection: "close" } : {}),
+      });
+    }
+    res.end(body);
+  };
+}
+
+function replyOfStream(stream: http2.ServerHttp2Stream): Reply {
+  return (status, contentType, body) => {
+    if (stream.destroyed || stream.closed) return;
+    if (!stream.headersSent) {
+      stream.respond({
+        ":status": status,
+        "content-type": contentType,
+        "content-length": Buffer.byteLength(body),
+      });
+    }
+    stream.end(body);
+  };
+}
+
 export async function startListener(options: ListenerOptions): Promise<Listener> {
   const store = options.store;
   const prefix = options.prefix ?? defaultPrefix;
@@ -97,8 +128,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
   let baseUrl = "";
 
   async function reject(
-    req: NodeReq,
-    res: NodeRes,
+    reply: Reply,
     record: RequestInfo["record"],
     status: number,
     code: string,
@@ -112,15 +142,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     } catch {
       recorded = false; // The rejection is still answered even if it cannot be recorded.
     }
-    const body = JSON.stringify({ code, message });
-    if (!res.headersSent) {
-      res.writeHead(status, {
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(body),
-        ...(req.httpVersionMajor === 1 && status === 413 ? { connection: "close" } : {}),
-      });
-    }
-    res.end(body);
+    reply(status, "application/json", JSON.stringify({ code, message }));
     if (recorded) options.onDelivery?.({ kind: "delivery", ...stored });
   }
 
@@ -162,8 +184,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
    * through the Connect handler.
    */
   async function handleBinaryUnary(
-    req: NodeReq,
-    res: NodeRes,
+    reply: Reply,
     record: RequestInfo["record"],
     bytes: Uint8Array,
   ): Promise<void> {
@@ -172,8 +193,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       message = fromBinary(EventRequestSchema, bytes);
     } catch (err) {
       return reject(
-        req,
-        res,
+        reply,
         record,
         400,
         "invalid_argument",
@@ -185,16 +205,11 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     try {
       await store.append({ ...record, id, status: "accepted", httpStatus: 200, event });
     } catch (err) {
-      const body = JSON.stringify({
-        code: "unavailable",
-        message: `cannot store the event: ${errorMessage(err)}`,
-      });
-      res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
-      res.end(body);
+      const message = `cannot store the event: ${errorMessage(err)}`;
+      reply(503, "application/json", JSON.stringify({ code: "unavailable", message }));
       return;
     }
-    res.writeHead(200, { "content-type": "application/proto", "content-length": "0" });
-    res.end();
+    reply(200, "application/proto", "");
     options.onDelivery?.({ ...record, kind: "delivery", id, status: "accepted", httpStatus: 200, event });
     if (options.forwardTo) void forward(id, bytes);
   }
@@ -218,8 +233,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     if (reqPath !== path) {
       req.resume();
       return reject(
-        req,
-        res,
+        replyOf(req, res),
         record,
         404,
         "unimplemented",
@@ -228,14 +242,19 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     }
     if (req.method !== "POST") {
       req.resume();
-      return reject(req, res, record, 405, "unimplemented", `method ${req.method} not allowed: use POST`);
+      return reject(
+        replyOf(req, res),
+        record,
+        405,
+        "unimplemented",
+        `method ${req.method} not allowed: use POST`,
+      );
     }
     const contentType = headers["content-type"] ?? "";
     const declared = Number(headers["content-length"] ?? "0");
     if (declared > maxBody) {
       return reject(
-        req,
-        res,
+        replyOf(req, res),
         record,
         413,
         "resource_exhausted",
@@ -248,8 +267,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     } catch (err) {
       if (err === tooLarge) {
         return reject(
-          req,
-          res,
+          replyOf(req, res),
           record,
           413,
           "resource_exhausted",
@@ -257,8 +275,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
         );
       }
       return reject(
-        req,
-        res,
+        replyOf(req, res),
         record,
         400,
         "invalid_argument",
@@ -269,8 +286,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     const withBody = { ...record, body: bytes.toString("base64") };
     if (!contentTypeRe.test(contentType)) {
       return reject(
-        req,
-        res,
+        replyOf(req, res),
         withBody,
         415,
         "invalid_argument",
@@ -282,7 +298,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       !headers["content-encoding"] &&
       !headers["connect-content-encoding"]
     ) {
-      return handleBinaryUnary(req, res, withBody, bytes);
+      return handleBinaryUnary(replyOf(req, res), withBody, bytes);
     }
     const info: RequestInfo = { record: withBody };
     const controller = new AbortController();
@@ -388,6 +404,87 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     });
   };
 
+  const isProto = /^application\/proto\s*(;|$)/i;
+
+  /** Whether an HTTP/2 stream is in the registry's form and can skip the compatibility layer. */
+  function isFast(headers: http2.IncomingHttpHeaders): boolean {
+    const length = headers["content-length"];
+    return (
+      headers[":method"] === "POST" &&
+      (headers[":path"] ?? "").split("?", 1)[0] === path &&
+      isProto.test(headers["content-type"] ?? "") &&
+      headers["content-encoding"] === undefined &&
+      headers["connect-content-encoding"] === undefined &&
+      (length === undefined || Number(length) <= maxBody)
+    );
+  }
+
+  /** The hot path over HTTP/2, on the stream itself (see handleBinaryUnary for why it exists). */
+  function handleFastStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
+    const recordHeaders: Record<string, string> = {};
+    for (const k in headers) {
+      const v = headers[k];
+      if (k[0] !== ":" && v !== undefined) recordHeaders[k] = Array.isArray(v) ? v.join(", ") : String(v);
+    }
+    const record: RequestInfo["record"] = {
+      receivedAt: new Date().toISOString(),
+      remoteAddress: stream.session?.socket?.remoteAddress ?? "",
+      method: "POST",
+      path: headers[":path"] ?? path,
+      listenerUrl: baseUrl + path,
+      headers: recordHeaders,
+      body: "",
+    };
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBody) chunks.push(chunk);
+    });
+    stream.on("error", () => {});
+    stream.on("end", () => {
+      const reply = replyOfStream(stream);
+      const done =
+        size > maxBody
+          ? reject(
+              reply,
+              record,
+              413,
+              "resource_exhausted",
+              `request body exceeds the limit of ${maxBody} bytes`,
+            )
+          : (() => {
+              const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+              return handleBinaryUnary(reply, { ...record, body: bytes.toString("base64") }, bytes);
+            })();
+      done.catch((err) =>
+        reply(500, "application/json", JSON.stringify({ code: "internal", message: errorMessage(err) })),
+      );
+    });
+  }
+
+  /**
+   * Lets `handleFastStream` take HTTP/2 streams in the registry's form before the compatibility layer
+   * (which builds request/response objects) sees them; every other stream goes on to that layer.
+   * If the server's listeners are not laid out as expected, everything stays with the compatibility layer.
+   */
+  function takeFastStreams(h2server: http2.Http2Server | http2.Http2SecureServer): void {
+    const compat = h2server.listeners("stream");
+    if (compat.length !== 1) return;
+    const toCompat = compat[0] as (...args: unknown[]) => void;
+    h2server.removeListener("stream", toCompat);
+    const onStream = (
+      stream: http2.ServerHttp2Stream,
+      headers: http2.IncomingHttpHeaders,
+      flags: number,
+      rawHeaders: string[],
+    ) => {
+      if (isFast(headers)) handleFastStream(stream, headers);
+      else toCompat(stream, headers, flags, rawHeaders);
+    };
+    (h2server as http2.Http2Server).on("stream", onStream);
+  }
+
   const sockets = new Set<net.Socket>();
   let server: net.Server;
   if (options.tls) {
@@ -395,11 +492,13 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true },
       onRequest as never,
     );
+    takeFastStreams(server as http2.Http2SecureServer);
   } else {
     // One cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a
     // connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface).
     const h1 = http.createServer(onRequest as never);
     const h2 = http2.createServer(onRequest as never);
+    takeFastStreams(h2);
     server = net.createServer((socket) => {
       socket.once("data", (chunk: Buffer) => {
         socket.pause();

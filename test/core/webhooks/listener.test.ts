@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import http from "node:http";
+import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -226,5 +227,54 @@ test("plain http serves HTTP/1.1 and cleartext HTTP/2 on one port", async () => 
   } finally {
     await pl.close();
     await pstore.close();
+  }
+});
+
+test("HTTP/2 deliveries in the registry's form: stored, and bad ones rejected the same way", async () => {
+  const session = http2.connect(listener.url, { ca: pki.ca.cert });
+  const send = (body: Uint8Array, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": new URL(listener.callbackUrl).pathname,
+        "content-type": "application/proto",
+        ...headers,
+      });
+      let status = 0;
+      const chunks: Buffer[] = [];
+      stream.on("response", (h) => {
+        status = Number(h[":status"]);
+      });
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () => resolve({ status, body: Buffer.concat(chunks).toString() }));
+      stream.on("error", reject);
+      stream.end(body);
+    });
+  try {
+    const before = store.count();
+    const good = encodeEvent(samplePushEvent());
+    const ok = await send(good, { "x-custom": "yes" });
+    assert.deepEqual(ok, { status: 200, body: "" });
+    const stored = (await store.list()).at(-1)!;
+    assert.equal(stored.status, "accepted");
+    assert.equal(stored.headers["x-custom"], "yes");
+    assert.equal(stored.remoteAddress, "127.0.0.1");
+    assert.deepEqual(Buffer.from(stored.body, "base64"), Buffer.from(good));
+    const garbage = await send(Buffer.from([0xff, 0xff, 0xff]));
+    assert.equal(garbage.status, 400);
+    assert.match(garbage.body, /"code":"invalid_argument"/);
+    const big = await send(Buffer.alloc(70 * 1024, 1));
+    assert.equal(big.status, 413);
+    assert.match(big.body, /"code":"resource_exhausted"/);
+    assert.deepEqual(
+      (await store.list()).slice(before).map((d) => [d.status, d.httpStatus]),
+      [
+        ["accepted", 200],
+        ["rejected", 400],
+        ["rejected", 413],
+      ],
+    );
+  } finally {
+    session.close();
   }
 });
