@@ -295,13 +295,45 @@ test("send-test, listen list and listen replay", async () => {
   assert.equal(untrusted.code, 14 * 8);
   assert.match(untrusted.stderr, /^protocall: cannot reach https:.*certificate/);
 
+  // --data: a JSON EventRequest of our own, sent as binary.
+  const dataFile = join(dir, "event.json");
+  writeFileSync(
+    dataFile,
+    JSON.stringify({
+      event: "WEBHOOK_EVENT_REPOSITORY_PUSH",
+      payload: { repositoryPush: { repositoryCommit: { id: "from-data-file", author: "dora" } } },
+    }),
+  );
+  const custom = await runCli([
+    "webhook",
+    "send-test",
+    "--to",
+    listener.url,
+    "--data",
+    dataFile,
+    "--cacert",
+    pki.ca.certPath,
+  ]);
+  assert.equal(custom.code, 0, custom.stderr);
+  await waitFor(() => listener.lines.some((l) => l.includes('"id":"from-data-file"')), "the custom event");
+  const badData = await runCli([
+    "webhook",
+    "send-test",
+    "--to",
+    listener.url,
+    "--data",
+    dataFile.replace(".json", ".missing"),
+  ]);
+  assert.equal(badData.code, 1);
+  assert.match(badData.stderr, /^protocall: cannot read --data file/);
+
   const listed = await runCli(["listen", "list", "--store", join(dir, "events.store")]);
   assert.equal(listed.code, 0, listed.stderr);
   const rows = listed.stdout
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l));
-  const last = rows.at(-1);
+  const last = rows.filter((r) => r.event?.payload?.repositoryPush?.repository).at(-1);
   assert.equal(last.status, "accepted");
   assert.equal(last.event.payload.repositoryPush.repository.name, "petapis");
 
