@@ -13,7 +13,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -181,7 +181,13 @@ async function main() {
       [`resolve ${method} (lazy)`]: { ms: 250, mb: 150 },
     };
     console.log(`google-proto-files descriptor set: ${(size / 1e6).toFixed(1)} MB, ${set}`);
-    console.log(`node ${process.version}, ${runs} runs (baseline and buf: up to 3), fresh process each\n`);
+    const load = loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ");
+    console.log(
+      `node ${process.version}, ${runs} runs (baseline and buf: up to 3), fresh process each; ` +
+        `${availableParallelism()} cores, load average ${load} at the end\n`,
+    );
     console.log(
       "| measurement | wall ms (median) | wall ms (min) | in-process ms | CPU ms | peak RSS MB | target | result |",
     );
@@ -195,6 +201,9 @@ async function main() {
         const ok = r.wall <= t.ms && (!t.mb || r.rss <= t.mb);
         verdict = ok ? "met" : `missed (${fmt(r.wall - t.ms)} ms over)`;
         if (!ok && r.wall > t.ms && r.wallMin <= t.ms) verdict += "; the fastest run met it";
+        // On a busy machine wall time is mostly waiting for a core; CPU time is what the work costs.
+        if (!ok && r.cpu !== undefined && r.cpu <= t.ms)
+          verdict += `; CPU time ${fmt(r.cpu)} ms is within it`;
       }
       console.log(
         `| ${r.label} | ${fmt(r.wall)} | ${fmt(r.wallMin)} | ${fmt(r.inner)} | ${fmt(r.cpu)} | ${fmt(r.rss)} | ${target} | ${verdict} |`,
