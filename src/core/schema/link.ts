@@ -362,8 +362,8 @@ function newLinker(
       if (!input.name) fail("a file descriptor has no name; every FileDescriptorProto needs its file name");
       names.push(input.name);
       // The runtime's well-known files stand for given ones of the same name (same content, and
-      // already built).
-      if (protos.has(input.name) || isWellKnown(input.name)) continue;
+      // already built), unless the given one carries source info (comments for docs).
+      if (protos.has(input.name) || (isWellKnown(input.name) && !input.sourceCodeInfo)) continue;
       protos.set(input.name, input);
       addSymbols(fileSymbols, input);
     }

@@ -14,6 +14,7 @@ import {
   FileDescriptorProtoSchema,
   file_google_protobuf_timestamp,
   FieldDescriptorProto_Label as Label,
+  SourceCodeInfoSchema,
   TimestampSchema,
   FieldDescriptorProto_Type as Type,
 } from "@bufbuild/protobuf/wkt";
@@ -261,6 +262,27 @@ describe("linkFiles", () => {
       const registry = createLinker().link(files, ["top.proto"]);
       assert.equal(registry.getMessage("p.Top")?.field.b.message?.field.a.message?.typeName, "p.A");
     }
+  });
+
+  test("a given well-known file with source info is kept (its comments serve docs)", () => {
+    const documented = clone(FileDescriptorProtoSchema, file_google_protobuf_timestamp.proto);
+    documented.sourceCodeInfo = create(SourceCodeInfoSchema, {
+      location: [{ path: [4, 0], span: [0, 0, 1], leadingComments: " A point in time.\n" }],
+    });
+    const registry = linkFiles([api, common, documented]);
+    assert.equal(
+      registry.getFile("google/protobuf/timestamp.proto")?.proto.sourceCodeInfo?.location[0].leadingComments,
+      " A point in time.\n",
+    );
+    const plain = linkFiles([
+      api,
+      common,
+      clone(FileDescriptorProtoSchema, file_google_protobuf_timestamp.proto),
+    ]);
+    assert.equal(
+      plain.getFile("google/protobuf/timestamp.proto")?.proto,
+      file_google_protobuf_timestamp.proto,
+    );
   });
 
   test("a missing dependency names the file and who imports it", () => {
