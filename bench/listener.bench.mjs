@@ -5,7 +5,7 @@
 // (events acknowledged with 200 but missing from the store afterwards).
 // Usage: node bench/listener.bench.mjs [--events N] [--senders N]   (builds dist/cli.js when missing)
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http2 from "node:http2";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -87,6 +87,16 @@ async function startServer(args) {
   return { child, url };
 }
 
+/** CPU time (user + system) a process has used so far, in ms; undefined where /proc is missing. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in 1/100 s ticks
+  } catch {
+    return undefined;
+  }
+}
+
 async function stop(child) {
   if (child.exitCode !== null) return;
   const exited = new Promise((r) => child.once("exit", r));
@@ -158,16 +168,21 @@ const results = [];
 try {
   const floor = await startServer(["-e", floorSource]);
   try {
+    const cpu0 = cpuMs(floor.child.pid);
     const r = await drive(floor.url, body);
-    results.push({ server: "bare HTTP/2 server (floor, no work)", ...r, stored: "-", loss: "-" });
+    const cpu = cpuMs(floor.child.pid) - cpu0;
+    results.push({ server: "bare HTTP/2 server (floor, no work)", ...r, cpu, stored: "-", loss: "-" });
   } finally {
     await stop(floor.child);
   }
   const store = join(dir, "events.store");
   const listener = await startServer([cli, "listen", "--store", store, "--quiet"]);
   let r;
+  let cpu;
   try {
+    const cpu0 = cpuMs(listener.child.pid);
     r = await drive(listener.url, body);
+    cpu = cpuMs(listener.child.pid) - cpu0;
   } finally {
     await stop(listener.child);
   }
@@ -175,6 +190,7 @@ try {
   results.push({
     server: "protocall listen (durable store)",
     ...r,
+    cpu,
     stored,
     loss: Math.max(0, r.acked - stored),
   });
@@ -185,13 +201,19 @@ try {
 console.log(
   `${EVENTS} events (${body.length}-byte binary EventRequest, Connect unary) from ${SENDERS} concurrent HTTP/2 senders, one connection each; ${cpus().length} CPUs, load average ${loadavg()[0].toFixed(1)} at the end.\n`,
 );
-console.log("| server | events/s | seconds | acknowledged | failed | stored | lost |");
-console.log("|---|---:|---:|---:|---:|---:|---:|");
+console.log(
+  "| server | events/s | seconds | server CPU ms/event | events per server CPU-second | acknowledged | failed | stored | lost |",
+);
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const r of results) {
+  const perEvent = Number.isFinite(r.cpu) ? r.cpu / r.acked : undefined;
   console.log(
-    `| ${r.server} | ${r.rate.toFixed(0)} | ${r.seconds.toFixed(2)} | ${r.acked} | ${r.failed} | ${r.stored} | ${r.loss} |`,
+    `| ${r.server} | ${r.rate.toFixed(0)} | ${r.seconds.toFixed(2)} | ${perEvent?.toFixed(3) ?? "-"} | ${perEvent ? (1000 / perEvent).toFixed(0) : "-"} | ${r.acked} | ${r.failed} | ${r.stored} | ${r.loss} |`,
   );
 }
+console.log(
+  "\nevents/s is wall-clock throughput (senders and server share the machine); CPU ms/event is the server process's own CPU time, which other load on the machine affects much less.",
+);
 const listenerRow = results[results.length - 1];
 if (listenerRow.loss !== 0 || listenerRow.failed !== 0) {
   console.error("listener bench: acknowledged events are missing from the store, or deliveries failed");
