@@ -1,0 +1,129 @@
+// What the server knows about an open .rpc file: its parse (per version), each request's options as
+// `protocall curl` reads them, its schema, its service and method. Computed once per document
+// version and shared by diagnostics, hover and completion.
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { DescMethod } from "@bufbuild/protobuf";
+import type { TextDocument } from "vscode-languageserver-textdocument";
+import { errorMessage } from "../core/errors";
+import type { CurlOptions } from "../core/invoke/options";
+import { isListMode } from "../core/invoke/url";
+import { openRpcContext, type RpcContext } from "../core/rpcfile/context";
+import { parseRpcFile } from "../core/rpcfile/parse";
+import type { Diagnostic, RpcFile, RpcRequest } from "../core/rpcfile/types";
+import { requestSchema } from "./request-schema";
+import type { RequestSchema, SchemaStore, ServiceLookup } from "./schema-store";
+import { resolvedNames, type UrlParts, urlParts } from "./url-parts";
+
+export interface RequestInfo {
+  request: RpcRequest;
+  /** Diagnostics of converting the request (undefined variables, bad option values, ...). */
+  conversion: Diagnostic[];
+  /** The request's options as `protocall curl` reads them (without the body when that fails). */
+  options?: CurlOptions;
+  url?: UrlParts;
+  /** Names from the URL with references substituted. */
+  serviceName?: string;
+  methodName?: string;
+  schema?: RequestSchema;
+  lookup?: ServiceLookup;
+  method?: DescMethod;
+}
+
+export interface Analysis {
+  uri: string;
+  version: number;
+  file: RpcFile;
+  /** A problem with the environment file, shown at the top of the file. */
+  contextProblem?: string;
+  baseDir: string;
+  requests: Map<number, Promise<RequestInfo>>;
+}
+
+export class Analyzer {
+  private readonly cache = new Map<string, Analysis>();
+
+  constructor(private readonly store: SchemaStore) {}
+
+  /** The analysis of a document's current version (parsed now if it is not yet). */
+  get(doc: TextDocument): Analysis {
+    const cached = this.cache.get(doc.uri);
+    if (cached && cached.version === doc.version) return cached;
+    const file = parseRpcFile(doc.getText());
+    const path = doc.uri.startsWith("file:") ? fileURLToPath(doc.uri) : undefined;
+    const analysis: Analysis = {
+      uri: doc.uri,
+      version: doc.version,
+      file,
+      baseDir: path ? dirname(path) : process.cwd(),
+      requests: new Map(),
+    };
+    this.cache.set(doc.uri, analysis);
+    return analysis;
+  }
+
+  forget(uri: string): void {
+    this.cache.delete(uri);
+  }
+
+  /** Drops the per-request results (after the schema changed); parses are kept. */
+  reset(): void {
+    for (const a of this.cache.values()) a.requests.clear();
+  }
+
+  private context(a: Analysis, doc: TextDocument): RpcContext | undefined {
+    const settings = this.store.currentSettings;
+    const filePath = doc.uri.startsWith("file:") ? fileURLToPath(doc.uri) : `${a.baseDir}/untitled.rpc`;
+    try {
+      return openRpcContext({
+        filePath,
+        environment: settings.environment,
+        envFile: settings.envFile,
+        processEnv: process.env,
+      });
+    } catch (err) {
+      a.contextProblem = errorMessage(err);
+      try {
+        return openRpcContext({ filePath, processEnv: process.env });
+      } catch {
+        return undefined;
+      }
+    }
+  }
+
+  /** The request's info (its schema and method looked up once per version). */
+  request(doc: TextDocument, request: RpcRequest): Promise<RequestInfo> {
+    const a = this.get(doc);
+    let p = a.requests.get(request.index);
+    if (!p) {
+      p = this.compute(a, doc, request);
+      a.requests.set(request.index, p);
+    }
+    return p;
+  }
+
+  private async compute(a: Analysis, doc: TextDocument, request: RpcRequest): Promise<RequestInfo> {
+    const info: RequestInfo = { request, conversion: [] };
+    if (request.url) info.url = urlParts(request.url);
+    const ctx = this.context(a, doc);
+    if (!ctx) return info;
+    const known = new Set(a.file.diagnostics);
+    const full = ctx.toCurl(a.file, request);
+    info.conversion = full.diagnostics.filter((d) => !known.has(d));
+    // Without the body and the file's parse errors, for the schema even when the body is wrong.
+    const options =
+      full.options ?? ctx.toCurl({ ...a.file, diagnostics: [] }, { ...request, body: [] }).options;
+    if (!options) return info;
+    info.options = options;
+    if (isListMode(options)) return info;
+    const names = options.url ? resolvedNames(options.url) : {};
+    info.serviceName = names.service;
+    info.methodName = names.method;
+    info.schema = await requestSchema(this.store, options, a.baseDir);
+    if (names.service) {
+      info.lookup = await this.store.findService(info.schema, names.service);
+      info.method = info.lookup.service?.methods.find((m) => m.name === names.method);
+    }
+    return info;
+  }
+}

@@ -1,0 +1,259 @@
+// Completion: request options after `# @`, common header names, the service and method in the URL,
+// and in a body the fields of the message at the cursor (inserting `"name": `), enum values, and
+// JSON skeletons of messages.
+import type { DescExtension, DescField, DescMessage } from "@bufbuild/protobuf";
+import {
+  type CompletionItem,
+  CompletionItemKind,
+  CompletionItemTag,
+  InsertTextFormat,
+  type Position,
+  type Range,
+} from "vscode-languageserver";
+import type { TextDocument } from "vscode-languageserver-textdocument";
+import { curlFlags } from "../core/invoke/curl-flags";
+import { isProtocolOwnedHeader } from "../core/invoke/header-line";
+import { positionIn } from "../core/rpcfile/parse";
+import { requestAt } from "../core/rpcfile/request-at";
+import type { RpcRequest } from "../core/rpcfile/types";
+import { fieldSkeleton, messageSkeleton } from "../core/schema/skeleton";
+import type { Analyzer } from "./analysis";
+import { bodyPlace, documentAt } from "./body-location";
+import { fieldComments, fieldTypeText } from "./schema-docs";
+import type { SchemaStore } from "./schema-store";
+import { pathStart } from "./url-parts";
+
+export const commonHeaders = [
+  "Authorization",
+  "Accept-Language",
+  "Cookie",
+  "Host",
+  "User-Agent",
+  "X-Api-Key",
+  "X-Request-Id",
+  "X-Correlation-Id",
+  "X-Forwarded-For",
+  "Traceparent",
+  "Baggage",
+].filter((h) => !isProtocolOwnedHeader(h));
+
+function range(line: number, start: number, end: number): Range {
+  return { start: { line, character: start }, end: { line, character: end } };
+}
+
+export async function complete(
+  analyzer: Analyzer,
+  store: SchemaStore,
+  doc: TextDocument,
+  p: Position,
+): Promise<CompletionItem[]> {
+  const lineText = doc.getText(range(p.line, 0, Number.MAX_SAFE_INTEGER)).replace(/\r?\n$/, "");
+  const before = lineText.slice(0, p.character);
+  const option = /^\s*(?:#|\/\/)\s*@([\w-]*)$/.exec(before);
+  if (option) return optionItems(p, p.character - option[1].length, wordEnd(lineText, p.character));
+  const a = analyzer.get(doc);
+  const request = requestAt(a.file, p);
+  if (!request) return [];
+  if (request.url && p.line === request.url.range.start.line) {
+    if (p.character < request.url.range.start.character) return [];
+    return urlItems(analyzer, store, doc, request, p);
+  }
+  const requestLine = request.requestLine?.start.line ?? Number.MAX_SAFE_INTEGER;
+  const headersEnd = request.bodyRange?.start.line ?? Number.MAX_SAFE_INTEGER;
+  const inHeaders = p.line > requestLine && p.line < headersEnd && !isAfterBlank(doc, requestLine, p.line);
+  if (inHeaders) {
+    if (before.includes(":") || /^\s*(#|\/\/)/.test(before)) return [];
+    const start = before.length - before.trimStart().length;
+    return commonHeaders.map((h) => ({
+      label: h,
+      kind: CompletionItemKind.Property,
+      textEdit: { range: range(p.line, start, wordEnd(lineText, p.character)), newText: `${h}: ` },
+    }));
+  }
+  if (p.line > requestLine) return bodyItems(analyzer, store, doc, request, p, lineText);
+  return [];
+}
+
+function isAfterBlank(doc: TextDocument, from: number, line: number): boolean {
+  for (let l = from + 1; l < line; l++) {
+    if (doc.getText(range(l, 0, Number.MAX_SAFE_INTEGER)).trim() === "") return true;
+  }
+  return false;
+}
+
+function wordEnd(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && /[\w-]/.test(text[i])) i++;
+  return i;
+}
+
+function optionItems(p: Position, start: number, end: number): CompletionItem[] {
+  const items: CompletionItem[] = [
+    {
+      label: "name",
+      kind: CompletionItemKind.Property,
+      detail: "names the request",
+      textEdit: { range: range(p.line, start, end), newText: "name " },
+    },
+  ];
+  for (const flag of curlFlags) {
+    if (flag.name === "help") continue;
+    items.push({
+      label: flag.name,
+      kind: CompletionItemKind.Property,
+      detail: flag.kind === "bool" ? `--${flag.name}` : `--${flag.name} <${flag.kind}>`,
+      documentation: flag.help,
+      textEdit: {
+        range: range(p.line, start, end),
+        newText: flag.kind === "bool" ? flag.name : `${flag.name} `,
+      },
+    });
+  }
+  return items;
+}
+
+async function urlItems(
+  analyzer: Analyzer,
+  store: SchemaStore,
+  doc: TextDocument,
+  request: RpcRequest,
+  p: Position,
+): Promise<CompletionItem[]> {
+  const url = request.url;
+  if (!url) return [];
+  const offset = p.character - url.range.start.character;
+  const text = url.text;
+  const path = pathStart(text);
+  if (offset <= path) return [];
+  const info = await analyzer.request(doc, request);
+  if (!info.schema) return [];
+  const segStart = text.lastIndexOf("/", offset - 1) + 1;
+  let segEnd = text.indexOf("/", offset);
+  if (segEnd < 0) segEnd = text.length;
+  const replace = range(p.line, url.range.start.character + segStart, url.range.start.character + segEnd);
+  const previous = text.slice(text.lastIndexOf("/", segStart - 2) + 1, segStart - 1);
+  if (segStart - 1 > path && previous.includes(".")) {
+    const lookup = await store.findService(info.schema, previous);
+    const service = lookup.service;
+    if (!service) return [];
+    return service.methods.map((m) => ({
+      label: m.name,
+      kind: CompletionItemKind.Method,
+      detail: `${m.methodKind.replace("_", " ")}: ${m.input.typeName} → ${m.output.typeName}`,
+      tags: m.deprecated ? [CompletionItemTag.Deprecated] : undefined,
+      textEdit: { range: replace, newText: m.name },
+    }));
+  }
+  const services = await store.listServices(info.schema);
+  return services.map((s) => ({
+    label: s,
+    kind: CompletionItemKind.Module,
+    textEdit: { range: replace, newText: s },
+  }));
+}
+
+async function bodyItems(
+  analyzer: Analyzer,
+  store: SchemaStore,
+  doc: TextDocument,
+  request: RpcRequest,
+  p: Position,
+  lineText: string,
+): Promise<CompletionItem[]> {
+  const info = await analyzer.request(doc, request);
+  const method = info.method;
+  if (!method || !info.schema) return [];
+  const indent = /^\s*/.exec(lineText)?.[0] ?? "";
+  if (!documentAt(request, p)) {
+    // Outside any document: a skeleton of the whole input message.
+    return [
+      skeletonItem(
+        method.input.typeName,
+        messageSkeleton(method.input),
+        indent,
+        range(p.line, p.character, p.character),
+      ),
+    ];
+  }
+  const place = bodyPlace(request, method.input, p);
+  if (!place) return [];
+  const { part, location } = place;
+  const token = location.token;
+  const at = (offset: number) => positionIn(part.text, part.range.start, offset);
+  const tokenRange: Range | undefined = token ? { start: at(token.start), end: at(token.end) } : undefined;
+  const replace = tokenRange ?? { start: p, end: p };
+  if (location.role === "key") {
+    if (!place.message) return [];
+    const message = place.message;
+    const present = new Set<string>();
+    if (location.container.kind === "object") {
+      for (const m of location.container.members) if (m.key !== token) present.add(m.key.value);
+    }
+    const comments = await fieldComments(store, info.schema, message);
+    const quoted = token?.kind === "string" && !token.bare;
+    const items: CompletionItem[] = [];
+    for (const f of message.fields) {
+      if (present.has(f.jsonName) || present.has(f.name)) continue;
+      const comment = comments.get(f.name);
+      items.push({
+        label: f.jsonName,
+        kind: CompletionItemKind.Field,
+        detail: fieldTypeText(f),
+        documentation: comment ? { kind: "markdown", value: comment } : undefined,
+        tags: f.deprecated ? [CompletionItemTag.Deprecated] : undefined,
+        filterText: quoted ? `"${f.jsonName}"` : f.jsonName,
+        sortText: String(f.number).padStart(6, "0"),
+        textEdit: { range: replace, newText: `"${f.jsonName}": ` },
+      });
+    }
+    return items;
+  }
+  const field = place.field;
+  if (!field) return [];
+  if (
+    !place.element &&
+    field.fieldKind !== "scalar" &&
+    field.fieldKind !== "enum" &&
+    field.fieldKind !== "message"
+  ) {
+    // The value of a list or map field as a whole.
+    if (field.kind !== "field") return [];
+    return [skeletonItem(fieldTypeText(field), fieldSkeleton(field), indent, replace)];
+  }
+  return valueItems(field, indent, replace);
+}
+
+function valueItems(field: DescField | DescExtension, indent: string, replace: Range): CompletionItem[] {
+  if (field.enum) {
+    return field.enum.values.map((v) => ({
+      label: `"${v.name}"`,
+      kind: CompletionItemKind.EnumMember,
+      detail: `${field.enum?.typeName} = ${v.number}`,
+      tags: v.deprecated ? [CompletionItemTag.Deprecated] : undefined,
+      textEdit: { range: replace, newText: `"${v.name}"` },
+    }));
+  }
+  if (field.message)
+    return [
+      skeletonItem(field.message.typeName, messageSkeleton(field.message as DescMessage), indent, replace),
+    ];
+  if (field.scalar === 8 /* BOOL */) {
+    return ["true", "false"].map((v) => ({
+      label: v,
+      kind: CompletionItemKind.Value,
+      textEdit: { range: replace, newText: v },
+    }));
+  }
+  return [];
+}
+
+function skeletonItem(typeName: string, value: unknown, indent: string, replace: Range): CompletionItem {
+  const text = JSON.stringify(value, null, 2).replace(/\n/g, `\n${indent}`);
+  return {
+    label: text.length > 40 ? `${text.replace(/\s+/g, " ").slice(0, 37)}...` : text.replace(/\s+/g, " "),
+    kind: CompletionItemKind.Snippet,
+    detail: `skeleton of ${typeName}`,
+    insertTextFormat: InsertTextFormat.PlainText,
+    textEdit: { range: replace, newText: text },
+  };
+}

@@ -1,0 +1,169 @@
+// Diagnostics of a .rpc file: the parser's, the conversion's (undefined variables, bad option
+// values), then the schema's: unknown service or method (with the closest names), body documents
+// against the input message, more than one document for a method that takes one, and deprecated
+// methods and fields as hints with the Deprecated tag.
+import { DiagnosticSeverity, DiagnosticTag, type Diagnostic as LspDiagnostic } from "vscode-languageserver";
+import type { TextDocument } from "vscode-languageserver-textdocument";
+import { positionIn } from "../core/rpcfile/parse";
+import type { Diagnostic, Range, Severity } from "../core/rpcfile/types";
+import { closest } from "../core/schema/resolver";
+import type { Analyzer, RequestInfo } from "./analysis";
+import { checkBody } from "./body-check";
+import { parseJsonTree } from "./json-tree";
+
+const severities: Record<Severity, DiagnosticSeverity> = {
+  error: DiagnosticSeverity.Error,
+  warning: DiagnosticSeverity.Warning,
+  information: DiagnosticSeverity.Information,
+  hint: DiagnosticSeverity.Hint,
+};
+
+const source = "protocall";
+
+function toLsp(d: Diagnostic): LspDiagnostic {
+  const out: LspDiagnostic = { range: d.range, severity: severities[d.severity], message: d.message, source };
+  if (d.code) out.code = d.code;
+  return out;
+}
+
+function make(range: Range, severity: DiagnosticSeverity, message: string, code: string): LspDiagnostic {
+  return { range, severity, message, source, code };
+}
+
+/** Every diagnostic of the document's current version. */
+export async function computeDiagnostics(analyzer: Analyzer, doc: TextDocument): Promise<LspDiagnostic[]> {
+  const a = analyzer.get(doc);
+  const out = a.file.diagnostics.map(toLsp);
+  const infos = await Promise.all(a.file.requests.map((r) => analyzer.request(doc, r)));
+  if (a.contextProblem) {
+    out.push(
+      make(
+        { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+        DiagnosticSeverity.Error,
+        a.contextProblem,
+        "environment",
+      ),
+    );
+  }
+  for (const info of infos) out.push(...requestDiagnostics(info));
+  return out;
+}
+
+function requestDiagnostics(info: RequestInfo): LspDiagnostic[] {
+  const out = info.conversion.map(toLsp);
+  const request = info.request;
+  const schema = info.schema;
+  if (!schema || !request.url) return out;
+  for (const p of schema.problems) {
+    const option = request.options.find((o) => o.name.text === "schema" && o.value?.text === p.what);
+    const range = option?.value?.range ?? request.url.range;
+    out.push(
+      make(
+        range,
+        option ? DiagnosticSeverity.Error : DiagnosticSeverity.Information,
+        `cannot load the schema from ${p.what}: ${p.problem}`,
+        "schema-unavailable",
+      ),
+    );
+  }
+  if (schema.sources.length === 0 || !info.serviceName) return out;
+  const urlRange = request.url.range;
+  const serviceRange =
+    info.url?.service && info.url.service.text === info.serviceName ? info.url.service.range : urlRange;
+  const methodRange =
+    info.url?.method && info.url.method.text === info.methodName ? info.url.method.range : urlRange;
+  const lookup = info.lookup;
+  if (!lookup) return out;
+  if (!lookup.service) {
+    if (lookup.failures.length > 0) {
+      out.push(
+        make(
+          serviceRange,
+          DiagnosticSeverity.Information,
+          `service "${info.serviceName}" is not in the workspace's schema, and it cannot be checked against the server: ${lookup.failures.join("; ")}`,
+          "schema-unavailable",
+        ),
+      );
+      return out;
+    }
+    const hint = closest(info.serviceName, lookup.known ?? []);
+    out.push(
+      make(
+        serviceRange,
+        DiagnosticSeverity.Error,
+        `unknown service "${info.serviceName}"${hint.length > 0 ? `; did you mean ${hint.map((h) => `"${h}"`).join(" or ")}?` : ""} (looked in ${schema.sources.map((s) => s.label).join(", ")})`,
+        "unknown-service",
+      ),
+    );
+    return out;
+  }
+  const service = lookup.service;
+  if (info.methodName === undefined || info.methodName === "") {
+    out.push(
+      make(
+        urlRange,
+        DiagnosticSeverity.Error,
+        `the URL names no method: add /<Method> after ${service.typeName} (its methods: ${service.methods.map((m) => m.name).join(", ")})`,
+        "missing-method",
+      ),
+    );
+    return out;
+  }
+  const method = info.method;
+  if (!method) {
+    const names = service.methods.map((m) => m.name);
+    const hint = closest(info.methodName, names);
+    out.push(
+      make(
+        methodRange,
+        DiagnosticSeverity.Error,
+        `unknown method "${info.methodName}" of service ${service.typeName}${hint.length > 0 ? `; did you mean ${hint.map((h) => `"${h}"`).join(" or ")}?` : ""} (its methods: ${names.join(", ")})`,
+        "unknown-method",
+      ),
+    );
+    return out;
+  }
+  if (method.deprecated) {
+    const d = make(
+      methodRange,
+      DiagnosticSeverity.Hint,
+      `method ${service.typeName}.${method.name} is deprecated`,
+      "deprecated",
+    );
+    d.tags = [DiagnosticTag.Deprecated];
+    out.push(d);
+  }
+  const single = method.methodKind === "unary" || method.methodKind === "server_streaming";
+  let count = 0;
+  for (const part of request.body) {
+    count++;
+    if (single && count > 1) {
+      out.push(
+        make(
+          part.range,
+          DiagnosticSeverity.Error,
+          `${method.name} is a ${method.methodKind === "unary" ? "unary" : "server-streaming"} method: it takes exactly one request message; remove this document (several documents are for client and bidi streaming methods)`,
+          "too-many-documents",
+        ),
+      );
+    }
+    if (part.kind !== "json") continue;
+    const tree = parseJsonTree(part.text);
+    if (!tree) continue;
+    for (const p of checkBody(tree, method.input)) {
+      const range = {
+        start: positionIn(part.text, part.range.start, p.start),
+        end: positionIn(part.text, part.range.start, p.end),
+      };
+      const d = make(
+        range,
+        p.severity === "hint" ? DiagnosticSeverity.Hint : DiagnosticSeverity.Error,
+        p.message,
+        p.deprecated ? "deprecated" : "body",
+      );
+      if (p.deprecated) d.tags = [DiagnosticTag.Deprecated];
+      out.push(d);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,192 @@
+// The language server for .rpc files over any LSP connection: documents, settings, watched files,
+// and the features (diagnostics, completion, hover, code lenses, document symbols). Work that needs
+// a schema runs asynchronously; results are published when ready and dropped when the document has
+// changed since.
+import { fileURLToPath } from "node:url";
+import {
+  type Connection,
+  DidChangeWatchedFilesNotification,
+  type InitializeParams,
+  type InitializeResult,
+  TextDocumentSyncKind,
+  TextDocuments,
+} from "vscode-languageserver";
+import { TextDocument } from "vscode-languageserver-textdocument";
+import { errorMessage } from "../core/errors";
+import { Analyzer } from "./analysis";
+import { complete } from "./completion";
+import { computeDiagnostics } from "./diagnostics";
+import { hover } from "./hover";
+import { codeLenses, documentSymbols } from "./lenses";
+import { SchemaStore } from "./schema-store";
+import { defaultSettings, mergeSettings } from "./settings";
+
+/** Files whose change can change a schema or a variable. */
+const watched = [
+  "**/*.proto",
+  "**/buf.yaml",
+  "**/buf.work.yaml",
+  "**/buf.lock",
+  "**/*.binpb",
+  "**/*.env.json",
+  "**/.env",
+];
+const watchedPattern = /(\.proto|buf\.yaml|buf\.work\.yaml|buf\.lock|\.binpb|\.env\.json|\.env)$/;
+
+/** A custom request: drop every cached schema (reflection included) and check all files again. */
+export const refreshRequest = "protocall/refreshSchemas";
+
+/** How long typing may pause before a document is checked. */
+const debounceMs = 40;
+
+export function startLanguageServer(connection: Connection): void {
+  const documents = new TextDocuments(TextDocument);
+  const log = (line: string) => connection.console.log(line);
+  let initialSettings = defaultSettings();
+  const store = new SchemaStore(initialSettings, log);
+  const analyzer = new Analyzer(store);
+  const timers = new Map<string, NodeJS.Timeout>();
+  let configurationSupport = false;
+  let watchRegistration = false;
+
+  const check = (doc: TextDocument) => {
+    const old = timers.get(doc.uri);
+    if (old) clearTimeout(old);
+    timers.set(
+      doc.uri,
+      setTimeout(() => {
+        timers.delete(doc.uri);
+        const version = doc.version;
+        computeDiagnostics(analyzer, doc).then(
+          (diagnostics) => {
+            // A newer version is on its way: these results are stale.
+            if (documents.get(doc.uri)?.version !== version) return;
+            void connection.sendDiagnostics({ uri: doc.uri, version, diagnostics });
+          },
+          (err) => log(`checking ${doc.uri} failed: ${errorMessage(err)}`),
+        );
+      }, debounceMs),
+    );
+  };
+  const checkAll = () => {
+    analyzer.reset();
+    for (const doc of documents.all()) check(doc);
+  };
+
+  const loadConfiguration = async () => {
+    if (!configurationSupport) return;
+    try {
+      const section = await connection.workspace.getConfiguration("protocall");
+      store.setSettings(mergeSettings(initialSettings, section));
+    } catch (err) {
+      log(`cannot read the configuration: ${errorMessage(err)}`);
+    }
+  };
+
+  connection.onInitialize((params: InitializeParams): InitializeResult => {
+    initialSettings = mergeSettings(defaultSettings(), params.initializationOptions);
+    store.setSettings(initialSettings);
+    const folders = (params.workspaceFolders ?? [])
+      .map((f) => f.uri)
+      .concat(params.workspaceFolders?.length ? [] : params.rootUri ? [params.rootUri] : [])
+      .filter((u) => u.startsWith("file:"))
+      .map((u) => fileURLToPath(u));
+    if (folders.length === 0 && params.rootPath) folders.push(params.rootPath);
+    store.setFolders(folders);
+    configurationSupport = params.capabilities.workspace?.configuration === true;
+    watchRegistration = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
+    return {
+      capabilities: {
+        textDocumentSync: TextDocumentSyncKind.Incremental,
+        completionProvider: { triggerCharacters: ["@", '"', "/", ":", "{", ","] },
+        hoverProvider: true,
+        codeLensProvider: { resolveProvider: false },
+        documentSymbolProvider: true,
+        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
+      },
+      serverInfo: { name: "protocall" },
+    };
+  });
+
+  connection.onInitialized(() => {
+    if (watchRegistration) {
+      void connection.client.register(DidChangeWatchedFilesNotification.type, {
+        watchers: watched.map((globPattern) => ({ globPattern })),
+      });
+    }
+    if (configurationSupport) void loadConfiguration().then(checkAll);
+    // Start the workspace build now, so the first request does not wait for it.
+    void store.workspaceSources();
+  });
+
+  connection.onDidChangeConfiguration(async (change) => {
+    if (configurationSupport) await loadConfiguration();
+    else
+      store.setSettings(
+        mergeSettings(initialSettings, (change.settings as { protocall?: unknown })?.protocall),
+      );
+    checkAll();
+  });
+
+  connection.onDidChangeWatchedFiles((params) => {
+    if (!params.changes.some((c) => watchedPattern.test(c.uri))) return;
+    store.invalidate(false);
+    checkAll();
+  });
+
+  connection.onRequest(refreshRequest, () => {
+    store.invalidate(true);
+    checkAll();
+    return null;
+  });
+
+  documents.onDidOpen((e) => check(e.document));
+  documents.onDidChangeContent((e) => check(e.document));
+  documents.onDidClose((e) => {
+    const t = timers.get(e.document.uri);
+    if (t) clearTimeout(t);
+    timers.delete(e.document.uri);
+    analyzer.forget(e.document.uri);
+    void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
+  });
+
+  connection.onHover(async (params) => {
+    const doc = documents.get(params.textDocument.uri);
+    if (!doc) return null;
+    try {
+      return await hover(analyzer, store, doc, params.position);
+    } catch (err) {
+      log(`hover failed: ${errorMessage(err)}`);
+      return null;
+    }
+  });
+
+  connection.onCompletion(async (params) => {
+    const doc = documents.get(params.textDocument.uri);
+    if (!doc) return [];
+    try {
+      return await complete(analyzer, store, doc, params.position);
+    } catch (err) {
+      log(`completion failed: ${errorMessage(err)}`);
+      return [];
+    }
+  });
+
+  connection.onCodeLens((params) => {
+    const doc = documents.get(params.textDocument.uri);
+    return doc ? codeLenses(doc.uri, analyzer.get(doc).file) : [];
+  });
+
+  connection.onDocumentSymbol((params) => {
+    const doc = documents.get(params.textDocument.uri);
+    return doc ? documentSymbols(analyzer.get(doc).file) : [];
+  });
+
+  connection.onShutdown(async () => {
+    for (const t of timers.values()) clearTimeout(t);
+    await store.close();
+  });
+
+  documents.listen(connection);
+  connection.listen();
+}

@@ -1,0 +1,125 @@
+// The schema of one request: its `@schema` values, then the workspace (builds, descriptor-set files,
+// configured schemas), then server reflection of its URL with its headers and TLS options.
+// Local sources come first in the editor: they answer without a network round trip and carry the
+// comments that hover shows; reflection fills in what the workspace does not have.
+import { homedir } from "node:os";
+import { resolve } from "node:path";
+import { Readable } from "node:stream";
+import { readCurlHeaders } from "../core/invoke/headers";
+import type { CurlOptions } from "../core/invoke/options";
+import { chooseHttpMode, createCurlTransport } from "../core/invoke/transport";
+import { usesReflection } from "../core/invoke/url";
+import { createVerboseLog } from "../core/invoke/verbose";
+import { createReflectionSource } from "../core/schema/reflection-client";
+import type { FileSource } from "../core/schema/types";
+import type { RequestSchema, SchemaStore } from "./schema-store";
+
+/**
+ * The base URL reflection is asked at: the URL without its `/<package.Service>/<Method>` (or the
+ * part of it being typed). Undefined when the URL is not an http(s) URL.
+ */
+export function reflectionBase(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return undefined;
+  const parts = u.pathname.split("/").filter((p) => p !== "");
+  const n = parts.length;
+  if (n >= 2 && parts[n - 2].includes(".")) parts.length = n - 2;
+  else if (n >= 1 && (parts[n - 1].includes(".") || n === 1)) parts.length = n - 1;
+  return `${u.protocol}//${u.host}${parts.map((p) => `/${p}`).join("")}`;
+}
+
+/** Collects the sources of a request (opening them on first use). */
+export async function requestSchema(
+  store: SchemaStore,
+  o: CurlOptions,
+  baseDir: string,
+): Promise<RequestSchema> {
+  const sources: FileSource[] = [];
+  const problems: { what: string; problem: string }[] = [];
+  const keys: string[] = [];
+  for (const spec of o.schemas) {
+    const path = resolve(baseDir, spec);
+    keys.push(`schema:${path}`);
+    const opened = await store.openFile(path);
+    if (opened.source) sources.push(opened.source);
+    else problems.push({ what: spec, problem: opened.problem ?? "cannot open" });
+  }
+  keys.push("workspace");
+  for (const opened of await store.workspaceSources()) {
+    if (opened.source) sources.push(opened.source);
+  }
+  const settings = store.currentSettings;
+  const base = o.url ? reflectionBase(o.url) : undefined;
+  if (base && settings.reflection && usesReflection(o)) {
+    const io = {
+      cwd: baseDir,
+      env: process.env,
+      stdin: Readable.from([]),
+      stdinIsTTY: false,
+      homedir: homedir(),
+    };
+    let headers: [string, string][] = [];
+    let authority: string | undefined;
+    try {
+      const h = await readCurlHeaders({ ...o, data: undefined }, io);
+      headers = h.reflectHeaders;
+      authority = h.authority;
+    } catch {
+      // Unreadable header files: reflect without them.
+    }
+    const secure = base.startsWith("https:");
+    const key = JSON.stringify([
+      base,
+      headers,
+      authority,
+      o.reflectProtocol,
+      o.http2PriorKnowledge,
+      o.unixSocket,
+      o.cacert,
+      o.cert,
+      o.key,
+      o.insecure,
+      o.servername,
+    ]);
+    keys.push(`reflect:${key}`);
+    const opened = await store.reflection(key, async () => {
+      const { mode } = chooseHttpMode(o, secure, true);
+      const transport = await createCurlTransport({
+        baseUrl: base,
+        protocol: o.protocol,
+        mode,
+        authority,
+        unixSocket: o.unixSocket,
+        connectTimeoutMs: Math.min((o.connectTimeout ?? 3) * 1000, settings.reflectionTimeoutMs),
+        cacert: o.cacert,
+        cert: o.cert,
+        key: o.key,
+        insecure: o.insecure,
+        servername: o.servername,
+        cwd: baseDir,
+        log: createVerboseLog(false, () => {}),
+      });
+      const source = createReflectionSource({
+        transport: transport.transport,
+        headers,
+        version: o.reflectProtocol ?? "auto",
+        label: `reflection at ${base}`,
+        timeoutMs: settings.reflectionTimeoutMs,
+      });
+      const close = source.close.bind(source);
+      source.close = async () => {
+        await close().catch(() => {});
+        transport.close();
+      };
+      return source;
+    });
+    if (opened.source) sources.push(opened.source);
+    else problems.push({ what: `reflection at ${base}`, problem: opened.problem ?? "unavailable" });
+  }
+  return { key: keys.join("\u0001"), sources, problems };
+}

@@ -1,0 +1,73 @@
+// Hover text and comments of schema elements, looked up with source info (comments, options by
+// name) in the request's sources and cached per schema and name: a second hover is a map look-up.
+import {
+  type DescExtension,
+  type DescField,
+  type DescMessage,
+  type Registry,
+  ScalarType,
+} from "@bufbuild/protobuf";
+import { commentBlocks, renderDocs } from "../core/schema/docs";
+import { describe, type LookupResult } from "../core/schema/lookup";
+import { lookupInSource } from "../core/schema/source-lookup";
+import type { NamedDesc } from "../core/schema/types";
+import type { RequestSchema, SchemaStore } from "./schema-store";
+
+/** The element with its source info from the first source that declares it; `desc` itself otherwise. */
+async function lookupDocumented(
+  schema: RequestSchema,
+  fullName: string,
+): Promise<(LookupResult & { registry?: Registry }) | undefined> {
+  for (const source of schema.sources) {
+    try {
+      const found = await lookupInSource(source, fullName);
+      if (found) return found;
+    } catch {
+      // An unreachable source: try the next.
+    }
+  }
+  return undefined;
+}
+
+/** Markdown hover text of an element. */
+export function hoverMarkdown(
+  store: SchemaStore,
+  schema: RequestSchema,
+  fullName: string,
+  desc: NamedDesc,
+): Promise<string> {
+  return store.remember(`hover\u0000${schema.key}\u0000${fullName}`, async () => {
+    const found = await lookupDocumented(schema, fullName);
+    return renderDocs(found ?? describe(desc), { registry: found?.registry }).markdown;
+  });
+}
+
+/** The comments of each field of a message (by field name), read once per schema and message. */
+export function fieldComments(
+  store: SchemaStore,
+  schema: RequestSchema,
+  message: DescMessage,
+): Promise<Map<string, string>> {
+  return store.remember(`fields\u0000${schema.key}\u0000${message.typeName}`, async () => {
+    const out = new Map<string, string>();
+    const found = await lookupDocumented(schema, message.typeName);
+    const documented = found?.desc.kind === "message" ? found.desc : message;
+    for (const f of documented.fields) {
+      const comment = commentBlocks(describe(f).comments).join("\n\n");
+      if (comment !== "") out.set(f.name, comment);
+    }
+    return out;
+  });
+}
+
+const scalarName = (s: ScalarType) => ScalarType[s].toLowerCase();
+
+/** `string`, `repeated demo.v1.Color`, `map<string, int64>`. */
+export function fieldTypeText(field: DescField | DescExtension): string {
+  const element =
+    field.message?.typeName ??
+    field.enum?.typeName ??
+    (field.scalar !== undefined ? scalarName(field.scalar) : "");
+  if (field.fieldKind === "map") return `map<${scalarName(field.mapKey)}, ${element}>`;
+  return field.fieldKind === "list" ? `repeated ${element}` : element;
+}

@@ -1,0 +1,266 @@
+// Schema sources shared by every open .rpc file, each opened once and cached by key:
+//  - the workspace: each build root of each workspace folder (buf.yaml, buf.work.yaml, or folders
+//    of .proto files) built with the real buf, the descriptor-set files (*.binpb) found in the
+//    folders, and the schemas listed in the settings;
+//  - a `@schema` value of a request (a directory, .proto file or descriptor-set file);
+//  - server reflection of a base URL with the request's headers and TLS options.
+// Local sources are dropped when watched files change; everything is dropped on "refresh". Look-ups
+// (a service by name, the list of services, hover text) are cached per schema and name, so typing
+// never waits for a compiler or a server twice.
+import type { Dirent } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { DescService } from "@bufbuild/protobuf";
+import { errorMessage } from "../core/errors";
+import { buildWorkspace, CompilerError } from "../core/schema/compiler";
+import { openDescriptorSetBytes, openDescriptorSetFile } from "../core/schema/descriptor-set-source";
+import { openSchema } from "../core/schema/open-schema";
+import type { FileSource } from "../core/schema/types";
+import { findWorkspaceRoots } from "../core/schema/workspace";
+import type { ServerSettings } from "./settings";
+
+export interface Opened {
+  source?: FileSource;
+  /** Why the source could not be opened. */
+  problem?: string;
+  /** Compiler errors of a workspace build. */
+  compilerError?: CompilerError;
+}
+
+/** The ordered sources of one request, with a key naming them. */
+export interface RequestSchema {
+  key: string;
+  sources: FileSource[];
+  /** Sources that could not be opened, with the reason (`@schema` values, workspace builds). */
+  problems: { what: string; problem: string }[];
+}
+
+export interface ServiceLookup {
+  service?: DescService;
+  /** Sources that failed to answer (unreachable server, ...). */
+  failures: string[];
+  /** All service names known to the sources that answered (for "did you mean"). */
+  known?: string[];
+}
+
+/** How long a look-up that failed because a source could not answer is reused. */
+const failureTtlMs = 3000;
+
+export class SchemaStore {
+  private folders: string[] = [];
+  private workspace: Promise<Opened[]> | undefined;
+  private readonly files = new Map<string, Promise<Opened>>();
+  private readonly reflections = new Map<string, Promise<Opened>>();
+  private readonly services = new Map<string, Promise<ServiceLookup>>();
+  private readonly listings = new Map<string, Promise<string[]>>();
+  /** Hover text and other per-schema values computed once. */
+  readonly memo = new Map<string, unknown>();
+  private generation = 0;
+
+  constructor(
+    private settings: ServerSettings,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  setFolders(folders: string[]): void {
+    this.folders = folders;
+    this.invalidate(false);
+  }
+
+  setSettings(settings: ServerSettings): void {
+    this.settings = settings;
+    this.invalidate(true);
+  }
+
+  get currentSettings(): ServerSettings {
+    return this.settings;
+  }
+
+  /** Drops local sources (and with `all`, reflection too) and every cached look-up. */
+  invalidate(all: boolean): void {
+    this.generation++;
+    const old = [this.workspace, ...this.files.values(), ...(all ? this.reflections.values() : [])];
+    this.workspace = undefined;
+    this.files.clear();
+    if (all) this.reflections.clear();
+    this.services.clear();
+    this.listings.clear();
+    this.memo.clear();
+    for (const p of old) {
+      void p
+        ?.then(async (o) => {
+          for (const x of Array.isArray(o) ? o : [o]) await x.source?.close();
+        })
+        .catch(() => {});
+    }
+  }
+
+  /** The workspace's sources (built once per change of the workspace's files). */
+  workspaceSources(): Promise<Opened[]> {
+    this.workspace ??= this.openWorkspace();
+    return this.workspace;
+  }
+
+  /** Compiler errors of the current workspace build, once it is done. */
+  async compilerErrors(): Promise<CompilerError[]> {
+    const opened = await this.workspaceSources();
+    return opened.flatMap((o) => (o.compilerError ? [o.compilerError] : []));
+  }
+
+  private async openWorkspace(): Promise<Opened[]> {
+    const out: Opened[] = [];
+    const s = this.settings;
+    const cwd = this.folders[0] ?? process.cwd();
+    for (const spec of s.schemas) out.push(await this.openFile(resolve(cwd, spec)));
+    if (!s.workspaceBuild) return out;
+    for (const folder of this.folders) {
+      for (const root of await findWorkspaceRoots(folder)) {
+        try {
+          const started = performance.now();
+          const { bytes, fromCache } = await buildWorkspace(root, { bufPath: s.bufPath });
+          this.log(
+            `built ${root} (${Math.round(performance.now() - started)} ms${fromCache ? ", cached" : ""})`,
+          );
+          out.push({ source: openDescriptorSetBytes(bytes, `workspace ${root}`) });
+        } catch (err) {
+          out.push({
+            problem: errorMessage(err),
+            compilerError: err instanceof CompilerError ? err : undefined,
+          });
+          this.log(`cannot build ${root}: ${errorMessage(err)}`);
+        }
+      }
+      for (const file of await findDescriptorSets(folder)) {
+        try {
+          out.push({ source: await openDescriptorSetFile(file) });
+        } catch (err) {
+          out.push({ problem: errorMessage(err) });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** A `@schema` value (absolute path), opened once. */
+  openFile(path: string): Promise<Opened> {
+    let p = this.files.get(path);
+    if (!p) {
+      p = openSchema(path, {
+        cwd: "/",
+        stdin: process.stdin,
+        bufPath: this.settings.bufPath,
+      }).then(
+        (source) => ({ source }),
+        (err) => ({
+          problem: errorMessage(err),
+          compilerError: err instanceof CompilerError ? err : undefined,
+        }),
+      );
+      this.files.set(path, p);
+    }
+    return p;
+  }
+
+  /** A reflection source by key, created by `open` the first time. */
+  reflection(key: string, open: () => Promise<FileSource>): Promise<Opened> {
+    let p = this.reflections.get(key);
+    if (!p) {
+      p = open().then(
+        (source) => ({ source }),
+        (err) => ({ problem: errorMessage(err) }),
+      );
+      this.reflections.set(key, p);
+      // A source that could not even be created (a missing certificate file) is retried later.
+      void p.then((o) => {
+        if (o.problem) setTimeout(() => this.reflections.delete(key), failureTtlMs).unref();
+      });
+    }
+    return p;
+  }
+
+  /** Finds a service in the sources, in order; cached per schema and name. */
+  findService(schema: RequestSchema, name: string): Promise<ServiceLookup> {
+    const key = `${this.generation}\u0000${schema.key}\u0000${name}`;
+    let p = this.services.get(key);
+    if (!p) {
+      p = (async () => {
+        const failures: string[] = [];
+        for (const source of schema.sources) {
+          try {
+            const found = await source.findType(name);
+            if (found?.kind === "service") return { service: found, failures };
+          } catch (err) {
+            failures.push(`${source.label}: ${errorMessage(err)}`);
+          }
+        }
+        return { failures, known: await this.listServices(schema) };
+      })();
+      this.services.set(key, p);
+      void p.then((r) => {
+        if (r.failures.length > 0) setTimeout(() => this.services.delete(key), failureTtlMs).unref();
+      });
+    }
+    return p;
+  }
+
+  /** The sorted union of the services of the sources that can list them; cached per schema. */
+  listServices(schema: RequestSchema): Promise<string[]> {
+    const key = `${this.generation}\u0000${schema.key}`;
+    let p = this.listings.get(key);
+    if (!p) {
+      p = (async () => {
+        const names = new Set<string>();
+        let failed = false;
+        for (const source of schema.sources) {
+          try {
+            for (const n of await source.listServices()) names.add(n);
+          } catch {
+            failed = true;
+          }
+        }
+        if (failed) setTimeout(() => this.listings.delete(key), failureTtlMs).unref();
+        return [...names].sort();
+      })();
+      this.listings.set(key, p);
+    }
+    return p;
+  }
+
+  /** A value computed once per schema generation and key (hover text, completion items). */
+  async remember<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const full = `${this.generation}\u0000${key}`;
+    let p = this.memo.get(full) as Promise<T> | undefined;
+    if (!p) {
+      p = compute();
+      this.memo.set(full, p);
+      p.catch(() => this.memo.delete(full));
+    }
+    return p;
+  }
+
+  async close(): Promise<void> {
+    this.invalidate(true);
+  }
+}
+
+/** Descriptor-set files (`*.binpb`) in a folder, skipping node_modules and hidden folders. */
+async function findDescriptorSets(folder: string): Promise<string[]> {
+  const out: string[] = [];
+  async function walk(dir: string, depth: number): Promise<void> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (e.isDirectory()) {
+        if (depth < 16 && e.name !== "node_modules" && !e.name.startsWith(".")) {
+          await walk(join(dir, e.name), depth + 1);
+        }
+      } else if (e.name.endsWith(".binpb")) out.push(join(dir, e.name));
+    }
+  }
+  await walk(folder, 0);
+  return out.sort();
+}

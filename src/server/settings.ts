@@ -1,0 +1,40 @@
+// The language server's settings, from `initializationOptions` and the client's `protocall`
+// configuration section (the latter wins).
+
+export interface ServerSettings {
+  /** Schema sources for every .rpc file: directories, .proto files, descriptor-set files. */
+  schemas: string[];
+  /** Build the workspace folders' .proto files and read their descriptor-set files (default true). */
+  workspaceBuild: boolean;
+  /** Use server reflection of the requests' URLs (default true; `@reflect false` turns it off per request). */
+  reflection: boolean;
+  /** The buf binary to build with instead of the bundled one. */
+  bufPath?: string;
+  /** The selected environment of `protocall.env.json`. */
+  environment?: string;
+  /** The environment file instead of `protocall.env.json` at the workspace root. */
+  envFile?: string;
+  /** Milliseconds a reflection look-up may take (default 5000). */
+  reflectionTimeoutMs: number;
+}
+
+export function defaultSettings(): ServerSettings {
+  return { schemas: [], workspaceBuild: true, reflection: true, reflectionTimeoutMs: 5000 };
+}
+
+/** Merges a loosely typed settings object (from the client) over `base`; unknown or mistyped keys are ignored. */
+export function mergeSettings(base: ServerSettings, raw: unknown): ServerSettings {
+  if (typeof raw !== "object" || raw === null) return base;
+  const r = raw as Record<string, unknown>;
+  const out: ServerSettings = { ...base };
+  if (Array.isArray(r.schemas)) out.schemas = r.schemas.filter((s): s is string => typeof s === "string");
+  if (typeof r.workspaceBuild === "boolean") out.workspaceBuild = r.workspaceBuild;
+  if (typeof r.reflection === "boolean") out.reflection = r.reflection;
+  if (typeof r.bufPath === "string" && r.bufPath !== "") out.bufPath = r.bufPath;
+  if (typeof r.environment === "string" && r.environment !== "") out.environment = r.environment;
+  if (typeof r.envFile === "string" && r.envFile !== "") out.envFile = r.envFile;
+  if (typeof r.reflectionTimeoutMs === "number" && r.reflectionTimeoutMs > 0) {
+    out.reflectionTimeoutMs = r.reflectionTimeoutMs;
+  }
+  return out;
+}

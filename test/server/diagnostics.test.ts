@@ -1,0 +1,225 @@
+// Diagnostics over a real LSP connection: the server built into dist/server.js, a workspace built by
+// the real buf, and the demo server for reflection.
+import assert from "node:assert/strict";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
+import type { Diagnostic } from "vscode-languageserver-protocol";
+import { bufPath } from "../support/buf";
+import { type DemoServer, startDemoServer } from "../support/servers";
+import { LspClient, positionOf } from "./lsp-client";
+import { createWorkspace, shopProto } from "./workspace";
+
+function find(diagnostics: Diagnostic[], text: string): Diagnostic {
+  const d = diagnostics.find((x) => x.message.includes(text));
+  assert.ok(d, `no diagnostic with "${text}" in:\n${diagnostics.map((x) => x.message).join("\n")}`);
+  return d;
+}
+
+function rangeOf(text: string, needle: string, nth = 0) {
+  const start = positionOf(text, needle, 0, nth);
+  return { start, end: { line: start.line, character: start.character + needle.length } };
+}
+
+describe("language server diagnostics", { timeout: 120_000 }, () => {
+  let dir: string;
+  let demo: DemoServer;
+  let client: LspClient;
+
+  before(async () => {
+    dir = createWorkspace();
+    demo = await startDemoServer();
+    client = await LspClient.start({ rootDir: dir, initializationOptions: { bufPath } });
+  });
+
+  after(async () => {
+    await client?.close();
+    await demo?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("reports schema problems of the body with exact ranges", async () => {
+    const text = `@host = ${demo.url}
+
+### Order
+{{host}}/acme.v1.ShopService/PlaceOrder
+
+{"item": "book", "quantity": "two", "color": "COLOR_PURPLE", "legacyCode": "x", "bogus": 1, "card": "1", "voucher": "2", "shipTo": {"stret": "x"}, "counts": {"a": true}}
+`;
+    const uri = pathToFileURL(join(dir, "body.rpc")).href;
+    client.open(uri, text);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+
+    const bogus = find(diagnostics, 'unknown field "bogus" in message acme.v1.OrderRequest');
+    assert.deepEqual(bogus.range, rangeOf(text, '"bogus"'));
+    assert.equal(bogus.severity, 1);
+
+    const quantity = find(diagnostics, "expected an integer for a int32 field");
+    assert.deepEqual(quantity.range, rangeOf(text, '"two"'));
+
+    const color = find(diagnostics, 'unknown value "COLOR_PURPLE" of enum acme.v1.Color');
+    assert.deepEqual(color.range, rangeOf(text, '"COLOR_PURPLE"'));
+    assert.match(color.message, /COLOR_RED/);
+
+    const legacy = find(diagnostics, "acme.v1.OrderRequest.legacy_code is deprecated");
+    assert.equal(legacy.severity, 4);
+    assert.deepEqual(legacy.tags, [2]);
+    assert.deepEqual(legacy.range, rangeOf(text, '"legacyCode"'));
+
+    const oneof = find(diagnostics, "are both in oneof payment");
+    assert.deepEqual(oneof.range, rangeOf(text, '"voucher"'));
+
+    const nested = find(
+      diagnostics,
+      'unknown field "stret" in message acme.v1.Address (did you mean "street"?)',
+    );
+    assert.deepEqual(nested.range, rangeOf(text, '"stret"'));
+
+    const map = find(diagnostics, "expected an integer");
+    assert.ok(map);
+    const mapValue = diagnostics.find((d) => d.message.includes("found true"));
+    assert.ok(mapValue);
+    assert.deepEqual(mapValue.range, rangeOf(text, "true"));
+  });
+
+  it("reports unknown services and methods with the closest names, deprecated methods and extra documents", async () => {
+    const text = `@host = ${demo.url}
+
+### Typo in the service
+{{host}}/acme.v1.ShopServic/PlaceOrder
+
+### Typo in the method
+{{host}}/acme.v1.ShopService/PlaceOrdr
+
+### Deprecated
+{{host}}/acme.v1.ShopService/OldPlace
+
+{"item": "a"}
+
+### Two documents for a unary method
+{{host}}/acme.v1.ShopService/PlaceOrder
+
+{"item": "a"}
+{"item": "b"}
+
+### Two documents for a client stream are fine
+{{host}}/acme.v1.ShopService/Upload
+
+{"item": "a"}
+{"item": "b"}
+`;
+    const uri = pathToFileURL(join(dir, "names.rpc")).href;
+    client.open(uri, text);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+
+    const service = find(
+      diagnostics,
+      'unknown service "acme.v1.ShopServic"; did you mean "acme.v1.ShopService"?',
+    );
+    assert.deepEqual(service.range, rangeOf(text, "acme.v1.ShopServic"));
+
+    const method = find(
+      diagnostics,
+      'unknown method "PlaceOrdr" of service acme.v1.ShopService; did you mean "PlaceOrder"?',
+    );
+    assert.deepEqual(method.range, rangeOf(text, "PlaceOrdr"));
+
+    const deprecated = find(diagnostics, "method acme.v1.ShopService.OldPlace is deprecated");
+    assert.equal(deprecated.severity, 4);
+    assert.deepEqual(deprecated.tags, [2]);
+    assert.deepEqual(deprecated.range, rangeOf(text, "OldPlace", 0, 0));
+
+    const extra = find(diagnostics, "PlaceOrder is a unary method: it takes exactly one request message");
+    assert.deepEqual(extra.range, rangeOf(text, '{"item": "b"}', 0));
+    assert.equal(diagnostics.filter((d) => d.message.includes("takes exactly one")).length, 1);
+  });
+
+  it("reports parse errors, option values, undefined variables and unreadable schemas", async () => {
+    const text = `@host = ${demo.url}
+
+### Options
+# @timeot 5s
+# @connect-timeout abc
+# @schema ./missing.binpb
+{{host}}/acme.v1.ShopService/PlaceOrder
+x-token: {{nope}}
+
+{"item": }
+`;
+    const uri = pathToFileURL(join(dir, "parse.rpc")).href;
+    client.open(uri, text);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+
+    const option = find(diagnostics, "unknown request option @timeot (did you mean @timeout?)");
+    assert.deepEqual(option.range, rangeOf(text, "timeot"));
+    const value = diagnostics.find((d) => d.range.start.line === 4 && d.severity === 1);
+    assert.ok(value, "the bad @connect-timeout value is reported");
+    assert.deepEqual(value.range, rangeOf(text, "abc"));
+    const variable = find(diagnostics, "undefined variable {{nope}}");
+    assert.deepEqual(variable.range, rangeOf(text, "{{nope}}"));
+    find(diagnostics, "invalid JSON");
+  });
+
+  it("takes the schema from server reflection when the workspace does not have the service", async () => {
+    const text = `### Greet
+${demo.url}/demo.v1.GreetService/Greet
+
+{"nam": "world"}
+`;
+    const uri = pathToFileURL(join(dir, "reflect.rpc")).href;
+    client.open(uri, text);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+    const d = find(diagnostics, 'unknown field "nam" in message demo.v1.GreetRequest (did you mean "name"?)');
+    assert.deepEqual(d.range, rangeOf(text, '"nam"'));
+  });
+
+  it("checks each new version, drops stale results, and rebuilds when .proto files change", async () => {
+    const uri = pathToFileURL(join(dir, "typing.rpc")).href;
+    const body = (b: string) => `### T\n${demo.url}/acme.v1.ShopService/PlaceOrder\n\n${b}\n`;
+    client.open(uri, body('{"gift": true}'));
+    let diagnostics = await client.diagnosticsFor(uri, 1);
+    find(diagnostics, 'unknown field "gift"');
+    // Quick edits: only the last version's diagnostics count.
+    for (let v = 2; v <= 6; v++) client.change(uri, body(`{"item": ${v}}`), v);
+    diagnostics = await client.diagnosticsFor(uri, 6);
+    find(diagnostics, "expected a string for a string field, found the number 6");
+    const versions = client.published(uri).map((p) => p.version ?? 0);
+    assert.equal(versions[versions.length - 1], 6);
+    assert.deepEqual(
+      versions,
+      [...versions].sort((x, y) => x - y),
+      "results of older versions never follow newer ones",
+    );
+
+    // Add the field to the .proto file and tell the server.
+    writeFileSync(
+      join(dir, "proto/acme/v1/shop.proto"),
+      shopProto.replace(
+        "map<string, int64> counts = 9;",
+        "map<string, int64> counts = 9;\n  bool gift = 10;",
+      ),
+    );
+    void client.connection.sendNotification("workspace/didChangeWatchedFiles", {
+      changes: [{ uri: pathToFileURL(join(dir, "proto/acme/v1/shop.proto")).href, type: 2 }],
+    });
+    client.change(uri, body('{"gift": true}'), 7);
+    diagnostics = await client.diagnosticsFor(uri, 7);
+    assert.deepEqual(diagnostics, []);
+  });
+
+  it("survives any text", async () => {
+    const uri = pathToFileURL(join(dir, "garbage.rpc")).href;
+    const garbage = `### \u0000\n{{\n# @\nGRPC {{x}}/a.B/C\n:\n\n{"a": [[[{"b": {{c}}, "d": "\\u12"}]]], 1, "x\n[}{]\n`;
+    client.open(uri, garbage);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+    assert.ok(diagnostics.length > 0);
+    for (let i = 0; i < garbage.length; i += 3) {
+      const before = garbage.slice(0, i);
+      const p = { line: before.split("\n").length - 1, character: i - (before.lastIndexOf("\n") + 1) };
+      await client.hover(uri, p);
+      await client.completion(uri, p);
+    }
+    assert.equal(client.stderr.join(""), "");
+  });
+});
