@@ -569,12 +569,15 @@ function checkJson(text: string, r: Range, out: RpcFile): void {
   }
   const problem = findJsonProblem(text);
   if (!problem) return;
-  const at = positionIn(text, r.start, problem.offset);
+  // The offending character; at the end of the document (or of a line), the character before it.
+  let from = Math.min(Math.max(problem.offset, 0), text.length);
+  if ((from === text.length || text[from] === "\n") && from > 0 && text[from - 1] !== "\n") from--;
+  const to = from < text.length && text[from] !== "\n" ? from + 1 : from;
   diag(
     out,
     "error",
     `invalid JSON: ${problem.reason}`,
-    { start: at, end: { line: at.line, character: at.character + 1 } },
+    { start: positionIn(text, r.start, from), end: positionIn(text, r.start, to) },
     "invalid-json",
   );
 }
