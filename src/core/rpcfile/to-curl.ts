@@ -9,7 +9,7 @@ import { findJsonProblem } from "../invoke/json-error";
 import { type CurlOptions, defaultCurlOptions, type Protocol } from "../invoke/options";
 import { applyOption, optionFlag } from "./option-value";
 import { positionIn } from "./parse";
-import type { Diagnostic, RpcFile, RpcRequest, RpcVerb } from "./types";
+import type { Diagnostic, RpcFile, RpcOption, RpcRequest, RpcVerb } from "./types";
 import type { VariableResolver } from "./variables";
 
 export interface ToCurlContext {
@@ -55,6 +55,7 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
       code ? { severity: "error", message, range, code } : { severity: "error", message, range },
     );
 
+  let protocolOption: RpcOption | undefined;
   for (const option of request.options) {
     const flag = optionFlag(option.name.text);
     if (!flag) continue; // reported by the parser
@@ -65,6 +66,7 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
     if (diagnostics.length > before) continue;
     try {
       applyOption(o, flag, value === undefined ? undefined : localPath(flag.name, value, ctx.baseDir));
+      if (flag.name === "protocol") protocolOption = option;
     } catch (e) {
       err(
         e instanceof Error ? e.message : String(e),
@@ -75,7 +77,7 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
   }
   if (request.verb) {
     const p = verbProtocols[request.verb.value];
-    const explicit = request.options.find((x) => x.name.text === "protocol");
+    const explicit = protocolOption;
     if (explicit && o.protocol !== p) {
       err(
         `@protocol ${o.protocol} contradicts the verb ${request.verb.text}; keep one of them`,

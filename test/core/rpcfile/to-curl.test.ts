@@ -145,6 +145,12 @@ describe("requestToCurl", () => {
     assert.match(c.diagnostics[0].message, /cannot read the included file .*nope\.json: ENOENT/);
     assert.deepEqual(c.diagnostics[0].range.start, { line: 2, character: 2 });
     for (const r of [a, b, c]) assert.equal(r.options, undefined);
+    // An invalid @protocol is reported once, not also as a contradiction.
+    const d = convert("# @protocol nope\nGRPC http://h/s.S/M\n");
+    assert.deepEqual(
+      d.diagnostics.map((x) => x.code),
+      ["invalid-value"],
+    );
   });
 
   test("parse errors inside the request stop its conversion", () => {
