@@ -75,7 +75,9 @@ function shape(desc: DescMessage | DescEnum | DescService | DescExtension): unkn
   }
 }
 
-test("every type of a real set resolves lazily exactly as a full decode has it, in any file order", async () => {
+test("every type of a real set resolves lazily exactly as a full decode has it, in any file order", {
+  timeout: 60_000,
+}, async () => {
   const full = createFileRegistry(fromBinary(FileDescriptorSetSchema, bytes));
   const types = [...full];
   assert.ok(types.length > 300, `only ${types.length} types`);
@@ -96,7 +98,7 @@ test("every type of a real set resolves lazily exactly as a full decode has it, 
   }
 });
 
-test("comments come with findFile, the same as in the full decode", async () => {
+test("comments come with findFile, the same as in the full decode", { timeout: 60_000 }, async () => {
   const full = createFileRegistry(fromBinary(FileDescriptorSetSchema, bytes));
   const lazy = openDescriptorSetBytes(bytes, "google-proto-files slice");
   for (const want of [...full].filter((t): t is DescService => t.kind === "service")) {
