@@ -10,9 +10,12 @@
 // - "plugin-request": a serialized google.protobuf.compiler.CodeGeneratorRequest, what protoc and
 //   buf give a plugin on stdin (proto_file = 15, source_file_descriptors = 17).
 //
-// DescriptorSetIndex knows, after one pass over the wire format (see wire-scan.ts), every file's
-// name, package, imports and declared symbols, and decodes single files on demand: without their
-// source info (sliced out of the bytes first) unless asked for.
+// DescriptorSetIndex reads the wire format without decoding it (see wire-scan.ts): one pass finds
+// every file's name, package and services and skips source info by its length; a file's imports,
+// messages, enums and extensions are read when a look-up first needs that file (only the files
+// whose package encloses the name asked for). Files are decoded one at a time, on demand, without
+// their source info (sliced out of the bytes first) unless asked for. Over a file it reads with
+// positioned reads, so only a window of the input is in memory.
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { fromBinary, fromJson, type JsonValue, toBinary } from "@bufbuild/protobuf";
 import {
@@ -251,10 +254,13 @@ export interface IndexedFile {
 /**
  * The lazily decoded index of a descriptor set, a buf image or a plugin request.
  *
- * - `listFiles()`, `file(name)`: the files, in input order, with their scanned metadata;
+ * - `listFiles()`, `hasFile(name)`, `file(name)`: the files, in input order, with their scanned
+ *   metadata (a file's name is the first file of that name in the input);
  * - `listServices()`: fully qualified service names, sorted;
- * - `findFileBySymbol(name)`: the file that declares a service, method, message, enum or extension;
- * - `findExtensionFile(extendee, number)`: the file and name of an extension;
+ * - `findFileBySymbol(name)`: the file that declares a service, method, message, enum or extension
+ *   (the first declaration in the input wins);
+ * - `findExtensionFile(extendee, number)`, `listExtensions(extendee)`: extensions (these read every
+ *   file's details once);
  * - `closure(name)`: a file and its transitive imports that the input contains;
  * - `decode(name, withSourceInfo)`: one FileDescriptorProto, decoded on demand;
  * - `filesToGenerate` and `parameter`: a plugin request's own fields.
