@@ -20,6 +20,18 @@ them. All requests run even if one fails; a summary line follows on stderr
 (\`3 requests: 2 passed, 1 failed (not_found)\`), and the exit code is the first failure's
 (the gRPC code × 8 for an RPC error, 1 for other errors), 0 when all pass.
 
+A request file holds requests separated by "### <name>" lines; a file without ### holds one:
+
+  @host = http://localhost:8080          file variables, at the top
+  ### Greet                              a request and its name
+  # @protocol grpc                       options: protocall curl's long flags without dashes
+  # @timeout 5s                          (a bool flag alone means true: # @insecure)
+  {{host}}/demo.v1.GreetService/Greet    the URL, optionally after GRPC, GRPC-WEB or CONNECT
+  Authorization: Bearer {{$dotenv TOKEN}}   headers, then an empty line
+
+  {"name": "world"}                      the body: JSON documents (several for a client stream)
+  < ./more.json                          or a file to include, relative to the .rpc file
+
 Problems in the file (syntax, unknown request options, invalid values, undefined variables,
 missing included files) are printed as FILE:LINE:COL: message, and nothing is sent (exit 1).
 
