@@ -80,6 +80,23 @@ describe("parity: headers, data and credentials", { concurrency: 4, timeout: 300
     await assertParity(["--protocol", "grpc", "-d", `@${data}`, url("Sum")], { code: 0 });
   });
 
+  test("large messages and long streams", async () => {
+    const big = file(
+      "big.json",
+      JSON.stringify({ text: "x".repeat(300_000), data: Buffer.alloc(200_000, 7).toString("base64") }),
+    );
+    await assertParity(["-d", `@${big}`, url("Echo")], { code: 0 });
+    await assertParity(["--protocol", "grpc", "-d", `@${big}`, url("Echo")], { code: 0 });
+    const many = file(
+      "many.json",
+      Array.from({ length: 2000 }, (_, i) => `{"text": "line ${i}"}`).join("\n"),
+    );
+    await assertParity(["--protocol", "grpc", "-d", `@${many}`, url("Chat")], { code: 0 });
+    await assertParity(["--protocol", "grpcweb", "-d", '{"count": 2000, "text": "t"}', url("Count")], {
+      code: 0,
+    });
+  });
+
   test("the same file for headers and data: headers, an empty line, the body", async () => {
     const both = file("request.txt", `x-combined: 1\nX-Combined: 2\n\n${inspect(["x-combined"])}\n`);
     await assertParity(["-H", `@${both}`, "-d", `@${both}`, url()], {
