@@ -181,7 +181,11 @@ async function bodyItems(
   const token = location.token;
   const at = (offset: number) => positionIn(part.text, part.range.start, offset);
   const tokenRange: Range | undefined = token ? { start: at(token.start), end: at(token.end) } : undefined;
-  const replace = tokenRange ?? { start: p, end: p };
+  let replace = tokenRange ?? { start: p, end: p };
+  if (token && tokenRange && !/^[\w$.-]*"?$/.test(part.text.slice(place.offset, token.end))) {
+    // `"qu` before more text: the string runs on to the next quote; replace only what was typed.
+    replace = { start: tokenRange.start, end: p };
+  }
   if (location.role === "key") {
     if (!place.message) return [];
     const message = place.message;
