@@ -150,6 +150,12 @@ export class VariableResolver {
     if (ref.system) return this.system(ref);
     const name = ref.expression;
     if (name === "") return { problem: "empty reference {{}}: write {{name}}", code: "syntax" };
+    if (!/^[A-Za-z_][\w.-]*$/.test(name)) {
+      return {
+        problem: `{{${name}}} is not a variable reference: a name is letters, digits, _ . and -, starting with a letter or _ (system variables start with $)`,
+        code: "syntax",
+      };
+    }
     const cached = this.cache.get(name);
     if (cached) return cached;
     const variable = this.byName.get(name);

@@ -138,6 +138,7 @@ describe("VariableResolver", () => {
       ["{{a}}", /refers to itself \(@a → @b → @a\)/],
       ["{{c}}", /MISSING is not set.*\(in @c, line 3\)/],
       ["{{}}", /empty reference/],
+      ["{{a b}}", /\{\{a b\}\} is not a variable reference/],
       ["x {{host", /`\{\{` is not closed/],
     ];
     for (const [text, pattern] of cases) {
