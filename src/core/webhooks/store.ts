@@ -8,7 +8,7 @@
 // A torn last record (a crash during a write) fails its length or checksum test and is cut off when
 // the store is opened. When the file grows past `maxBytes`, the oldest records are pruned by copying
 // the newest ones (up to half the limit) into a new file that atomically replaces the old one.
-import { closeSync, fsyncSync, openSync, readFileSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { type FileHandle, open, rename } from "node:fs/promises";
 import { dirname } from "node:path";
 import { crc32 } from "node:zlib";
@@ -165,6 +165,7 @@ export class EventStore {
   /** Resolves to whether every group started so far reached the disk. */
   private tail: Promise<boolean> = Promise.resolve(true);
   private failedAt: number | undefined;
+  private compactRetryAt = 0;
   private size: number;
   private nextId: number;
   private closed = false;
@@ -193,6 +194,12 @@ export class EventStore {
       fh = await open(file, "r+");
     } catch (err) {
       throw new ProtocallError(`cannot open event store ${file}: ${errorMessage(err)}`);
+    }
+    try {
+      lock(file);
+    } catch (err) {
+      await fh.close();
+      throw err;
     }
     try {
       const data = await fh.readFile();
@@ -224,6 +231,7 @@ export class EventStore {
       return store;
     } catch (err) {
       await fh.close();
+      unlock(file);
       throw err;
     }
   }
@@ -270,6 +278,7 @@ export class EventStore {
     this.closed = true;
     while (this.running) await this.running;
     await this.fh.close();
+    unlock(this.file);
   }
 
   private enqueue(record: StoreRecord): Promise<void> {
@@ -291,11 +300,18 @@ export class EventStore {
   private async dispatch(): Promise<void> {
     for (;;) {
       if (this.inFlight === 0 && this.failedAt !== undefined) await this.recover();
-      if (this.inFlight === 0 && this.size > this.maxBytes) {
+      if (this.size > this.maxBytes && this.size >= this.compactRetryAt) {
+        // Pruning rewrites offsets, so it waits until the groups in flight are on disk.
+        if (this.inFlight > 0) {
+          await this.slotFreed();
+          continue;
+        }
         try {
           await this.compact();
+          this.compactRetryAt = 0;
         } catch {
-          // Pruning is retried after the next group; appends go on in the current file.
+          // Appends go on in the current file; pruning is tried again after a quarter more growth.
+          this.compactRetryAt = this.size + Math.floor(this.maxBytes / 4);
         }
       }
       if (this.pending.length === 0) {
@@ -432,6 +448,55 @@ export class EventStore {
     this.index.splice(0, keepFrom);
     for (const e of this.index) e.offset -= shift;
     this.size -= shift;
+  }
+}
+
+/**
+ * One writer per store: `<file>.lock` holds the writer's process id. A lock left by a process that no
+ * longer runs (killed) is taken over.
+ */
+function lock(file: string): void {
+  const path = `${file}.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+        throw new ProtocallError(`cannot lock event store ${file}: ${errorMessage(err)}`);
+      }
+    }
+    const pid = Number(readFileSync(path, "utf8").trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isRunning(pid)) {
+      throw new ProtocallError(
+        `event store ${file} is in use by process ${pid} (another \`protocall listen\`?): stop it, or pass another --store`,
+      );
+    }
+    if (pid === process.pid) {
+      throw new ProtocallError(`event store ${file} is already open in this process`);
+    }
+    rmSync(path, { force: true });
+  }
+  throw new ProtocallError(`cannot lock event store ${file}: another process keeps taking the lock`);
+}
+
+function unlock(file: string): void {
+  try {
+    if (readFileSync(`${file}.lock`, "utf8").trim() === String(process.pid))
+      rmSync(`${file}.lock`, { force: true });
+  } catch {
+    // Already gone.
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -91,8 +91,8 @@ test("past the size limit the oldest records are pruned; the newest survive a re
   const file = join(dir(), "events.store");
   const store = await EventStore.open(file, { maxBytes: 8000 });
   for (let n = 1; n <= 100; n++) await store.append(record(store, n, 200));
+  const kept = await store.list(); // also waits until pruning after the last append is done
   assert.ok(store.byteSize() <= 8000, `size ${store.byteSize()}`);
-  const kept = await store.list();
   assert.ok(kept.length > 5 && kept.length < 100, `kept ${kept.length}`);
   assert.equal((kept[kept.length - 1].event as { n: number }).n, 100);
   const ns = kept.map((d) => (d.event as { n: number }).n);
@@ -115,4 +115,43 @@ test("concurrent appends share fdatasyncs (group commit)", async () => {
   assert.equal(store.count(), 300);
   assert.ok(store.syncCount < 30, `expected far fewer syncs than appends, got ${store.syncCount}`);
   await store.close();
+});
+
+test("one writer per store: a live owner is refused, a dead owner's lock is taken over", async () => {
+  const file = join(dir(), "events.store");
+  const store = await EventStore.open(file);
+  await assert.rejects(EventStore.open(file), /already open in this process/);
+  await store.close();
+  // A lock held by another live process (our parent).
+  writeFileSync(`${file}.lock`, String(process.ppid));
+  await assert.rejects(
+    EventStore.open(file),
+    new RegExp(`in use by process ${process.ppid}.*another --store`),
+  );
+  // A lock left by a process that no longer runs (killed): taken over.
+  writeFileSync(`${file}.lock`, "2147483646");
+  const again = await EventStore.open(file);
+  assert.equal(readFileSync(`${file}.lock`, "utf8"), String(process.pid));
+  await again.close();
+  assert.throws(() => statSync(`${file}.lock`), /ENOENT/);
+});
+
+test("pruning keeps the size bounded under continuous concurrent appends", async () => {
+  const file = join(dir(), "events.store");
+  const store = await EventStore.open(file, { maxBytes: 20_000 });
+  let max = 0;
+  const writers = Array.from({ length: 20 }, async (_, w) => {
+    for (let i = 0; i < 30; i++) {
+      await store.append(record(store, w * 100 + i, 100));
+      max = Math.max(max, store.byteSize());
+    }
+  });
+  await Promise.all(writers);
+  assert.equal(store.allocateId(), 601);
+  await store.list(); // waits until pruning after the last group is done
+  assert.ok(store.byteSize() <= 20_000, `size ${store.byteSize()}`);
+  // Between prunings the file may exceed the limit by the groups in flight, never by much more.
+  assert.ok(max < 20_000 + 2 * 20 * 400, `peak ${max}`);
+  await store.close();
+  assert.ok(statSync(file).size <= 20_000);
 });
