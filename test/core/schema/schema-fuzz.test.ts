@@ -187,10 +187,11 @@ function fail(what: string, err: unknown): never {
 
 test("sets that decode but make no sense: only ProtocallErrors, bounded in time", async () => {
   const random = rng(0xdec0de);
+  // At least a fixed number of runs (so a slow machine still fuzzes), then more until the deadline.
   const deadline = performance.now() + 2500;
   const counts = { ok: 0, rejected: 0 };
   let runs = 0;
-  while (performance.now() < deadline) {
+  while (runs < 10 || performance.now() < deadline) {
     runs++;
     const set = clone(FileDescriptorSetSchema, seed);
     for (let n = 1 + Math.floor(random() * 3); n > 0; n--) mutate(random, set);
@@ -201,7 +202,6 @@ test("sets that decode but make no sense: only ProtocallErrors, bounded in time"
       fail(`mutation run #${runs} (seed 0xdec0de)`, err);
     }
   }
-  assert.ok(runs >= 10, `only ${runs} runs`);
   assert.ok(counts.ok > 0 && counts.rejected > 0, JSON.stringify(counts));
 });
 
@@ -213,7 +213,7 @@ test("damaged JSON sets: only ProtocallErrors, bounded in time", async () => {
   const deadline = performance.now() + 1500;
   const counts = { ok: 0, rejected: 0 };
   let runs = 0;
-  while (performance.now() < deadline) {
+  while (runs < 20 || performance.now() < deadline) {
     runs++;
     const at = Math.floor(random() * text.length);
     const len = Math.floor(random() * 8);
@@ -227,7 +227,6 @@ test("damaged JSON sets: only ProtocallErrors, bounded in time", async () => {
       fail(`JSON run #${runs} (damage at ${at})`, err);
     }
   }
-  assert.ok(runs >= 20, `only ${runs} runs`);
   assert.ok(counts.rejected > 0, JSON.stringify(counts));
 });
 
