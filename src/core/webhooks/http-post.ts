@@ -23,6 +23,8 @@ export interface PostResult {
   readonly latencyMs: number;
 }
 
+// Keep-alive pools, at most 64 connections per destination (more requests wait their turn), so that
+// forwarding thousands of events per second cannot exhaust sockets.
 const agents = new Map<string, http.Agent>();
 
 function agentFor(url: URL, options: PostOptions): http.Agent {
@@ -33,10 +35,11 @@ function agentFor(url: URL, options: PostOptions): http.Agent {
       url.protocol === "https:"
         ? new https.Agent({
             keepAlive: true,
+            maxSockets: 64,
             rejectUnauthorized: !options.insecure,
             ca: options.ca ? [...rootCertificates, options.ca] : undefined,
           })
-        : new http.Agent({ keepAlive: true });
+        : new http.Agent({ keepAlive: true, maxSockets: 64 });
     agents.set(key, agent);
   }
   return agent;
