@@ -209,7 +209,7 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
       await writeAll(io.stderr, `protocall: cannot write the output: ${broken.message}\n`);
       return 1;
     }
-    return await report(err, phase, io, registry, resolver, log);
+    return await report(err, phase, io, log);
   } finally {
     transport?.close();
     await resolver?.close().catch(() => {});
@@ -247,25 +247,10 @@ function collectJsonTypeNames(value: unknown, out: string[] = []): string[] {
   return out;
 }
 
-async function report(
-  err: unknown,
-  phase: "setup" | "call",
-  io: CurlIo,
-  resolve: (typeName: string) => DescMessage | undefined,
-  resolver: Resolver | undefined,
-  log: VerboseLog,
-): Promise<number> {
+async function report(err: unknown, phase: "setup" | "call", io: CurlIo, log: VerboseLog): Promise<number> {
   if (err instanceof ConnectError && phase === "call") {
-    const types = err.details.map((d) => ("desc" in d ? d.desc.typeName : d.type));
-    let lookup = resolve;
-    try {
-      const reg = await errorRegistry(types, resolver);
-      lookup = (name) => reg.getMessage(name) ?? resolve(name);
-    } catch {
-      // Details then print without their JSON form.
-    }
     log.info(`RPC failed with code ${err.code}`);
-    await writeAll(io.stderr, formatRpcError(err, lookup));
+    await writeAll(io.stderr, formatRpcError(err));
     return rpcExitCode(err);
   }
   if (io.env.PROTOCALL_DEBUG && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
@@ -279,15 +264,6 @@ async function report(
   }
   await writeAll(io.stderr, `protocall: unexpected error: ${errorMessage(err)}\n`);
   return 1;
-}
-
-/** Error detail types: the schema's, plus google.rpc's standard details. */
-async function errorRegistry(types: string[], resolver: Resolver | undefined): Promise<Registry> {
-  const { file_google_rpc_error_details } = await import("../../gen/google/rpc/error_details_pb");
-  const fromSchema = resolver ? await resolver.registry(types) : undefined;
-  return fromSchema
-    ? createRegistry(fromSchema, file_google_rpc_error_details)
-    : createRegistry(file_google_rpc_error_details);
 }
 
 function compareStrings(a: string, b: string): number {

@@ -264,7 +264,19 @@ describe("RPC errors", () => {
     assert.match(r.stderr, /"message": "no \\u003csuch\\u003e \\u0026 thing"/);
     assert.equal(parsed.details[0].type, "demo.v1.QuotaExceeded");
     assert.match(parsed.details[0].value, /^[A-Za-z0-9+/]+$/);
-    assert.ok(parsed.details[0].debug, "known detail types are decoded");
+    assert.ok(parsed.details[0].debug, "the Connect protocol's error JSON carries debug");
+    const grpc = await curl({
+      url: demo("Fail"),
+      protocol: "grpc",
+      schemas: [schema],
+      data: '{"code":"CODE_NOT_FOUND","details":["DETAIL_QUOTA_EXCEEDED"]}',
+    });
+    assert.equal(grpc.code, 40);
+    assert.equal(
+      JSON.parse(grpc.stderr).details[0].debug,
+      undefined,
+      "gRPC details have no debug, as in buf",
+    );
     assert.match(r.stderr, /^ {3}"code"/m);
   });
 
