@@ -414,7 +414,6 @@ export class EventStore {
       seen = this.pending.length;
       await new Promise<void>((r) => setTimeout(r, 0));
     }
-    if (process.env.PROTOCALL_STORE_TRACE) process.stderr.write(`group ${this.pending.length}\n`);
   }
 
   /** Keeps the newest records that fit in half the limit (at least one), in a new file. */
