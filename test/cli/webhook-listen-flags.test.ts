@@ -42,6 +42,18 @@ test("listen --forward-to relays events; --max-body rejects big bodies; --max-st
     const forwards = front.lines.filter((l) => l.includes('"forward"')).map((l) => JSON.parse(l));
     assert.ok(forwards.every((f) => f.forward.status === 200 && f.forward.url === backend.url));
     await waitFor(() => backend.lines.length === 31, "30 events at the backend");
+    // Replay a stored delivery to the URL it was forwarded to.
+    const replayed = await runCli([
+      "listen",
+      "replay",
+      String(forwards[29].id),
+      "--store",
+      join(dir, "front.store"),
+      "--to-forward",
+    ]);
+    assert.equal(replayed.code, 0, replayed.stderr);
+    assert.equal(JSON.parse(replayed.stdout).to, backend.url);
+    await waitFor(() => backend.lines.length === 32, "the replay at the backend");
   } finally {
     await front.stop();
     await backend.stop();
@@ -63,5 +75,5 @@ test("listen --forward-to relays events; --max-body rejects big bodies; --max-st
     "the newest are kept",
   );
   const back = await runCli(["listen", "list", "--store", join(dir, "backend.store")]);
-  assert.equal(back.stdout.trim().split("\n").length, 30);
+  assert.equal(back.stdout.trim().split("\n").length, 31);
 });
