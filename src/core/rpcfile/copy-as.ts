@@ -150,12 +150,17 @@ export function copyAsGrpcurl(o: CurlOptions): CopiedCommand {
     a.push("-user-agent", o.userAgent);
   }
   if (o.user !== undefined) {
-    if (o.user.includes(":")) {
-      a.push(
-        reflectAll ? "-H" : "-rpc-header",
-        `Authorization: Basic ${Buffer.from(o.user).toString("base64")}`,
-      );
-    } else notes.push("grpcurl cannot prompt for a password; give --user as name:password");
+    // As protocall does: --user gives the RPC and the reflection requests an Authorization header,
+    // each unless it already has one.
+    const isAuth = (h: string) => /^\s*authorization\s*:/i.test(h);
+    const rpc = !o.headers.some(isAuth);
+    const reflection = !o.reflectHeaders.some(isAuth) && !(reflectAll && o.headers.some(isAuth));
+    const value = `Authorization: Basic ${Buffer.from(o.user).toString("base64")}`;
+    if (!o.user.includes(":"))
+      notes.push("grpcurl cannot prompt for a password; give --user as name:password");
+    else if (rpc && reflection) a.push("-H", value);
+    else if (rpc) a.push("-rpc-header", value);
+    else if (reflection) a.push("-reflect-header", value);
   }
   if (o.netrc || o.netrcFile !== undefined)
     notes.push("grpcurl does not read .netrc files; add an Authorization header");

@@ -284,7 +284,31 @@ describe("copy as grpcurl", () => {
     const basic = copyAsGrpcurl(
       parseCurlArgs(["--protocol", "grpc", "-u", "me:pw", "http://h:1/s.S/M"]).options,
     );
-    assert.match(basic.command, /-rpc-header 'Authorization: Basic bWU6cHc='/);
+    assert.match(basic.command, / -H 'Authorization: Basic bWU6cHc='/);
+    // An Authorization header of the RPC's own leaves --user to reflection only, and the reverse.
+    const own = copyAsGrpcurl(
+      parseCurlArgs(["--protocol", "grpc", "-u", "me:pw", "-H", "Authorization: x", "http://h:1/s.S/M"])
+        .options,
+    );
+    assert.match(
+      own.command,
+      /-rpc-header 'Authorization: x' -reflect-header 'Authorization: Basic bWU6cHc='/,
+    );
+    const ownReflect = copyAsGrpcurl(
+      parseCurlArgs([
+        "--protocol",
+        "grpc",
+        "-u",
+        "me:pw",
+        "--reflect-header",
+        "Authorization: r",
+        "http://h:1/s.S/M",
+      ]).options,
+    );
+    assert.match(
+      ownReflect.command,
+      /-reflect-header 'Authorization: r' -rpc-header 'Authorization: Basic bWU6cHc='/,
+    );
   });
 
   test("only documented grpcurl flags are produced", () => {
