@@ -6,6 +6,7 @@ import {
   type CompletionItem,
   CompletionItemKind,
   CompletionItemTag,
+  type CompletionList,
   InsertTextFormat,
   type Position,
   type Range,
@@ -41,12 +42,18 @@ function range(line: number, start: number, end: number): Range {
   return { start: { line, character: start }, end: { line, character: end } };
 }
 
+export interface CompletionOptions {
+  /** The client takes a default edit range for the items of a list (LSP 3.17 `itemDefaults`). */
+  editRangeDefault: boolean;
+}
+
 export async function complete(
   analyzer: Analyzer,
   store: SchemaStore,
   doc: TextDocument,
   p: Position,
-): Promise<CompletionItem[]> {
+  options: CompletionOptions = { editRangeDefault: false },
+): Promise<CompletionItem[] | CompletionList> {
   const lineText = doc.getText(range(p.line, 0, Number.MAX_SAFE_INTEGER)).replace(/\r?\n$/, "");
   const before = lineText.slice(0, p.character);
   const option = /^\s*(?:#|\/\/)\s*@([\w-]*)$/.exec(before);
@@ -56,7 +63,7 @@ export async function complete(
   if (!request) return [];
   if (request.url && p.line === request.url.range.start.line) {
     if (p.character < request.url.range.start.character) return [];
-    return urlItems(analyzer, store, doc, request, p);
+    return urlItems(analyzer, store, doc, request, p, options);
   }
   const requestLine = request.requestLine?.start.line ?? Number.MAX_SAFE_INTEGER;
   const headersEnd = request.bodyRange?.start.line ?? Number.MAX_SAFE_INTEGER;
@@ -118,7 +125,8 @@ async function urlItems(
   doc: TextDocument,
   request: RpcRequest,
   p: Position,
-): Promise<CompletionItem[]> {
+  options: CompletionOptions,
+): Promise<CompletionItem[] | CompletionList> {
   const url = request.url;
   if (!url) return [];
   const offset = p.character - url.range.start.character;
@@ -144,7 +152,18 @@ async function urlItems(
       textEdit: { range: replace, newText: m.name },
     }));
   }
-  const services = await store.listServices(info.schema);
+  const schema = info.schema;
+  if (options.editRangeDefault) {
+    // Thousands of services in a large schema: one shared edit range instead of one per item keeps
+    // the answer small (the items are built once per schema).
+    const items = await store.remember(`service-items\u0000${schema.key}`, async () =>
+      (await store.listServices(schema)).map(
+        (s): CompletionItem => ({ label: s, kind: CompletionItemKind.Module }),
+      ),
+    );
+    return { isIncomplete: false, itemDefaults: { editRange: replace }, items };
+  }
+  const services = await store.listServices(schema);
   return services.map((s) => ({
     label: s,
     kind: CompletionItemKind.Module,

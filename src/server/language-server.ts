@@ -48,6 +48,7 @@ export function startLanguageServer(connection: Connection): void {
   const timers = new Map<string, NodeJS.Timeout>();
   let configurationSupport = false;
   let watchRegistration = false;
+  const completionOptions = { editRangeDefault: false };
 
   const check = (doc: TextDocument) => {
     const old = timers.get(doc.uri);
@@ -95,6 +96,9 @@ export function startLanguageServer(connection: Connection): void {
     store.setFolders(folders);
     configurationSupport = params.capabilities.workspace?.configuration === true;
     watchRegistration = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
+    completionOptions.editRangeDefault =
+      params.capabilities.textDocument?.completion?.completionList?.itemDefaults?.includes("editRange") ===
+      true;
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
@@ -165,7 +169,7 @@ export function startLanguageServer(connection: Connection): void {
     const doc = documents.get(params.textDocument.uri);
     if (!doc) return [];
     try {
-      return await complete(analyzer, store, doc, params.position);
+      return await complete(analyzer, store, doc, params.position, completionOptions);
     } catch (err) {
       log(`completion failed: ${errorMessage(err)}`);
       return [];

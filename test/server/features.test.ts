@@ -129,6 +129,26 @@ ${demo.url}/demo.v1.GreetService/Greet
     assert.deepEqual(methods.find((m) => m.label === "OldPlace")?.tags, [1]);
   });
 
+  it("gives the service list one shared edit range when the client takes item defaults", async () => {
+    const other = await LspClient.start({ rootDir: dir, configuration: { bufPath }, itemDefaults: true });
+    try {
+      const otherUri = pathToFileURL(join(dir, "other.rpc")).href;
+      other.open(otherUri, text);
+      await other.diagnosticsFor(otherUri, 1);
+      const at = positionOf(text, "acme.v1.ShopService/", 3);
+      const list = await other.completionList(otherUri, at);
+      assert.ok(!Array.isArray(list));
+      const start = positionOf(text, "acme.v1.ShopService/");
+      assert.deepEqual(list.itemDefaults?.editRange, {
+        start,
+        end: { line: start.line, character: start.character + "acme.v1.ShopService".length },
+      });
+      assert.ok(list.items.some((i) => i.label === "acme.v1.ShopService" && i.textEdit === undefined));
+    } finally {
+      await other.close();
+    }
+  });
+
   it('completes field names with type and comment, inserting "name": ', async () => {
     // As typed with the closing quote inserted by the editor: `"qu|"`.
     const t3 = text.replace('{"item": "book", ', '{"item": "book", "qu", ');

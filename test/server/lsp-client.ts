@@ -28,6 +28,8 @@ export interface LspClientOptions {
   initializationOptions?: unknown;
   /** Offer workspace/configuration and answer it with this `protocall` section. */
   configuration?: unknown;
+  /** Declare support for a completion list's default edit range (as VS Code does). */
+  itemDefaults?: boolean;
 }
 
 export class LspClient {
@@ -80,7 +82,10 @@ export class LspClient {
           configuration: options.configuration !== undefined,
           didChangeWatchedFiles: { dynamicRegistration: true },
         },
-        textDocument: { hover: { contentFormat: ["markdown"] } },
+        textDocument: {
+          hover: { contentFormat: ["markdown"] },
+          completion: options.itemDefaults ? { completionList: { itemDefaults: ["editRange"] } } : undefined,
+        },
       },
     });
     client.connection.sendNotification("initialized", {});
@@ -142,12 +147,16 @@ export class LspClient {
   }
 
   async completion(uri: string, position: Position): Promise<CompletionItem[]> {
+    const r = await this.completionList(uri, position);
+    return Array.isArray(r) ? r : r.items;
+  }
+
+  async completionList(uri: string, position: Position): Promise<CompletionItem[] | CompletionList> {
     const r = await this.request<CompletionItem[] | CompletionList | null>("textDocument/completion", {
       textDocument: { uri },
       position,
     });
-    if (!r) return [];
-    return Array.isArray(r) ? r : r.items;
+    return r ?? [];
   }
 
   codeLenses(uri: string): Promise<CodeLens[]> {
