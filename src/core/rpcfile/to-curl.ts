@@ -4,7 +4,6 @@
 // References are resolved first; every problem is a diagnostic with its range, and a request with an
 // error yields no options at all, so nothing unresolved is ever sent.
 import { isAbsolute, resolve } from "node:path";
-import { ProtocallError } from "../errors";
 import { findJsonProblem } from "../invoke/json-error";
 import { type CurlOptions, defaultCurlOptions, type Protocol } from "../invoke/options";
 import { applyOption, optionFlag } from "./option-value";
@@ -192,16 +191,4 @@ function looksLocal(value: string): boolean {
   const isModule =
     first.includes(".") && value.split("/").length >= 3 && !/\.(proto|binpb|pb|json|bin)$/.test(value);
   return !isModule;
-}
-
-/** Throws the first error of a conversion as a ProtocallError `file:line:col: message`. */
-export function conversionError(
-  path: string,
-  diagnostics: readonly Diagnostic[],
-): ProtocallError | undefined {
-  const first = diagnostics.find((d) => d.severity === "error");
-  if (!first) return undefined;
-  return new ProtocallError(
-    `${path}:${first.range.start.line + 1}:${first.range.start.character + 1}: ${first.message}`,
-  );
 }
