@@ -93,7 +93,7 @@ export function post(
 }
 
 /** Closes the pooled keep-alive connections (tests and short-lived commands call it when done). */
-export function closePostAgents(): void {
+export function closePostConnections(): void {
   for (const agent of agents.values()) agent.destroy();
   agents.clear();
 }

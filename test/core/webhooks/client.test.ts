@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, test } from "node:test";
 import { createWebhookClient } from "../../../src/core/webhooks/client";
-import { closePostAgents } from "../../../src/core/webhooks/http-post";
+import { closePostConnections } from "../../../src/core/webhooks/http-post";
 
 // A registry stand-in on loopback that pages its answers and spells keys both ways.
 const requests: { path: string; auth: string; body: Record<string, unknown> }[] = [];
@@ -38,7 +38,7 @@ before(async () => {
 });
 
 after(async () => {
-  closePostAgents();
+  closePostConnections();
   await new Promise<void>((r) => server.close(() => r()));
 });
 

@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { encodeEvent, samplePushEvent } from "../../../src/core/webhooks/event";
-import { closePostAgents, post } from "../../../src/core/webhooks/http-post";
+import { closePostConnections, post } from "../../../src/core/webhooks/http-post";
 import { type Listener, startListener } from "../../../src/core/webhooks/listener";
 import { replayDelivery } from "../../../src/core/webhooks/replay";
 import { EventStore, type StoredDelivery } from "../../../src/core/webhooks/store";
@@ -35,7 +35,7 @@ before(async () => {
 after(async () => {
   await listener.close();
   await store.close();
-  closePostAgents();
+  closePostConnections();
 });
 
 const proto = { "content-type": "application/proto", "connect-protocol-version": "1" };

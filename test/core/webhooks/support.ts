@@ -1,4 +1,4 @@
-// Helpers for the webhook tests: long-running CLI servers (first stdout line = URL) and polling.
+// Shared pieces of the webhook tests: long-running CLI servers (first stdout line = URL) and polling.
 import { type ChildProcess, spawn } from "node:child_process";
 import { cliPath, repoRoot } from "../../support/cli";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { test } from "node:test";
 import { Deliverer } from "../../../../src/core/webhooks/emulator/deliverer";
-import { closePostAgents } from "../../../../src/core/webhooks/http-post";
+import { closePostConnections } from "../../../../src/core/webhooks/http-post";
 import { waitFor } from "../support";
 
 test("batches of up to batch-size, one per interval, each event POSTed as Connect binary; no retries", async () => {
@@ -68,7 +68,7 @@ test("batches of up to batch-size, one per interval, each event POSTed as Connec
     assert.equal(seen.length, 45, "a failed delivery is not retried");
   } finally {
     await deliverer.close();
-    closePostAgents();
+    closePostConnections();
     await new Promise<void>((r) => server.close(() => r()));
   }
 });

@@ -9,7 +9,7 @@ import { createWebhookClient } from "../../../../src/core/webhooks/client";
 import { parseRegistryConfig } from "../../../../src/core/webhooks/emulator/config";
 import { type RegistryEmulator, startRegistryEmulator } from "../../../../src/core/webhooks/emulator/server";
 import { WebhookError } from "../../../../src/core/webhooks/errors";
-import { closePostAgents, post } from "../../../../src/core/webhooks/http-post";
+import { closePostConnections, post } from "../../../../src/core/webhooks/http-post";
 import { type Listener, startListener } from "../../../../src/core/webhooks/listener";
 import { EventStore } from "../../../../src/core/webhooks/store";
 import { RegistryService } from "../../../../src/gen/protocall/registry/v1/registry_pb";
@@ -57,7 +57,7 @@ after(async () => {
   await emulator.close();
   await listener.close();
   await store.close();
-  closePostAgents();
+  closePostConnections();
 });
 
 const client = (token: string, base = emulator.url) =>
