@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { encodeEvent, samplePushEvent } from "../../src/core/webhooks/event";
-import { closePostAgents, post } from "../../src/core/webhooks/http-post";
+import { closePostConnections, post } from "../../src/core/webhooks/http-post";
 import { startCliServer, waitFor } from "../core/webhooks/support";
 import { runCli } from "../support/cli";
 
@@ -57,7 +57,7 @@ test("listen --forward-to relays events; --max-body rejects big bodies; --max-st
   } finally {
     await front.stop();
     await backend.stop();
-    closePostAgents();
+    closePostConnections();
   }
   assert.ok(statSync(join(dir, "front.store")).size <= 12000);
   const frontList = await runCli(["listen", "list", "--store", join(dir, "front.store")]);
