@@ -121,6 +121,9 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
     }
 
     const method = await schemaStep(() => res.findMethod(u.service ?? "", u.method ?? ""));
+    if (method.methodKind === "bidi_streaming" && transport?.useH2cForBidi()) {
+      log.info("Using HTTP/2 prior knowledge over plain-text (h2c): a bidi stream needs HTTP/2");
+    }
     log.info(`Invoking RPC ${method.parent.typeName}.${method.name}`);
     const requests = await openRequestData(o, io, h.dataFromHeaderFile);
     out = o.output ? await openOutputFile(o.output, io.cwd) : new OutputSink(io.stdout, false);

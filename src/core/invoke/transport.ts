@@ -78,6 +78,11 @@ export interface CurlTransport {
    * long request streams. The transport is then given no messages of its own.
    */
   tapRequests(pathSuffix: string, body: AsyncIterable<Uint8Array> | undefined): void;
+  /**
+   * For a bidi stream over plain http: switches HTTP/1.1 to HTTP/2 with prior knowledge (h2c), as
+   * buf does, since HTTP/1.1 cannot carry one. Returns whether it switched.
+   */
+  useH2cForBidi(): boolean;
   /** The HTTP version in use once the first connection is made: "1.1" or "2". */
   httpVersion(): "1.1" | "2" | undefined;
   /** Closes all connections. */
@@ -206,6 +211,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
 
   let mode: "h1" | "h2" | undefined = s.mode === "alpn" ? undefined : s.mode;
   let spare: net.Socket | undefined;
+  let firstRequest = true;
   let negotiation: Promise<void> | undefined;
   const negotiate = (): Promise<void> => {
     if (mode) return Promise.resolve();
@@ -294,6 +300,14 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       );
     }
     const inner = mode === "h2" ? await loadH2Client() : h1Client;
+    // Connect before the request is logged, so verbose output reads in order (as buf's does).
+    try {
+      if (mode === "h2") await openSession();
+      else if (firstRequest && !spare) spare = await dialReady(secure ? ["http/1.1"] : undefined);
+    } catch (err) {
+      throw dialFailure ?? ConnectError.from(err, Code.Unavailable);
+    }
+    firstRequest = false;
     const path = new URL(req.url).pathname;
     const encoded = requestTap && path.endsWith(requestTap.suffix) ? requestTap.body : undefined;
     const sent = encoded
@@ -332,6 +346,11 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     httpVersion: () => (mode === "h2" ? "2" : mode === "h1" ? "1.1" : undefined),
     tapResponses(pathSuffix, fn) {
       tap = fn ? { suffix: pathSuffix, tap: fn } : undefined;
+    },
+    useH2cForBidi() {
+      if (secure || mode !== "h1") return false;
+      mode = "h2";
+      return true;
     },
     tapRequests(pathSuffix, body) {
       requestTap = body ? { suffix: pathSuffix, body } : undefined;

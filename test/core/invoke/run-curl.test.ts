@@ -237,6 +237,15 @@ describe("streams", () => {
     );
   });
 
+  test("a bidi stream over plain http uses h2c, as buf does", async () => {
+    const r = await curl({ url: demo("Chat"), schemas: [schema], data: '{"text":"x"}', verbose: true });
+    assert.equal(r.stdout, '{\n  "text": "x",\n  "number": 1\n}\n', r.stderr);
+    assert.match(
+      r.stderr,
+      /\* Using HTTP\/2 prior knowledge over plain-text \(h2c\): a bidi stream needs HTTP\/2\n/,
+    );
+  });
+
   test("a bad document in a client stream stops the call with its position", async () => {
     const r = await curl({
       url: demo("Sum"),
