@@ -282,15 +282,15 @@ class JsonWriter {
     }
     const inner = decodeAny(desc, any.value);
     const typeEntry = `"@type": ${JSON.stringify(any.typeUrl)}`;
-    const body = this.message(desc, inner, depth);
     if (
       desc.typeName.startsWith("google.protobuf.") &&
       (WRAPPERS.has(desc.typeName) ||
         GENERIC_WKT.has(desc.typeName) ||
         desc.typeName === "google.protobuf.Any")
     ) {
-      return this.object([typeEntry, `"value": ${body}`], depth);
+      return this.object([typeEntry, `"value": ${this.message(desc, inner, depth + 1)}`], depth);
     }
+    const body = this.message(desc, inner, depth);
     if (body === "{}") return this.object([typeEntry], depth);
     // Splice "@type" in front of the embedded message's own fields.
     const inner1 = this.ind(depth + 1);

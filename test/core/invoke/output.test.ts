@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { createRegistry, fromJson } from "@bufbuild/protobuf";
-import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_any, file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
 import {
   formatDouble,
   formatFloat,
@@ -18,6 +18,7 @@ import { EverythingSchema, file_demo_v1_types } from "../../../src/gen/demo/v1/t
 const fixtures = join(__dirname, "fixtures");
 const registry = createRegistry(file_demo_v1_types, file_demo_v1_greet, file_google_protobuf_duration);
 const resolveAny = (name: string) => registry.getMessage(name);
+const anyRegistry = createRegistry(registry, file_google_protobuf_any);
 
 function echo(json: unknown, emitDefaults = false): string {
   const message = fromJson(EverythingSchema, json as never, { registry });
@@ -81,5 +82,22 @@ test("plain JSON values use the same layout", () => {
   assert.equal(
     formatJsonValue({ a: [1, {}], b: [] }, "   "),
     '{\n   "a": [\n      1,\n      {}\n   ],\n   "b": []\n}',
+  );
+});
+
+test("an Any holding an Any nests its value one level deeper", () => {
+  const message = fromJson(
+    EverythingSchema,
+    {
+      extra: {
+        "@type": "type.googleapis.com/google.protobuf.Any",
+        value: { "@type": "type.googleapis.com/demo.v1.GreetResponse", greeting: "in" },
+      },
+    },
+    { registry: anyRegistry },
+  );
+  assert.equal(
+    formatMessageJson(EverythingSchema, message, { resolveAny: (n) => anyRegistry.getMessage(n) }),
+    '{\n  "extra": {\n    "@type": "type.googleapis.com/google.protobuf.Any",\n    "value": {\n      "@type": "type.googleapis.com/demo.v1.GreetResponse",\n      "greeting": "in"\n    }\n  }\n}',
   );
 });
