@@ -1,9 +1,10 @@
 // Turns a `--schema` value into a schema source: stdin, a workspace directory, a .proto file, or a
 // descriptor-set file.
-import { stat } from "node:fs/promises";
+import { type FileHandle, open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
 import { buildWorkspace } from "./compiler";
+import { decompressSchemaBytes, detectCompression } from "./compressed-input";
 import { readSchemaInput } from "./descriptor-set";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "./descriptor-set-source";
 import type { FileSource } from "./types";
@@ -34,14 +35,19 @@ export function looksLikeRegistryModule(spec: string): boolean {
  * - `-`: a descriptor set, image or plugin request read from stdin;
  * - a directory: a workspace build of it (buf.yaml, buf.work.yaml, or a plain folder of .proto files);
  * - a `.proto` file: a build of that file (and its imports) within its workspace;
- * - any other file: a descriptor-set file (binary, buf image, JSON, or plugin request; by content).
+ * - any other file: a descriptor-set file (binary, buf image, JSON, or plugin request; by content),
+ *   possibly compressed as buf writes images named .gz or .zst (by content too).
  * A registry module that is not a local path is refused with what to do instead.
  * Throws ProtocallError (CompilerError for .proto errors) with the value in the message.
  */
 export async function openSchema(spec: string, options: OpenSchemaOptions): Promise<FileSource> {
   if (spec === "") throw new ProtocallError("--schema needs a value: a directory, a file, or - for stdin");
   if (spec === "-") {
-    return openDescriptorSetBytes(await readSchemaInput("-", options.stdin), "descriptor set from stdin");
+    const label = "descriptor set from stdin";
+    return openDescriptorSetBytes(
+      decompressSchemaBytes(await readSchemaInput("-", options.stdin), label),
+      label,
+    );
   }
   const path = resolve(options.cwd, spec);
   const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
@@ -68,5 +74,27 @@ export async function openSchema(spec: string, options: OpenSchemaOptions): Prom
     const { bytes } = await buildWorkspace(spec, build);
     return openDescriptorSetBytes(bytes, `schema ${spec}`);
   }
+  if (await isCompressed(path)) {
+    const label = `descriptor set ${path}`;
+    return openDescriptorSetBytes(
+      decompressSchemaBytes(await readSchemaInput(path, options.stdin), label),
+      label,
+    );
+  }
   return openDescriptorSetFile(path);
+}
+
+/** Whether a file starts with the magic bytes of gzip or zstd (buf's .gz and .zst images). */
+async function isCompressed(path: string): Promise<boolean> {
+  let file: FileHandle | undefined;
+  try {
+    file = await open(path, "r");
+    const head = new Uint8Array(4);
+    const { bytesRead } = await file.read(head, 0, 4, 0);
+    return detectCompression(head.subarray(0, bytesRead)) !== undefined;
+  } catch {
+    return false; // reading it as a descriptor set reports what is wrong with it
+  } finally {
+    await file?.close();
+  }
 }
