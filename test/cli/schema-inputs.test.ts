@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { create, fromBinary, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { CodeGeneratorRequestSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
+import { runBuf } from "../support/buf";
 import { type RunResult, runCli } from "../support/cli";
 import { schemaFixturesDir } from "../support/schema-fixtures";
 
@@ -319,6 +320,36 @@ describe("protocall build: where the output cannot go", () => {
       const r = results[i];
       assertOneLineError(r, message);
       assert.ok(r.stderr.startsWith(`protocall: cannot write ${output}: `), r.stderr);
+    }
+  });
+});
+
+describe("protocall build outputs by name, as buf writes them", () => {
+  test("-o set.json keeps custom options; -o set.binpb.gz is gzip; both load back", async () => {
+    const json = join(temp, "built.json");
+    const gz = join(temp, "built.binpb.gz");
+    const [j, g, z] = await Promise.all([
+      runCli(["build", schemaFixturesDir, "-o", json], { env, timeoutMs: 60_000 }),
+      runCli(["build", schemaFixturesDir, "-o", gz], { env, timeoutMs: 60_000 }),
+      runCli(["build", schemaFixturesDir, "-o", join(temp, "built.binpb.zst")], { env, timeoutMs: 60_000 }),
+    ]);
+    assert.equal(j.code, 0, j.stderr);
+    assert.equal(g.code, 0, g.stderr);
+    const text = readFileSync(json, "utf8");
+    assert.ok(text.includes('"[fixtures.options.method_rule]"'), "custom options are written");
+    assert.deepEqual([...readFileSync(gz).subarray(0, 2)], [0x1f, 0x8b]);
+    assertOneLineError(z, /cannot write .*built\.binpb\.zst: zstd output is not supported/);
+
+    // buf's own gzip image, too.
+    const bufGz = join(temp, "buf.binpb.gz");
+    const b = await runBuf(["build", schemaFixturesDir, "-o", bufGz], { timeoutMs: 60_000 });
+    assert.equal(b.code, 0, b.stderr);
+    const results = await Promise.all(
+      [json, gz, bufGz].map((schema) => runCli(["curl", "--schema", schema, "--list-methods"], { env })),
+    );
+    for (const r of results) {
+      assert.equal(r.stderr, "");
+      assert.deepEqual(r.stdout.trimEnd().split("\n"), expectedMethods);
     }
   });
 });

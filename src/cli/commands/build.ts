@@ -2,7 +2,8 @@
 import { writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { fromBinary, toJsonString } from "@bufbuild/protobuf";
+import { gzipSync } from "node:zlib";
+import { createFileRegistry, type FileRegistry, fromBinary, toJsonString } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { buildWorkspace } from "../../core/schema/compiler";
@@ -20,7 +21,8 @@ the files it imports. The set includes every imported file, and source code info
 Compiler errors are printed one per line as file:line:column: message, and the exit code is 1.
 
 Flags:
-  -o, --output <file>       Write the set to <file> (binary; JSON when <file> ends in .json).
+  -o, --output <file>       Write the set to <file>: binary, JSON when <file> ends in .json,
+                            gzip-compressed binary when it ends in .gz.
                             "-" writes it to stdout.
       --exclude-source-info Leave out source code info (comments and spans).
   -h, --help                Show this help.
@@ -55,6 +57,11 @@ export const command: Command = {
     const dir = positionals[0] ?? ".";
     const output = values.output;
     if (output === "") throw new ProtocallError("build: -o needs a file name, or - for stdout");
+    if (output?.endsWith(".zst")) {
+      throw new ProtocallError(
+        `build: cannot write ${output}: zstd output is not supported; name the file .binpb, or .gz to compress it`,
+      );
+    }
 
     let bytes: Uint8Array;
     try {
@@ -75,9 +82,7 @@ export const command: Command = {
     }
 
     if (output === undefined) return 0;
-    const content = output.endsWith(".json")
-      ? `${toJsonString(FileDescriptorSetSchema, fromBinary(FileDescriptorSetSchema, bytes), { prettySpaces: 2 })}\n`
-      : bytes;
+    const content = encodeOutput(bytes, output);
     if (output === "-") {
       await new Promise<void>((done, fail) => ctx.stdout.write(content, (err) => (err ? fail(err) : done())));
       return 0;
@@ -90,6 +95,25 @@ export const command: Command = {
     return 0;
   },
 };
+
+/**
+ * The set as the output's name asks for it, as buf does: JSON for .json (custom options written as
+ * "[full.name]" keys, which needs the set's own extensions), gzip for .gz, else binary.
+ */
+function encodeOutput(bytes: Uint8Array, output: string): Uint8Array | string {
+  if (output.endsWith(".json")) {
+    const set = fromBinary(FileDescriptorSetSchema, bytes);
+    let registry: FileRegistry | undefined;
+    try {
+      registry = createFileRegistry(set);
+    } catch {
+      registry = undefined; // custom options are then left out; the rest is written
+    }
+    return `${toJsonString(FileDescriptorSetSchema, set, { prettySpaces: 2, registry })}\n`;
+  }
+  if (output.endsWith(".gz")) return gzipSync(bytes);
+  return bytes;
+}
 
 /** Why the output file could not be written, in words. */
 function writeProblem(err: unknown, output: string): string {
