@@ -34,6 +34,7 @@ import {
   type ScannedFile,
   type ScannedService,
   scanDetails,
+  scanExtensions,
   scanTopLevel,
   type TopLevelEntry,
   WireError,
@@ -260,7 +261,7 @@ export interface IndexedFile {
  * - `findFileBySymbol(name)`: the file that declares a service, method, message, enum or extension
  *   (the first declaration in the input wins);
  * - `findExtensionFile(extendee, number)`, `listExtensions(extendee)`: extensions (these read every
- *   file's details once);
+ *   file's extensions once);
  * - `closure(name)`: a file and its transitive imports that the input contains;
  * - `decode(name, withSourceInfo)`: one FileDescriptorProto, decoded on demand;
  * - `filesToGenerate` and `parameter`: a plugin request's own fields.
@@ -288,7 +289,7 @@ export class DescriptorSetIndex {
   private readonly scannedPackages = new Set<string>();
   private lookupsReady = false;
   private readonly extensionsByKey = new Map<string, { x: ScannedExtension; file: ScannedFile }>();
-  private allSymbolsScanned = false;
+  private allExtensionsScanned = false;
   private services: string[] | undefined;
   private release: (() => void) | undefined;
 
@@ -358,12 +359,39 @@ export class DescriptorSetIndex {
 
   private addSymbols(f: ScannedFile): void {
     for (const t of f.types) this.putSymbol(t, f);
-    for (const x of f.extensions) {
+    this.addExtensions(f, f.extensions);
+  }
+
+  private addExtensions(f: ScannedFile, extensions: readonly ScannedExtension[]): void {
+    for (const x of extensions) {
       this.putSymbol(x.name, f);
       const key = `${x.extendee}#${x.number}`;
       const had = this.extensionsByKey.get(key);
       if (!had || this.before(f, had.file)) this.extensionsByKey.set(key, { x, file: f });
     }
+  }
+
+  /** Reads the extensions of every file once (not their other details). */
+  private scanAllExtensions(): void {
+    if (this.allExtensionsScanned) return;
+    this.prepareLookups();
+    for (const f of this.scanned.values()) {
+      if (f.hasDetails) continue; // already added with its details
+      try {
+        this.addExtensions(f, scanExtensions(this.window, f));
+      } catch (err) {
+        if (err instanceof WireError) throw this.malformed(f, err);
+        throw err;
+      }
+    }
+    this.allExtensionsScanned = true;
+  }
+
+  private malformed(f: ScannedFile, err: WireError): ProtocallError {
+    return new ProtocallError(
+      `${this.label} is not a valid descriptor set: file "${f.name}" is malformed: ${err.message} ` +
+        `at byte ${err.offset}. ${HOW_TO_BUILD}`,
+    );
   }
 
   /** Scans the imports, messages, enums and extensions of a file if not done yet. */
@@ -373,24 +401,12 @@ export class DescriptorSetIndex {
       try {
         scanDetails(this.window, f);
       } catch (err) {
-        if (err instanceof WireError) {
-          throw new ProtocallError(
-            `${this.label} is not a valid descriptor set: file "${f.name}" is malformed: ${err.message} ` +
-              `at byte ${err.offset}. ${HOW_TO_BUILD}`,
-          );
-        }
+        if (err instanceof WireError) throw this.malformed(f, err);
         throw err;
       }
       this.addSymbols(f);
     }
     return f;
-  }
-
-  private completeAll(): void {
-    if (this.allSymbolsScanned) return;
-    this.prepareLookups();
-    for (const f of this.scanned.values()) this.complete(f);
-    this.allSymbolsScanned = true;
   }
 
   /** Indexes bytes in memory (any of the three formats). Throws a ProtocallError on bad input. */
@@ -518,14 +534,12 @@ export class DescriptorSetIndex {
     if (service !== undefined) return service.name;
     // Only files whose package encloses the name can declare it: scan just those, all of them, so
     // that the first declaration in the input wins.
-    if (!this.allSymbolsScanned) {
-      const packages = [""];
-      for (let i = name.indexOf("."); i > 0; i = name.indexOf(".", i + 1)) packages.push(name.slice(0, i));
-      for (const pkg of packages) {
-        if (this.scannedPackages.has(pkg)) continue;
-        for (const f of this.filesOfPackage(pkg) ?? []) this.complete(f);
-        this.scannedPackages.add(pkg);
-      }
+    const packages = [""];
+    for (let i = name.indexOf("."); i > 0; i = name.indexOf(".", i + 1)) packages.push(name.slice(0, i));
+    for (const pkg of packages) {
+      if (this.scannedPackages.has(pkg)) continue;
+      for (const f of this.filesOfPackage(pkg) ?? []) this.complete(f);
+      this.scannedPackages.add(pkg);
     }
     const found = this.symbols.get(name);
     if (found !== undefined) return found.name;
@@ -541,7 +555,7 @@ export class DescriptorSetIndex {
   /** The extension of `extendee` with field `number`, and the file declaring it. */
   findExtensionFile(extendee: string, number: number): { file: string; name: string } | undefined {
     if (extendee.startsWith(".")) extendee = extendee.slice(1);
-    this.completeAll();
+    this.scanAllExtensions();
     const found = this.extensionsByKey.get(`${extendee}#${number}`);
     return found ? { file: found.file.name, name: found.x.name } : undefined;
   }
@@ -549,7 +563,7 @@ export class DescriptorSetIndex {
   /** All extensions of a message, by fully qualified extendee name. */
   listExtensions(extendee: string): { file: string; name: string; number: number }[] {
     if (extendee.startsWith(".")) extendee = extendee.slice(1);
-    this.completeAll();
+    this.scanAllExtensions();
     const out: { file: string; name: string; number: number }[] = [];
     for (const { x, file } of this.extensionsByKey.values()) {
       if (x.extendee === extendee) out.push({ file: file.name, name: x.name, number: x.number });

@@ -430,6 +430,97 @@ export function scanDetails(w: ByteWindow, file: ScannedFile): void {
   file.hasDetails = true;
 }
 
+/**
+ * The extensions a file declares, at top level or nested in messages, without the rest of its
+ * details: walks its messages but decodes only the names it needs (a message's name only when an
+ * extension is nested in it). Finding an extension by number needs every file's extensions, and
+ * this is much cheaper than every file's details. Throws WireError.
+ */
+export function scanExtensions(w: ByteWindow, file: ScannedFile): ScannedExtension[] {
+  if (file.hasDetails) return file.extensions;
+  const found: ScannedExtension[] = [];
+  const fileEnd = file.offset + file.length;
+  const prefix = file.package === "" ? "" : file.package + ".";
+  const cur: Cursor = { buf: w.buf, pos: 0, end: 0, base: 0 };
+  let pos = file.offset;
+  while (pos < fileEnd) {
+    w.ensure(pos, Math.min(64, fileEnd - pos));
+    at(cur, w, pos, fileEnd);
+    const t = tag(cur);
+    if ((t & 7) !== 2) {
+      skipValue(cur, t & 7, t >>> 3);
+      pos = cur.base + cur.pos;
+      continue;
+    }
+    const len = varint(cur);
+    const payload = cur.base + cur.pos;
+    if (len > fileEnd - payload) {
+      throw new WireError(`a length of ${len} bytes runs past the end of its file (truncated?)`, payload);
+    }
+    pos = payload + len;
+    const no = t >>> 3;
+    if (no !== FILE_MESSAGE_TYPE && no !== FILE_EXTENSION) continue;
+    w.ensure(payload, len);
+    at(cur, w, payload, payload + len);
+    if (no === FILE_EXTENSION) found.push(scanExtension(cur, prefix));
+    else messageExtensions(cur, prefix, found, 0);
+  }
+  return found;
+}
+
+/**
+ * The extensions nested in a message. `scope` is the enclosing name with a trailing dot, or a
+ * function that makes it (names are only decoded when an extension needs them).
+ */
+function messageExtensions(
+  cur: Cursor,
+  scope: string | (() => string),
+  out: ScannedExtension[],
+  depth: number,
+): void {
+  if (depth > 100) throw new WireError("messages are nested too deeply", cur.base + cur.pos);
+  const end = cur.end;
+  const buf = cur.buf;
+  let nameAt = -1;
+  let nameLen = 0;
+  let inner: string | undefined;
+  let innerScope: (() => string) | undefined;
+  const scopeOf = (): (() => string) =>
+    (innerScope ??= () =>
+      (inner ??=
+        (typeof scope === "string" ? scope : scope()) +
+        (nameAt < 0 ? "" : utf8Slice.call(buf, nameAt, nameAt + nameLen)) +
+        "."));
+  // Nested declarations met before the name (never written so by compilers): read at the end.
+  let deferred: number[] | undefined;
+  while (cur.pos < end) {
+    const t = tag(cur);
+    if ((t & 7) !== 2) {
+      skipValue(cur, t & 7, t >>> 3);
+      continue;
+    }
+    const len = lengthPrefix(cur);
+    const no = t >>> 3;
+    if (no === 1) {
+      nameAt = cur.pos;
+      nameLen = len;
+    } else if (no === 3 || no === 6) {
+      (deferred ??= []).push(no, cur.pos, len);
+    }
+    cur.pos += len;
+  }
+  if (deferred) {
+    for (let i = 0; i < deferred.length; i += 3) {
+      cur.pos = deferred[i + 1];
+      cur.end = cur.pos + deferred[i + 2];
+      if (deferred[i] === 6) out.push(scanExtension(cur, scopeOf()()));
+      else messageExtensions(cur, scopeOf(), out, depth + 1);
+    }
+  }
+  cur.pos = end;
+  cur.end = end;
+}
+
 /** Collects (field, offset, length) of the symbol fields in `[offset, end)` (services only unless `all`). */
 function symbolFieldsIn(w: ByteWindow, offset: number, end: number, into: number[], all: boolean): void {
   const cur: Cursor = { buf: w.buf, pos: 0, end: 0, base: 0 };

@@ -18,6 +18,7 @@ import {
   memoryWindow,
   type ScannedFile,
   scanDetails,
+  scanExtensions,
   scanTopLevel,
   WireError,
 } from "../../../src/core/schema/wire-scan";
@@ -117,6 +118,24 @@ describe("scanTopLevel", () => {
     assert.equal(f.hasDetails, true);
     assert.ok(f.types.includes("acme.v1.Money.Detail.Kind"));
     assert.deepEqual(f.dependencies, ["google/protobuf/timestamp.proto"]);
+  });
+
+  test("scanExtensions finds top-level and nested extensions without the other details", () => {
+    for (const bytes of [setBytes, fixtureBytes]) {
+      const files = fromBinary(FileDescriptorSetSchema, bytes).file;
+      const w = memoryWindow(bytes);
+      const scanned = scanTopLevel(w).map((e) => e.file as ScannedFile);
+      for (let i = 0; i < files.length; i++) {
+        const got = scanExtensions(w, scanned[i])
+          .map((x) => ({ name: x.name, extendee: x.extendee, number: x.number }))
+          .sort((a, b) => a.name.localeCompare(b.name));
+        assert.deepEqual(got, expected(files[i]).extensions, files[i].name);
+        assert.equal(scanned[i].hasDetails, false);
+      }
+    }
+    const ext = scanTopLevel(memoryWindow(setBytes)).find((e) => e.file?.name === "acme/ext/v1/ext.proto");
+    const names = scanExtensions(memoryWindow(setBytes), ext?.file as ScannedFile).map((x) => x.name);
+    assert.deepEqual(names.sort(), ["acme.ext.v1.Box.weight", "acme.ext.v1.audit"]);
   });
 
   test("reads the same through a file window with positioned reads, even with a tiny chunk", () => {
