@@ -38,6 +38,8 @@ export interface Analysis {
   contextProblem?: string;
   baseDir: string;
   requests: Map<number, Promise<RequestInfo>>;
+  /** The environment and `.env` values, read once per version (null: unreadable). */
+  context?: RpcContext | null;
 }
 
 export class Analyzer {
@@ -68,10 +70,19 @@ export class Analyzer {
 
   /** Drops the per-request results (after the schema changed); parses are kept. */
   reset(): void {
-    for (const a of this.cache.values()) a.requests.clear();
+    for (const a of this.cache.values()) {
+      a.requests.clear();
+      a.context = undefined;
+      a.contextProblem = undefined;
+    }
   }
 
   private context(a: Analysis, doc: TextDocument): RpcContext | undefined {
+    if (a.context === undefined) a.context = this.openContext(a, doc) ?? null;
+    return a.context ?? undefined;
+  }
+
+  private openContext(a: Analysis, doc: TextDocument): RpcContext | undefined {
     const settings = this.store.currentSettings;
     const filePath = doc.uri.startsWith("file:") ? fileURLToPath(doc.uri) : `${a.baseDir}/untitled.rpc`;
     try {

@@ -2,9 +2,12 @@
 // and the features (diagnostics, completion, hover, code lenses, document symbols). Work that needs
 // a schema runs asynchronously; results are published when ready and dropped when the document has
 // changed since.
-import { fileURLToPath } from "node:url";
+import { isAbsolute, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import {
   type Connection,
+  type Diagnostic,
+  DiagnosticSeverity,
   DidChangeWatchedFilesNotification,
   type InitializeParams,
   type InitializeResult,
@@ -69,9 +72,42 @@ export function startLanguageServer(connection: Connection): void {
       }, debounceMs),
     );
   };
+  // Compiler errors of the workspace build go to the .proto files they are about.
+  let protoUris = new Set<string>();
+  let compilerRound = 0;
+  const publishCompilerErrors = async () => {
+    const round = ++compilerRound;
+    const errors = await store.compilerErrors();
+    if (round !== compilerRound) return;
+    const byUri = new Map<string, Diagnostic[]>();
+    for (const e of errors) {
+      for (const d of e.diagnostics) {
+        const uri = pathToFileURL(isAbsolute(d.file) ? d.file : resolve(d.file)).href;
+        const line = Math.max(d.line - 1, 0);
+        const character = Math.max(d.column - 1, 0);
+        const end =
+          d.endLine !== undefined && d.endColumn !== undefined
+            ? { line: d.endLine - 1, character: d.endColumn - 1 }
+            : { line, character: character + 1 };
+        const list = byUri.get(uri) ?? [];
+        list.push({
+          range: { start: { line, character }, end },
+          severity: DiagnosticSeverity.Error,
+          message: d.message,
+          source: "buf",
+        });
+        byUri.set(uri, list);
+      }
+    }
+    for (const uri of protoUris)
+      if (!byUri.has(uri)) void connection.sendDiagnostics({ uri, diagnostics: [] });
+    for (const [uri, diagnostics] of byUri) void connection.sendDiagnostics({ uri, diagnostics });
+    protoUris = new Set(byUri.keys());
+  };
   const checkAll = () => {
     analyzer.reset();
     for (const doc of documents.all()) check(doc);
+    publishCompilerErrors().catch((err) => log(`building the workspace failed: ${errorMessage(err)}`));
   };
 
   const loadConfiguration = async () => {
@@ -120,7 +156,7 @@ export function startLanguageServer(connection: Connection): void {
     }
     if (configurationSupport) void loadConfiguration().then(checkAll);
     // Start the workspace build now, so the first request does not wait for it.
-    void store.workspaceSources();
+    publishCompilerErrors().catch((err) => log(`building the workspace failed: ${errorMessage(err)}`));
   });
 
   connection.onDidChangeConfiguration(async (change) => {

@@ -67,7 +67,10 @@ export async function requestSchema(
     let authority: string | undefined;
     try {
       const h = await readCurlHeaders({ ...o, data: undefined }, io);
-      headers = h.reflectHeaders;
+      // `@reflect-header` values when the request gives any (as `protocall curl` sends them);
+      // otherwise the request's own headers, so that a server asking for credentials on every call
+      // also lets the editor read its schema.
+      headers = o.reflectHeaders.length > 0 ? h.reflectHeaders : h.headers;
       authority = h.authority;
     } catch {
       // Unreadable header files: reflect without them.
