@@ -41,3 +41,33 @@ test("listen --tls generates a certificate once, prints its fingerprint, and reu
     await second.stop();
   }
 });
+
+test("registry serve --tls: https with its own self-signed certificate", { timeout: 60_000 }, async () => {
+  const config = mkdtempSync(join(tmpdir(), "protocall-xdg-"));
+  const registry = await startCliServer(["registry", "serve", "--tls"], { XDG_CONFIG_HOME: config });
+  try {
+    assert.match(registry.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+    const certPath = join(config, "protocall", "registry-cert.pem");
+    await waitFor(() => registry.stderr().includes("fingerprint"), "the fingerprint line");
+    assert.match(registry.stderr(), new RegExp(`generated self-signed certificate ${certPath}`));
+    const list = await runCli(
+      [
+        "webhook",
+        "list",
+        "--owner",
+        "acme",
+        "--repository",
+        "petapis",
+        "--remote",
+        registry.url,
+        "--cacert",
+        certPath,
+      ],
+      { env: { PROTOCALL_TOKEN: "alice-token" } },
+    );
+    assert.equal(list.code, 0, list.stderr);
+    assert.deepEqual(JSON.parse(list.stdout), { webhooks: [] });
+  } finally {
+    await registry.stop();
+  }
+});

@@ -43,7 +43,6 @@ before(async () => {
       config,
       "--state",
       join(dir, "state.json"),
-      "--tls",
       "--cert",
       pki.server.certPath,
       "--key",

@@ -6,6 +6,7 @@ import { errorMessage, ProtocallError } from "../../core/errors";
 import { defaultRegistryConfig, loadRegistryConfig } from "../../core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../core/webhooks/emulator/server";
 import { defaultPrefix, isValidPrefix } from "../../core/webhooks/paths";
+import { configDir, ensureSelfSignedCert } from "../../core/webhooks/self-signed";
 import { resolveToken } from "../../core/webhooks/token";
 import {
   ListDeliveriesResponseSchema,
@@ -50,8 +51,10 @@ Flags:
   --state FILE           persist webhooks and commits here (atomic writes); in memory when absent
   --host HOST            address to bind (default 127.0.0.1)
   --port PORT            port (default 0: any free port)
-  --tls                  serve https with --cert and --key (http on loopback by default)
-  --cert FILE, --key FILE  certificate and key (PEM) for https
+  --tls                  serve https with a self-signed certificate, generated once and kept in
+                         $XDG_CONFIG_HOME/protocall (or ~/.config/protocall); path and SHA-256
+                         fingerprint are printed (http on loopback by default)
+  --cert FILE, --key FILE  serve https with this certificate and key (PEM)
   --batch-size N         events per delivery batch (default 20)
   --batch-interval DUR   time between batches: 5s, 500ms, or milliseconds (default 5s)
   --trust-ca FILE        trust this CA (PEM) for callback URLs, in addition to the system roots
@@ -137,7 +140,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   );
   if (Boolean(values.cert) !== Boolean(values.key))
     throw new ProtocallError("--cert and --key must be given together");
-  if (values.tls && !values.cert) throw new ProtocallError("--tls needs --cert and --key");
+  if (values.tls && values.cert) throw new ProtocallError("use either --tls or --cert/--key, not both");
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new ProtocallError(`--port "${values.port}" is not a port number`);
@@ -145,6 +148,16 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   if (!isValidPrefix(prefix)) throw new ProtocallError(`--prefix "${prefix}" is not a valid package name`);
   const config = values.config ? loadRegistryConfig(values.config as string) : defaultRegistryConfig;
   const verbose = values.verbose === true;
+  let tls: { cert: string; key: string } | undefined;
+  if (values.tls) {
+    const generated = await ensureSelfSignedCert(configDir(ctx.env), "registry");
+    tls = { cert: generated.cert, key: generated.key };
+    ctx.stderr.write(
+      `${generated.created ? "generated" : "using"} self-signed certificate ${generated.certPath}\nSHA-256 fingerprint ${generated.fingerprint}\n`,
+    );
+  } else if (values.cert) {
+    tls = { cert: readText(values.cert as string, "--cert"), key: readText(values.key as string, "--key") };
+  }
   let emulator: Awaited<ReturnType<typeof startRegistryEmulator>>;
   try {
     emulator = await startRegistryEmulator({
@@ -152,9 +165,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
       statePath: values.state as string | undefined,
       host: (values.host as string | undefined) ?? "127.0.0.1",
       port,
-      tls: values.cert
-        ? { cert: readText(values.cert as string, "--cert"), key: readText(values.key as string, "--key") }
-        : undefined,
+      tls,
       prefix,
       batchSize: positive(values["batch-size"], "--batch-size", 20),
       batchIntervalMs: values["batch-interval"]

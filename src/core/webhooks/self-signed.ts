@@ -23,9 +23,10 @@ export function configDir(env: NodeJS.ProcessEnv, home = homedir()): string {
   return join(env.XDG_CONFIG_HOME || join(home, ".config"), "protocall");
 }
 
-export async function ensureSelfSignedCert(dir: string): Promise<SelfSignedCert> {
-  const certPath = join(dir, "listener-cert.pem");
-  const keyPath = join(dir, "listener-key.pem");
+/** The certificate `<name>-cert.pem` / `<name>-key.pem` in `dir`, generated when missing. */
+export async function ensureSelfSignedCert(dir: string, name = "listener"): Promise<SelfSignedCert> {
+  const certPath = join(dir, `${name}-cert.pem`);
+  const keyPath = join(dir, `${name}-key.pem`);
   let created = false;
   if (!existsSync(certPath) || !existsSync(keyPath)) {
     mkdirSync(dir, { recursive: true });
