@@ -172,7 +172,19 @@ function checkEnum(node: JsonNode, desc: DescEnum, out: BodyProblem[]): void {
   if (desc.typeName === "google.protobuf.NullValue") return;
   if (node.kind === "string") {
     if (node.value.includes("{{")) return;
-    if (desc.values.some((v) => v.name === node.value)) return;
+    const value = desc.values.find((v) => v.name === node.value);
+    if (value) {
+      if (value.deprecated) {
+        out.push({
+          start: node.start,
+          end: node.end,
+          message: `enum value ${desc.typeName}.${value.name} is deprecated`,
+          severity: "hint",
+          deprecated: true,
+        });
+      }
+      return;
+    }
     const names = desc.values.map((v) => v.name);
     const hint = closest(node.value, names);
     err(

@@ -58,6 +58,16 @@ export async function complete(
   const before = lineText.slice(0, p.character);
   const option = /^\s*(?:#|\/\/)\s*@([\w-]*)$/.exec(before);
   if (option) return optionItems(p, p.character - option[1].length, wordEnd(lineText, p.character));
+  const optionValue = /^\s*(?:#|\/\/)\s*@([\w-]+)\s+([\w-]*)$/.exec(before);
+  if (optionValue) {
+    const values = optionValues(optionValue[1]);
+    const start = p.character - optionValue[2].length;
+    return values.map((v) => ({
+      label: v,
+      kind: CompletionItemKind.EnumMember,
+      textEdit: { range: range(p.line, start, wordEnd(lineText, p.character)), newText: v },
+    }));
+  }
   const a = analyzer.get(doc);
   const request = requestAt(a.file, p);
   if (!request) return [];
@@ -92,6 +102,23 @@ function wordEnd(text: string, at: number): number {
   let i = at;
   while (i < text.length && /[\w-]/.test(text[i])) i++;
   return i;
+}
+
+/** The values an option takes, when they are a fixed set. */
+function optionValues(name: string): string[] {
+  const flag = curlFlags.find((f) => f.name === name);
+  if (!flag) return [];
+  if (flag.kind === "bool") return ["true", "false"];
+  switch (name) {
+    case "protocol":
+      return ["connect", "grpc", "grpcweb"];
+    case "reflect-protocol":
+      return ["grpc-v1", "grpc-v1alpha"];
+    case "log-format":
+      return ["text", "color", "json"];
+    default:
+      return [];
+  }
 }
 
 function optionItems(p: Position, start: number, end: number): CompletionItem[] {

@@ -45,7 +45,7 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
 ### Order
 {{host}}/acme.v1.ShopService/PlaceOrder
 
-{"item": "book", "quantity": "two", "color": "COLOR_PURPLE", "legacyCode": "x", "bogus": 1, "card": "1", "voucher": "2", "shipTo": {"stret": "x"}, "counts": {"a": true}}
+{"item": "book", "quantity": "two", "color": "COLOR_PURPLE", "legacyCode": "x", "bogus": 1, "card": "1", "voucher": "2", "shipTo": {"stret": "x"}, "counts": {"a": true}, "colors": ["COLOR_GREEN"]}
 `;
     const uri = pathToFileURL(join(dir, "body.rpc")).href;
     client.open(uri, text);
@@ -66,6 +66,11 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
     assert.equal(legacy.severity, 4);
     assert.deepEqual(legacy.tags, [2]);
     assert.deepEqual(legacy.range, rangeOf(text, '"legacyCode"'));
+
+    const green = find(diagnostics, "enum value acme.v1.Color.COLOR_GREEN is deprecated");
+    assert.equal(green.severity, 4);
+    assert.deepEqual(green.tags, [2]);
+    assert.deepEqual(green.range, rangeOf(text, '"COLOR_GREEN"'));
 
     const oneof = find(diagnostics, "are both in oneof payment");
     assert.deepEqual(oneof.range, rangeOf(text, '"voucher"'));

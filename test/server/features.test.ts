@@ -113,6 +113,12 @@ ${demo.url}/demo.v1.GreetService/Greet
       range: { start: positionOf(t2, "# @ti", 3), end: positionOf(t2, "# @ti", 5) },
       newText: "timeout ",
     });
+    const protocols = await client.completion(uri, positionOf(text, "protocol grpc", 11));
+    assert.deepEqual(labels(protocols), ["connect", "grpc", "grpcweb"]);
+    assert.deepEqual(protocols[1].textEdit, {
+      range: { start: positionOf(text, "protocol grpc", 9), end: positionOf(text, "protocol grpc", 13) },
+      newText: "grpc",
+    });
     const headers = await client.completion(uri, positionOf(text, "Authorization"));
     assert.ok(labels(headers).includes("Authorization"));
     assert.ok(!labels(headers).some((l) => /^(content-type|grpc-timeout)$/i.test(l)));
@@ -175,7 +181,8 @@ ${demo.url}/demo.v1.GreetService/Greet
       .replace('"shipTo": {"city": "Oslo"}', '"shipTo": ');
     client.change(uri, t4, 4);
     const colors = await client.completion(uri, positionOf(t4, '"color": ', 9));
-    assert.deepEqual(labels(colors), ['"COLOR_UNSPECIFIED"', '"COLOR_RED"', '"COLOR_BLUE"']);
+    assert.deepEqual(labels(colors), ['"COLOR_UNSPECIFIED"', '"COLOR_RED"', '"COLOR_BLUE"', '"COLOR_GREEN"']);
+    assert.deepEqual(colors[3].tags, [1]);
     const ship = await client.completion(uri, positionOf(t4, '"shipTo": ', 10));
     assert.equal(ship.length, 1);
     assert.equal(ship[0].detail, "skeleton of acme.v1.Address");

@@ -52,6 +52,8 @@ enum Color {
   // Red like a fire truck.
   COLOR_RED = 1 [(acme.v1.label) = "red"];
   COLOR_BLUE = 2;
+  // Out of stock.
+  COLOR_GREEN = 3 [deprecated = true];
 }
 
 // OrderRequest asks for an item.
