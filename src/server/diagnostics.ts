@@ -66,7 +66,7 @@ function requestDiagnostics(info: RequestInfo): LspDiagnostic[] {
       ),
     );
   }
-  if (schema.sources.length === 0 || !info.serviceName) return out;
+  if (!info.serviceName || (schema.sources.length === 0 && schema.incomplete.length === 0)) return out;
   const urlRange = request.url.range;
   const serviceRange =
     info.url?.service && info.url.service.text === info.serviceName ? info.url.service.range : urlRange;
@@ -75,6 +75,17 @@ function requestDiagnostics(info: RequestInfo): LspDiagnostic[] {
   const lookup = info.lookup;
   if (!lookup) return out;
   if (!lookup.service) {
+    if (schema.incomplete.length > 0 && lookup.failures.length === 0) {
+      out.push(
+        make(
+          serviceRange,
+          DiagnosticSeverity.Information,
+          `service "${info.serviceName}" is not in the schema, but the schema is incomplete: ${schema.incomplete.join("; ")}`,
+          "schema-incomplete",
+        ),
+      );
+      return out;
+    }
     if (lookup.failures.length > 0) {
       out.push(
         make(

@@ -50,8 +50,10 @@ export async function requestSchema(
     else problems.push({ what: spec, problem: opened.problem ?? "cannot open" });
   }
   keys.push("workspace");
+  const incomplete: string[] = [];
   for (const opened of await store.workspaceSources()) {
     if (opened.source) sources.push(opened.source);
+    else if (opened.problem) incomplete.push(opened.problem.split("\n")[0]);
   }
   const settings = store.currentSettings;
   const base = o.url ? reflectionBase(o.url) : undefined;
@@ -124,5 +126,5 @@ export async function requestSchema(
     if (opened.source) sources.push(opened.source);
     else problems.push({ what: `reflection at ${base}`, problem: opened.problem ?? "unavailable" });
   }
-  return { key: keys.join("\u0001"), sources, problems };
+  return { key: keys.join("\u0001"), sources, problems, incomplete };
 }

@@ -31,8 +31,10 @@ export interface Opened {
 export interface RequestSchema {
   key: string;
   sources: FileSource[];
-  /** Sources that could not be opened, with the reason (`@schema` values, workspace builds). */
+  /** Sources that could not be opened, with the reason (`@schema` values, reflection). */
   problems: { what: string; problem: string }[];
+  /** Workspace builds and files that failed: the schema may lack what they define. */
+  incomplete: string[];
 }
 
 export interface ServiceLookup {

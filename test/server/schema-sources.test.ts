@@ -122,6 +122,16 @@ http://127.0.0.1:9/demo.v1.GreetService/Greet
     assert.equal(errors.length, 1, JSON.stringify(errors));
     assert.equal(errors[0].range.start.line, line);
     assert.match(errors[0].message, /strin/);
+    // Requests to its services are not called unknown while the build is broken.
+    const rpcUri = pathToFileURL(join(dir, "broken.rpc")).href;
+    client.open(rpcUri, "###\n# @reflect false\nhttp://127.0.0.1:9/acme.v1.ShopService/PlaceOrder\n");
+    const broken = await client.diagnosticsFor(rpcUri, 1);
+    const info = find(
+      broken,
+      'service "acme.v1.ShopService" is not in the schema, but the schema is incomplete',
+    );
+    assert.equal(info.severity, 3);
+    assert.match(info.message, /compiling .* failed/);
 
     writeFileSync(protoPath, shopProto);
     void client.connection.sendNotification("workspace/didChangeWatchedFiles", {
