@@ -10,6 +10,8 @@ import { closest } from "../core/schema/resolver";
 import type { Analyzer, RequestInfo } from "./analysis";
 import { checkBody } from "./body-check";
 import { parseJsonTree } from "./json-tree";
+import { prefetchDocs } from "./schema-docs";
+import type { SchemaStore } from "./schema-store";
 
 const severities: Record<Severity, DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,
@@ -31,7 +33,11 @@ function make(range: Range, severity: DiagnosticSeverity, message: string, code:
 }
 
 /** Every diagnostic of the document's current version. */
-export async function computeDiagnostics(analyzer: Analyzer, doc: TextDocument): Promise<LspDiagnostic[]> {
+export async function computeDiagnostics(
+  analyzer: Analyzer,
+  store: SchemaStore,
+  doc: TextDocument,
+): Promise<LspDiagnostic[]> {
   const a = analyzer.get(doc);
   const out = a.file.diagnostics.map(toLsp);
   const infos = await Promise.all(a.file.requests.map((r) => analyzer.request(doc, r)));
@@ -45,7 +51,10 @@ export async function computeDiagnostics(analyzer: Analyzer, doc: TextDocument):
       ),
     );
   }
-  for (const info of infos) out.push(...requestDiagnostics(info));
+  for (const info of infos) {
+    out.push(...requestDiagnostics(info));
+    if (info.method && info.schema) prefetchDocs(store, info.schema, info.method);
+  }
   return out;
 }
 

@@ -61,7 +61,7 @@ export function startLanguageServer(connection: Connection): void {
       setTimeout(() => {
         timers.delete(doc.uri);
         const version = doc.version;
-        computeDiagnostics(analyzer, doc).then(
+        computeDiagnostics(analyzer, store, doc).then(
           (diagnostics) => {
             // A newer version is on its way: these results are stale.
             if (documents.get(doc.uri)?.version !== version) return;

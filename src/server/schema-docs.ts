@@ -4,6 +4,7 @@ import {
   type DescExtension,
   type DescField,
   type DescMessage,
+  type DescMethod,
   type Registry,
   ScalarType,
 } from "@bufbuild/protobuf";
@@ -70,4 +71,15 @@ export function fieldTypeText(field: DescField | DescExtension): string {
     (field.scalar !== undefined ? scalarName(field.scalar) : "");
   if (field.fieldKind === "map") return `map<${scalarName(field.mapKey)}, ${element}>`;
   return field.fieldKind === "list" ? `repeated ${element}` : element;
+}
+
+/**
+ * Renders the method's hover text and reads its input's field comments in the background, once per
+ * schema, so that the first hover or completion in a request finds them ready.
+ */
+export function prefetchDocs(store: SchemaStore, schema: RequestSchema, method: DescMethod): void {
+  setImmediate(() => {
+    hoverMarkdown(store, schema, `${method.parent.typeName}.${method.name}`, method).catch(() => {});
+    fieldComments(store, schema, method.input).catch(() => {});
+  });
 }
