@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { DescMethod } from "@bufbuild/protobuf";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { errorMessage } from "../core/errors";
-import type { CurlOptions } from "../core/invoke/options";
+import { type CurlOptions, defaultCurlOptions } from "../core/invoke/options";
 import { isListMode } from "../core/invoke/url";
 import { openRpcContext, type RpcContext } from "../core/rpcfile/context";
 import { parseRpcFile } from "../core/rpcfile/parse";
@@ -122,12 +122,20 @@ export class Analyzer {
     const full = ctx.toCurl(a.file, request);
     info.conversion = full.diagnostics.filter((d) => !known.has(d));
     // Without the body and the file's parse errors, for the schema even when the body is wrong.
-    const options =
+    let options =
       full.options ?? ctx.toCurl({ ...a.file, diagnostics: [] }, { ...request, body: [] }).options;
-    if (!options) return info;
-    info.options = options;
+    let names = options?.url ? resolvedNames(options.url) : {};
+    if (!options) {
+      // The request line does not resolve (an undefined variable): the workspace's schema still
+      // checks the body when the service and method are written out.
+      const service = info.url?.service?.text;
+      const method = info.url?.method?.text;
+      if (!service || !method || service.includes("{{") || method.includes("{{")) return info;
+      options = defaultCurlOptions();
+      options.reflect = false;
+      names = { service, method };
+    } else info.options = options;
     if (isListMode(options)) return info;
-    const names = options.url ? resolvedNames(options.url) : {};
     info.serviceName = names.service;
     info.methodName = names.method;
     info.schema = await requestSchema(this.store, options, a.baseDir);

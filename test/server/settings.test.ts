@@ -1,0 +1,56 @@
+// Settings from workspace/configuration: the selected environment resolves variables, and a
+// configuration change re-checks the open files.
+import assert from "node:assert/strict";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
+import { bufPath } from "../support/buf";
+import { type DemoServer, startDemoServer } from "../support/servers";
+import { LspClient } from "./lsp-client";
+import { createWorkspace } from "./workspace";
+
+describe("language server settings", { timeout: 120_000 }, () => {
+  let dir: string;
+  let demo: DemoServer;
+  let client: LspClient;
+  const configuration: Record<string, unknown> = { bufPath };
+
+  before(async () => {
+    dir = createWorkspace();
+    demo = await startDemoServer();
+    writeFileSync(join(dir, "protocall.env.json"), JSON.stringify({ dev: { host: demo.url } }));
+    client = await LspClient.start({ rootDir: dir, configuration });
+  });
+
+  after(async () => {
+    await client?.close();
+    await demo?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("resolves variables from the configured environment and re-checks on a configuration change", async () => {
+    const text = '###\n{{host}}/acme.v1.ShopService/PlaceOrder\n\n{"item": 1}\n';
+    const uri = pathToFileURL(join(dir, "env.rpc")).href;
+    client.open(uri, text);
+    const first = await client.diagnosticsFor(uri, 1);
+    const undefinedHost = first.find((d) => d.message.startsWith("undefined variable {{host}}"));
+    assert.ok(undefinedHost, first.map((d) => d.message).join("\n"));
+    assert.equal(undefinedHost.severity, 1);
+    assert.deepEqual(undefinedHost.range, {
+      start: { line: 1, character: 0 },
+      end: { line: 1, character: 8 },
+    });
+
+    const count = client.published(uri).length;
+    configuration.environment = "dev";
+    void client.connection.sendNotification("workspace/didChangeConfiguration", { settings: {} });
+    const deadline = Date.now() + 30_000;
+    while (client.published(uri).length === count && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const second = client.published(uri).at(-1)?.diagnostics ?? [];
+    assert.ok(!second.some((d) => d.message.includes("undefined variable")), JSON.stringify(second));
+    assert.ok(second.some((d) => d.message.includes("expected a string for a string field")));
+  });
+});
