@@ -77,6 +77,11 @@ export class Analyzer {
     }
   }
 
+  /** The selected environment's variables for a document (empty without one). */
+  environment(doc: TextDocument): Readonly<Record<string, string>> {
+    return this.context(this.get(doc), doc)?.environment ?? {};
+  }
+
   private context(a: Analysis, doc: TextDocument): RpcContext | undefined {
     if (a.context === undefined) a.context = this.openContext(a, doc) ?? null;
     return a.context ?? undefined;

@@ -17,6 +17,7 @@ import { isProtocolOwnedHeader } from "../core/invoke/header-line";
 import { positionIn } from "../core/rpcfile/parse";
 import { requestAt } from "../core/rpcfile/request-at";
 import type { RpcRequest } from "../core/rpcfile/types";
+import { systemVariables } from "../core/rpcfile/variables";
 import { fieldSkeleton, messageSkeleton } from "../core/schema/skeleton";
 import type { Analyzer } from "./analysis";
 import { bodyPlace, documentAt } from "./body-location";
@@ -68,6 +69,8 @@ export async function complete(
       textEdit: { range: range(p.line, start, wordEnd(lineText, p.character)), newText: v },
     }));
   }
+  const reference = /\{\{\s*([\w.$-]*)$/.exec(before);
+  if (reference) return variableItems(analyzer, doc, p, lineText, p.character - reference[1].length);
   const a = analyzer.get(doc);
   const request = requestAt(a.file, p);
   if (!request) return [];
@@ -102,6 +105,53 @@ function wordEnd(text: string, at: number): number {
   let i = at;
   while (i < text.length && /[\w-]/.test(text[i])) i++;
   return i;
+}
+
+/** `{{` references: file variables, the selected environment's variables, system variables. */
+function variableItems(
+  analyzer: Analyzer,
+  doc: TextDocument,
+  p: Position,
+  lineText: string,
+  start: number,
+): CompletionItem[] {
+  let end = start;
+  while (end < lineText.length && /[\w.$-]/.test(lineText[end])) end++;
+  const closed = lineText.slice(end).trimStart().startsWith("}}");
+  const edit = (name: string) => ({ range: range(p.line, start, end), newText: closed ? name : `${name}}}` });
+  const items: CompletionItem[] = [];
+  const seen = new Set<string>();
+  for (const v of analyzer.get(doc).file.variables) {
+    if (seen.has(v.name.text)) continue;
+    seen.add(v.name.text);
+    items.push({
+      label: v.name.text,
+      kind: CompletionItemKind.Variable,
+      detail: v.value.text,
+      textEdit: edit(v.name.text),
+    });
+  }
+  for (const [name, value] of Object.entries(analyzer.environment(doc))) {
+    if (seen.has(name)) continue;
+    seen.add(name);
+    items.push({
+      label: name,
+      kind: CompletionItemKind.Variable,
+      detail: `environment: ${value}`,
+      textEdit: edit(name),
+    });
+  }
+  for (const [name, spec] of Object.entries(systemVariables)) {
+    const usage = [name, ...spec.args].join(" ");
+    items.push({
+      label: name,
+      kind: CompletionItemKind.Function,
+      detail: usage,
+      documentation: spec.doc,
+      textEdit: edit(spec.args.length > 0 ? `${name} ` : name),
+    });
+  }
+  return items;
 }
 
 /** The values an option takes, when they are a fixed set. */

@@ -52,6 +52,8 @@ export function startLanguageServer(connection: Connection): void {
   let configurationSupport = false;
   let watchRegistration = false;
   const completionOptions = { editRangeDefault: false };
+  let folders: string[] = [];
+  let folderEvents = false;
 
   const check = (doc: TextDocument) => {
     const old = timers.get(doc.uri);
@@ -123,13 +125,14 @@ export function startLanguageServer(connection: Connection): void {
   connection.onInitialize((params: InitializeParams): InitializeResult => {
     initialSettings = mergeSettings(defaultSettings(), params.initializationOptions);
     store.setSettings(initialSettings);
-    const folders = (params.workspaceFolders ?? [])
+    folders = (params.workspaceFolders ?? [])
       .map((f) => f.uri)
       .concat(params.workspaceFolders?.length ? [] : params.rootUri ? [params.rootUri] : [])
       .filter((u) => u.startsWith("file:"))
       .map((u) => fileURLToPath(u));
     if (folders.length === 0 && params.rootPath) folders.push(params.rootPath);
     store.setFolders(folders);
+    folderEvents = params.capabilities.workspace?.workspaceFolders === true;
     configurationSupport = params.capabilities.workspace?.configuration === true;
     watchRegistration = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
     completionOptions.editRangeDefault =
@@ -138,7 +141,7 @@ export function startLanguageServer(connection: Connection): void {
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
-        completionProvider: { triggerCharacters: ["@", '"', "/", ":", "{", ","] },
+        completionProvider: { triggerCharacters: ["@", '"', "/", ":", "{", ",", " "] },
         hoverProvider: true,
         codeLensProvider: { resolveProvider: false },
         documentSymbolProvider: true,
@@ -149,6 +152,15 @@ export function startLanguageServer(connection: Connection): void {
   });
 
   connection.onInitialized(() => {
+    if (folderEvents) {
+      connection.workspace.onDidChangeWorkspaceFolders((e) => {
+        const removed = new Set(e.removed.map((f) => f.uri));
+        folders = folders.filter((f) => !removed.has(pathToFileURL(f).href));
+        for (const f of e.added) if (f.uri.startsWith("file:")) folders.push(fileURLToPath(f.uri));
+        store.setFolders(folders);
+        checkAll();
+      });
+    }
     if (watchRegistration) {
       void connection.client.register(DidChangeWatchedFilesNotification.type, {
         watchers: watched.map((globPattern) => ({ globPattern })),

@@ -124,6 +124,18 @@ ${demo.url}/demo.v1.GreetService/Greet
     assert.ok(!labels(headers).some((l) => /^(content-type|grpc-timeout)$/i.test(l)));
   });
 
+  it("completes variable references: file variables, environment and system variables", async () => {
+    const items = await client.completion(uri, positionOf(text, "{{host}}/acme", 3));
+    const host = items.find((i) => i.label === "host");
+    assert.equal(host?.detail, demo.url);
+    assert.deepEqual(host?.textEdit, {
+      range: { start: positionOf(text, "{{host}}/acme", 2), end: positionOf(text, "{{host}}/acme", 6) },
+      newText: "host",
+    });
+    assert.ok(items.some((i) => i.label === "$uuid" && i.documentation));
+    assert.equal(items.find((i) => i.label === "$randomInt")?.detail, "$randomInt MIN MAX");
+  });
+
   it("completes services and methods in the URL from the workspace and reflection", async () => {
     const services = await client.completion(uri, positionOf(text, "acme.v1.ShopService/", 3));
     assert.ok(labels(services).includes("acme.v1.ShopService"));

@@ -30,6 +30,8 @@ export interface LspClientOptions {
   configuration?: unknown;
   /** Declare support for a completion list's default edit range (as VS Code does). */
   itemDefaults?: boolean;
+  /** Declare workspace folder support (then the server follows didChangeWorkspaceFolders). */
+  workspaceFolders?: boolean;
 }
 
 export class LspClient {
@@ -80,6 +82,7 @@ export class LspClient {
       capabilities: {
         workspace: {
           configuration: options.configuration !== undefined,
+          workspaceFolders: options.workspaceFolders === true,
           didChangeWatchedFiles: { dynamicRegistration: true },
         },
         textDocument: {

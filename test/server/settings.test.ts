@@ -1,7 +1,8 @@
 // Settings from workspace/configuration: the selected environment resolves variables, and a
 // configuration change re-checks the open files.
 import assert from "node:assert/strict";
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -52,5 +53,37 @@ describe("language server settings", { timeout: 120_000 }, () => {
     const second = client.published(uri).at(-1)?.diagnostics ?? [];
     assert.ok(!second.some((d) => d.message.includes("undefined variable")), JSON.stringify(second));
     assert.ok(second.some((d) => d.message.includes("expected a string for a string field")));
+  });
+
+  it("builds a workspace folder added later", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "protocall-lsp-empty-"));
+    const other = await LspClient.start({
+      rootDir: empty,
+      configuration: { bufPath },
+      workspaceFolders: true,
+    });
+    try {
+      const text =
+        '###\n# @reflect false\nhttp://127.0.0.1:9/acme.v1.ShopService/PlaceOrder\n\n{"item": 1}\n';
+      const uri = pathToFileURL(join(empty, "later.rpc")).href;
+      other.open(uri, text);
+      assert.deepEqual(await other.diagnosticsFor(uri, 1), [], "no schema yet: nothing to check");
+      const count = other.published(uri).length;
+      void other.connection.sendNotification("workspace/didChangeWorkspaceFolders", {
+        event: { added: [{ uri: pathToFileURL(dir).href, name: "api" }], removed: [] },
+      });
+      const deadline = Date.now() + 30_000;
+      while (other.published(uri).length === count && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const after = other.published(uri).at(-1)?.diagnostics ?? [];
+      assert.ok(
+        after.some((d) => d.message.includes("expected a string for a string field")),
+        JSON.stringify(after),
+      );
+    } finally {
+      await other.close();
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });
