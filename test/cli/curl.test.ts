@@ -154,3 +154,22 @@ test("a closed output pipe ends the call quietly (exit 141, as a SIGPIPE)", asyn
   assert.equal(stderr, "");
   assert.equal(code, 141);
 });
+
+test("a reflection failure from a TLS alert is one line in Go's words", async () => {
+  const { createTestPki } = await import("../support/tls");
+  const pki = await createTestPki();
+  const mtls = await startDemoServer({
+    tls: { cert: pki.server.cert, key: pki.server.key, ca: pki.ca.cert, requestClientCert: true },
+  });
+  try {
+    const r = await run(["--cacert", pki.ca.certPath, `${mtls.url}/demo.v1.GreetService/Greet`]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /^protocall: server reflection failed: .*remote error: tls: certificate required.*\n$/,
+    );
+    assert.equal(r.stderr.split("\n").length, 2);
+  } finally {
+    await mtls.close();
+  }
+});

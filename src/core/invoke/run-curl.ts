@@ -3,6 +3,7 @@
 // or methods, or call the method and print each response as it arrives. RPC failures print the
 // Connect error JSON and return the gRPC code × 8; every other failure prints one line and returns 1.
 import { createWriteStream } from "node:fs";
+import { STATUS_CODES } from "node:http";
 import { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { createRegistry, type DescMessage, type Message, type Registry } from "@bufbuild/protobuf";
@@ -226,11 +227,26 @@ async function schemaStep<T>(step: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof ConnectError) {
       throw new ProtocallError(
-        `server reflection failed: ${err.rawMessage || err.message} (${codeName(err)})`,
+        `server reflection failed: ${oneLine(err.rawMessage || err.message)} (${codeName(err)})`,
       );
+    }
+    if (err instanceof ProtocallError && /\n/.test(err.message)) {
+      throw new ProtocallError(oneLine(err.message), err.exitCode);
     }
     throw err;
   }
+}
+
+/**
+ * One line, whatever a lower layer said: OpenSSL's multi-line errors become Go's short wording where
+ * it is known (`remote error: tls: certificate required`).
+ */
+function oneLine(text: string): string {
+  const alert = text.match(
+    /[0-9A-F]+:error:[0-9A-F]+:SSL routines:[^:]*:(?:tlsv1[0-9]? |sslv3 )?alert ([a-z ]+):[^\n]*(?:\n\s*SSL alert number \d+)?/,
+  );
+  const cleaned = alert ? text.replace(alert[0], `remote error: tls: ${alert[1]}`) : text;
+  return cleaned.replace(/\s*\n\s*/g, " ").trim();
 }
 
 function codeName(err: ConnectError): string {
@@ -253,7 +269,17 @@ function collectJsonTypeNames(value: unknown, out: string[] = []): string[] {
 async function report(err: unknown, phase: "setup" | "call", io: CurlIo, log: VerboseLog): Promise<number> {
   if (err instanceof ConnectError && phase === "call") {
     log.info(`RPC failed with code ${err.code}`);
-    await writeAll(io.stderr, formatRpcError(err));
+    let shown = err;
+    const status = /^HTTP (\d{3})$/.exec(err.rawMessage);
+    if (status || /\n|SSL routines/.test(err.rawMessage)) {
+      // Worded as buf words them: `HTTP status 505 HTTP Version Not Supported`, Go's TLS alerts.
+      const text = status
+        ? `HTTP status ${status[1]} ${STATUS_CODES[Number(status[1])] ?? ""}`.trimEnd()
+        : oneLine(err.rawMessage);
+      shown = new ConnectError(text, err.code, err.metadata, undefined, err.cause);
+      shown.details = err.details;
+    }
+    await writeAll(io.stderr, formatRpcError(shown));
     return rpcExitCode(err);
   }
   if (io.env.PROTOCALL_DEBUG && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);

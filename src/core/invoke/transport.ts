@@ -241,6 +241,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   // window per round trip while responses are printed.
   let session: http2.ClientHttp2Session | undefined;
   let sessionReady: Promise<http2.ClientHttp2Session> | undefined;
+  const openStreams = new Map<http2.ClientHttp2Session, Set<http2.ClientHttp2Stream>>();
   const openSession = (): Promise<http2.ClientHttp2Session> => {
     if (sessionReady && session && !session.closed && !session.destroyed) return sessionReady;
     sessionReady = Promise.resolve(loadHttp2()).then(
@@ -255,7 +256,18 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
           sess.once("error", onError);
           sess.once("connect", () => {
             sess.off("error", onError);
-            sess.on("error", () => {});
+            // A failure after the handshake (a TLS alert, a reset) ends every open stream of this
+            // session with it, so no call waits on a dead connection.
+            const failStreams = (err: Error) => {
+              const streams = openStreams.get(sess);
+              if (!streams) return;
+              openStreams.delete(sess);
+              for (const st of streams) if (!st.destroyed) st.destroy(err);
+            };
+            sess.on("error", failStreams);
+            sess.once("close", () =>
+              failStreams(new ConnectError("the connection was closed", Code.Unavailable)),
+            );
             try {
               sess.setLocalWindowSize(CONNECTION_WINDOW);
             } catch {
@@ -273,7 +285,12 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       const sess = await openSession();
       const h: http2.OutgoingHttpHeaders = { ...headers, ":method": method, ":path": path };
       if (s.authority) h[":authority"] = s.authority;
-      return sess.request(h, options);
+      const stream = sess.request(h, options);
+      let streams = openStreams.get(sess);
+      if (!streams) openStreams.set(sess, (streams = new Set()));
+      streams.add(stream);
+      stream.once("close", () => streams.delete(stream));
+      return stream;
     },
     notifyResponseByteRead() {},
   };
@@ -293,12 +310,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     } catch (err) {
       throw dialFailure ?? ConnectError.from(err, Code.Unavailable);
     }
-    if (secure && mode === "h1" && s.protocol === "grpc") {
-      throw new ConnectError(
-        `the server at ${url.host} offers only HTTP/1.1, but the gRPC protocol needs HTTP/2; use --protocol connect or grpcweb`,
-        Code.Unavailable,
-      );
-    }
+    // gRPC over HTTP/1.1 (a server that negotiated http/1.1) works with servers that send trailers
+    // in a chunked body, as buf's client does; others fail with their own error.
     const inner = mode === "h2" ? await loadH2Client() : h1Client;
     // Connect before the request is logged, so verbose output reads in order (as buf's does).
     try {
@@ -313,7 +326,12 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     const sent = encoded
       ? { ...req, body: encoded }
       : { ...req, body: req.body ? coalesce(req.body) : undefined };
-    const res = await observe(inner, sent, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure);
+    let res: UniversalClientResponse;
+    try {
+      res = await observe(inner, sent, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure);
+    } catch (err) {
+      throw mode === "h2" ? notHttp2(err) : err;
+    }
     if (tap && path.endsWith(tap.suffix)) return tapMessages(res, tap.tap);
     return res;
   };
@@ -569,6 +587,30 @@ function decompress(data: Uint8Array, encoding: string): Uint8Array {
   } catch (err) {
     throw ConnectError.from(err, Code.InvalidArgument);
   }
+}
+
+/**
+ * An HTTP/2 protocol error before any response: the server does not speak HTTP/2 (typically an
+ * HTTP/1.1-only server reached with prior knowledge). `unavailable`, worded as Go's HTTP/2 client.
+ */
+function notHttp2(err: unknown): unknown {
+  const text = err instanceof ConnectError ? err.rawMessage : String(err);
+  const codes: string[] = [];
+  for (let e: unknown = err; e instanceof Error && codes.length < 8; e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === "string") codes.push(code);
+  }
+  if (
+    codes.includes("ERR_HTTP2_ERROR") ||
+    codes.includes("ERR_HTTP2_SESSION_ERROR") ||
+    text === "Protocol error"
+  ) {
+    return new ConnectError(
+      "http2: failed reading the frame payload: http2: frame too large, note that the frame header looked like an HTTP/1.1 header",
+      Code.Unavailable,
+    );
+  }
+  return err;
 }
 
 /**

@@ -311,6 +311,15 @@ describe("RPC errors", () => {
     );
   });
 
+  test("HTTP/2 to an HTTP/1.1-only server is unavailable, worded as buf's", async () => {
+    const r = await curl({ url: demo("Count", h1Only), protocol: "grpc", schemas: [schema], data: "{}" });
+    assert.equal(r.code, 112);
+    assert.equal(
+      r.stderr,
+      '{\n   "code": "unavailable",\n   "message": "http2: failed reading the frame payload: http2: frame too large, note that the frame header looked like an HTTP/1.1 header"\n}\n',
+    );
+  });
+
   test("--timeout is the deadline: deadline_exceeded (32)", async () => {
     const started = Date.now();
     const r = await curl({
@@ -518,6 +527,17 @@ describe("TLS", () => {
     const r = await curl({ url: inspect(tlsH1), cacert: pki.ca.certPath, schemas: [schema], data: "{}" });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).httpVersion, "1.1");
+  });
+
+  test("gRPC over HTTP/1.1 when the server negotiates only http/1.1, as buf", async () => {
+    const r = await curl({
+      url: `${tlsH1.url}/demo.v1.GreetService/Greet`,
+      protocol: "grpc",
+      cacert: pki.ca.certPath,
+      schemas: [schema],
+      data: '{"name":"h1"}',
+    });
+    assert.equal(r.stdout, '{\n  "greeting": "Hello, h1!"\n}\n', r.stderr);
   });
 
   test("an unknown authority is unavailable", async () => {
