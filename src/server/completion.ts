@@ -72,7 +72,8 @@ export async function complete(
   const reference = /\{\{\s*([\w.$-]*)$/.exec(before);
   if (reference) return variableItems(analyzer, doc, p, lineText, p.character - reference[1].length);
   const a = analyzer.get(doc);
-  const request = requestAt(a.file, p);
+  // Past the last line of a request (an empty body being started) still belongs to it.
+  const request = requestAt(a.file, p) ?? a.file.requests.findLast((r) => r.range.start.line <= p.line);
   if (!request) return [];
   if (request.url && p.line === request.url.range.start.line) {
     if (p.character < request.url.range.start.character) return [];

@@ -203,6 +203,21 @@ ${demo.url}/demo.v1.GreetService/Greet
     assert.ok(labels(inList).includes('"COLOR_RED"'));
   });
 
+  it("offers a skeleton of the input message where a body starts", async () => {
+    const t6 = `${text}\n### New\n${demo.url}/acme.v1.ShopService/PlaceOrder\n\n\n`;
+    client.change(uri, t6, 6);
+    const lines = t6.split("\n");
+    const items = await client.completion(uri, { line: lines.length - 2, character: 0 });
+    assert.equal(items.length, 1);
+    assert.equal(items[0].detail, "skeleton of acme.v1.OrderRequest");
+    const skeleton = JSON.parse(items[0].textEdit?.newText ?? "");
+    assert.equal(skeleton.item, "");
+    assert.deepEqual(skeleton.shipTo, { street: "", city: "" });
+    // Right under the request line, a header is expected instead.
+    const header = await client.completion(uri, { line: lines.length - 3, character: 0 });
+    assert.ok(labels(header).includes("Authorization"));
+  });
+
   it("puts Send and Copy as curl above each request, and one symbol per request", async () => {
     client.change(uri, text, 5);
     const lenses = await client.codeLenses(uri);
