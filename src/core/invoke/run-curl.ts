@@ -271,7 +271,7 @@ async function report(err: unknown, phase: "setup" | "call", io: CurlIo, log: Ve
     log.info(`RPC failed with code ${err.code}`);
     let shown = err;
     const status = /^HTTP (\d{3})$/.exec(err.rawMessage);
-    if (status || /\n|SSL routines/.test(err.rawMessage)) {
+    if (status || /SSL routines/.test(err.rawMessage)) {
       // Worded as buf words them: `HTTP status 505 HTTP Version Not Supported`, Go's TLS alerts.
       const text = status
         ? `HTTP status ${status[1]} ${STATUS_CODES[Number(status[1])] ?? ""}`.trimEnd()

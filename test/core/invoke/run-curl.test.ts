@@ -289,6 +289,16 @@ describe("RPC errors", () => {
     assert.match(r.stderr, /^ {3}"code"/m);
   });
 
+  test("error messages keep their line breaks and spaces", async () => {
+    const r = await curl({
+      url: demo("Fail"),
+      schemas: [schema],
+      data: JSON.stringify({ code: "CODE_ABORTED", message: "line 1\nline 2 \u2028 " }),
+    });
+    assert.equal(r.code, 80);
+    assert.equal(JSON.parse(r.stderr).message, "line 1\nline 2 \u2028 ");
+  });
+
   test("an error at the end of a server stream after messages", async () => {
     const r = await curl({
       url: demo("Count"),
