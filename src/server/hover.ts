@@ -5,7 +5,9 @@ import type { TextDocument } from "vscode-languageserver-textdocument";
 import { curlFlagsByName } from "../core/invoke/curl-flags";
 import { positionIn } from "../core/rpcfile/parse";
 import { requestAt } from "../core/rpcfile/request-at";
-import type { Range } from "../core/rpcfile/types";
+import type { Range, RpcRequest, Token } from "../core/rpcfile/types";
+import { findReferences, systemVariables } from "../core/rpcfile/variables";
+import { code, escapeMarkdown } from "../core/schema/docs";
 import { fullNameOf } from "../core/schema/lookup";
 import type { Analyzer } from "./analysis";
 import { bodyPlace } from "./body-location";
@@ -38,6 +40,8 @@ export async function hover(
       if (flag) return markdown(`**@${flag.name}** (\`--${flag.name}\`)\n\n${flag.help}`, o.name.range);
     }
   }
+  const reference = referenceHover(analyzer, doc, request, p);
+  if (reference) return reference;
   const url = request.url;
   const inUrl = url && within(url.range, p);
   const inBody = request.bodyRange && within(request.bodyRange, p);
@@ -75,6 +79,45 @@ export async function hover(
   if (token.kind === "string" && field.enum) {
     const value = field.enum.values.find((v) => v.name === token.value);
     if (value) return markdown(await hoverMarkdown(store, info.schema, fullNameOf(value), value), range);
+  }
+  return null;
+}
+
+/** A `{{...}}` reference: where its value comes from, and the value (file variables, environment). */
+function referenceHover(
+  analyzer: Analyzer,
+  doc: TextDocument,
+  request: RpcRequest,
+  p: Position,
+): Hover | null {
+  const tokens: Token[] = [];
+  if (request.url) tokens.push(request.url);
+  for (const h of request.headers) tokens.push(h.name, h.value);
+  for (const o of request.options) if (o.value) tokens.push(o.value);
+  for (const part of request.body) tokens.push(part.kind === "json" ? part : part.path);
+  const token = tokens.find((t) => within(t.range, p) && t.text.includes("{{"));
+  if (!token) return null;
+  const ref = findReferences(token).find((r) => within(r.range, p));
+  if (!ref) return null;
+  if (ref.system) {
+    const spec = systemVariables[ref.name];
+    if (!spec) return null;
+    return markdown(`${code([ref.name, ...spec.args].join(" "))} — ${escapeMarkdown(spec.doc)}`, ref.range);
+  }
+  const variables = analyzer.get(doc).file.variables;
+  const variable = variables.findLast((v) => v.name.text === ref.expression);
+  if (variable) {
+    return markdown(
+      `File variable ${code(`@${variable.name.text}`)} = ${code(variable.value.text)} (line ${variable.range.start.line + 1})`,
+      ref.range,
+    );
+  }
+  const environment = analyzer.environment(doc);
+  if (Object.hasOwn(environment, ref.expression)) {
+    return markdown(
+      `Environment variable ${code(ref.expression)} = ${code(environment[ref.expression])}`,
+      ref.range,
+    );
   }
   return null;
 }
