@@ -49,6 +49,8 @@ export function startLanguageServer(connection: Connection): void {
   const store = new SchemaStore(initialSettings, log);
   const analyzer = new Analyzer(store);
   const timers = new Map<string, NodeJS.Timeout>();
+  /** The latest check of each document; only its results are published. */
+  const rounds = new Map<string, number>();
   let configurationSupport = false;
   let watchRegistration = false;
   const completionOptions = { editRangeDefault: false };
@@ -63,10 +65,13 @@ export function startLanguageServer(connection: Connection): void {
       setTimeout(() => {
         timers.delete(doc.uri);
         const version = doc.version;
+        const round = (rounds.get(doc.uri) ?? 0) + 1;
+        rounds.set(doc.uri, round);
         computeDiagnostics(analyzer, store, doc).then(
           (diagnostics) => {
-            // A newer version is on its way: these results are stale.
-            if (documents.get(doc.uri)?.version !== version) return;
+            // A newer version, or a newer check of this one (the schema changed), is on its way:
+            // these results are stale.
+            if (documents.get(doc.uri)?.version !== version || rounds.get(doc.uri) !== round) return;
             void connection.sendDiagnostics({ uri: doc.uri, version, diagnostics });
           },
           (err) => log(`checking ${doc.uri} failed: ${errorMessage(err)}`),
@@ -199,6 +204,7 @@ export function startLanguageServer(connection: Connection): void {
     if (t) clearTimeout(t);
     timers.delete(e.document.uri);
     analyzer.forget(e.document.uri);
+    rounds.delete(e.document.uri);
     void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
   });
 
