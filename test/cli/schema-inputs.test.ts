@@ -13,13 +13,16 @@ import { after, before, describe, test } from "node:test";
 import { create, fromBinary, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { CodeGeneratorRequestSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { runBuf } from "../support/buf";
-import { type RunResult, runCli } from "../support/cli";
+import { type RunOptions, type RunResult, runCli } from "../support/cli";
 import { schemaFixturesDir } from "../support/schema-fixtures";
 
 const temp = mkdtempSync(join(tmpdir(), "protocall-schema-cli-"));
 // A private build cache, so that these runs do not depend on (or fill) the shared one.
 const env = { TMPDIR: join(temp, "tmp"), PROTOCALL_DEBUG: undefined };
 mkdirSync(env.TMPDIR);
+/** Runs the CLI, bounded generously: a loaded CI machine must not turn a slow start into a failure. */
+const cli = (args: string[], options: RunOptions = {}) =>
+  runCli(args, { env, timeoutMs: 60_000, ...options });
 after(() => rmSync(temp, { recursive: true, force: true }));
 
 let setPath: string;
@@ -37,7 +40,7 @@ const expectedMethods = [
 
 before(async () => {
   setPath = join(temp, "set.binpb");
-  const r = await runCli(["build", schemaFixturesDir, "-o", setPath], { env, timeoutMs: 60_000 });
+  const r = await cli(["build", schemaFixturesDir, "-o", setPath], { env, timeoutMs: 60_000 });
   assert.equal(r.code, 0, r.stderr);
   setBytes = new Uint8Array(readFileSync(setPath));
 });
@@ -67,7 +70,7 @@ function assertOneLineError(r: RunResult, message: RegExp, code = 1) {
 
 describe("protocall curl --schema: formats by content", () => {
   test("a set from protocall build lists every method", async () => {
-    const r = await runCli(["curl", "--schema", setPath, "--list-methods"], { env });
+    const r = await cli(["curl", "--schema", setPath, "--list-methods"], { env });
     assert.equal(r.stderr, "");
     assert.equal(r.code, 0);
     assert.deepEqual(r.stdout.trimEnd().split("\n"), expectedMethods);
@@ -89,7 +92,7 @@ describe("protocall curl --schema: formats by content", () => {
     const binaryNamedJson = write("set.json", setBytes);
     const paths = [json, requestFile, binaryNamedJson];
     const byPath = await Promise.all(
-      paths.map((p) => runCli(["curl", "--schema", p, "--list-methods"], { env })),
+      paths.map((p) => cli(["curl", "--schema", p, "--list-methods"], { env })),
     );
     for (const [i, r] of byPath.entries()) {
       const path = paths[i];
@@ -99,7 +102,7 @@ describe("protocall curl --schema: formats by content", () => {
     }
     const fromStdin = await Promise.all(
       [request, setBytes, readFileSync(json)].map((stdin) =>
-        runCli(["curl", "--schema", "-", "--list-services"], { env, stdin }),
+        cli(["curl", "--schema", "-", "--list-services"], { env, stdin }),
       ),
     );
     for (const r of fromStdin) {
@@ -115,13 +118,13 @@ describe("protocall curl --schema: formats by content", () => {
 
   test("a set built without source info works the same", async () => {
     const bare = join(temp, "bare.binpb");
-    const b = await runCli(["build", schemaFixturesDir, "-o", bare, "--exclude-source-info"], {
+    const b = await cli(["build", schemaFixturesDir, "-o", bare, "--exclude-source-info"], {
       env,
       timeoutMs: 60_000,
     });
     assert.equal(b.code, 0, b.stderr);
     assert.ok(readFileSync(bare).length < setBytes.length, "smaller without source info");
-    const r = await runCli(["curl", "--schema", bare, "--list-methods"], { env });
+    const r = await cli(["curl", "--schema", bare, "--list-methods"], { env });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(r.stdout.trimEnd().split("\n"), expectedMethods);
   });
@@ -136,21 +139,21 @@ describe("protocall curl --schema: bad input is one clear error", () => {
     for (let i = 0; i < bytes.length; i++) bytes[i] = x = (x * 1103515245 + 12345) & 0xff;
     const path = write("random.pb", bytes);
     assertOneLineError(
-      await runCli(list(path), { env }),
+      await cli(list(path), { env }),
       /descriptor set .*random\.pb is not a descriptor set, image or plugin request: .* at byte \d+\. Expected a descriptor set/,
     );
   });
 
   test("a truncated set says it is truncated", async () => {
     const path = write("truncated.binpb", setBytes.subarray(0, Math.floor(setBytes.length / 3)));
-    assertOneLineError(await runCli(list(path), { env }), /truncated\.binpb .*truncated/);
+    assertOneLineError(await cli(list(path), { env }), /truncated\.binpb .*truncated/);
   });
 
   test("an empty file, a missing file and stdin with garbage", async () => {
     const [empty, gone, stdin] = await Promise.all([
-      runCli(list(write("empty.desc", "")), { env }),
-      runCli(list(join(temp, "gone.binpb")), { env }),
-      runCli(list("-"), { env, stdin: Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2]) }),
+      cli(list(write("empty.desc", "")), { env }),
+      cli(list(join(temp, "gone.binpb")), { env }),
+      cli(list("-"), { env, stdin: Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2]) }),
     ]);
     assertOneLineError(empty, /empty\.desc is empty/);
     assertOneLineError(gone, /gone\.binpb does not exist/);
@@ -159,9 +162,9 @@ describe("protocall curl --schema: bad input is one clear error", () => {
 
   test("JSON that is not a descriptor set, and a .proto file under another name", async () => {
     const [config, broken, source] = await Promise.all([
-      runCli(list(write("config.json", '{"files": [], "name": "x"}')), { env }),
-      runCli(list(write("broken.json", '{"file": [{"name": ')), { env }),
-      runCli(list(write("api.protoset", 'syntax = "proto3";\npackage a;\nmessage M {}\n')), { env }),
+      cli(list(write("config.json", '{"files": [], "name": "x"}')), { env }),
+      cli(list(write("broken.json", '{"file": [{"name": ')), { env }),
+      cli(list(write("api.protoset", 'syntax = "proto3";\npackage a;\nmessage M {}\n')), { env }),
     ]);
     assertOneLineError(
       config,
@@ -179,7 +182,7 @@ describe("protocall curl --schema: bad input is one clear error", () => {
       }),
     );
     assertOneLineError(
-      await runCli(
+      await cli(
         ["curl", "--schema", path, "-d", "{}", "http://127.0.0.1:9/fixtures.options.AnnotatedService/Do"],
         {
           env,
@@ -198,7 +201,7 @@ describe("protocall curl --schema: bad input is one clear error", () => {
       }),
     );
     assertOneLineError(
-      await runCli(
+      await cli(
         ["curl", "--schema", path, "-d", "{}", "http://127.0.0.1:9/fixtures.options.AnnotatedService/Do"],
         {
           env,
@@ -212,7 +215,7 @@ describe("protocall curl --schema: bad input is one clear error", () => {
     const dir = join(temp, "bad-proto");
     mkdirSync(dir);
     writeFileSync(join(dir, "a.proto"), 'syntax = "proto3";\npackage a;\nmessage A { int32 x = 1 }\n');
-    const r = await runCli(list(dir), { env, timeoutMs: 30_000 });
+    const r = await cli(list(dir), { env, timeoutMs: 60_000 });
     assert.equal(r.code, 1, r.stderr);
     assert.equal(r.stdout, "");
     const lines = r.stderr.trimEnd().split("\n");
@@ -223,7 +226,7 @@ describe("protocall curl --schema: bad input is one clear error", () => {
     );
     assert.doesNotMatch(r.stderr, /\n\s+at /);
     // The same through protocall build.
-    const b = await runCli(["build", dir, "-o", join(temp, "never.binpb")], { env, timeoutMs: 30_000 });
+    const b = await cli(["build", dir, "-o", join(temp, "never.binpb")], { env, timeoutMs: 60_000 });
     assert.equal(b.code, 1);
     assert.match(
       b.stderr,
@@ -268,11 +271,11 @@ describe("protocall curl with a reflection server that misbehaves", () => {
       stream.on("data", () => stream.write(grpcFrame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 7, 7]))));
     });
     try {
-      const r = await runCli(
+      const r = await cli(
         ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "--list-services", server.url],
         {
           env,
-          timeoutMs: 10_000,
+          timeoutMs: 20_000,
         },
       );
       assert.equal(r.timedOut, false);
@@ -291,9 +294,9 @@ describe("protocall curl with a reflection server that misbehaves", () => {
       stream.on("data", () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
     });
     try {
-      const r = await runCli(
+      const r = await cli(
         ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "-d", "{}", `${server.url}/a.B/C`],
-        { env, timeoutMs: 10_000 },
+        { env, timeoutMs: 20_000 },
       );
       assert.equal(r.timedOut, false);
       assert.notEqual(r.code, 0);
@@ -314,7 +317,7 @@ describe("protocall build: where the output cannot go", () => {
       [join(setPath, "x.binpb"), /a part of its path is a file, not a directory/],
     ];
     const results = await Promise.all(
-      cases.map(([output]) => runCli(["build", schemaFixturesDir, "-o", output], { env, timeoutMs: 60_000 })),
+      cases.map(([output]) => cli(["build", schemaFixturesDir, "-o", output], { env, timeoutMs: 60_000 })),
     );
     for (const [i, [output, message]] of cases.entries()) {
       const r = results[i];
@@ -329,9 +332,9 @@ describe("protocall build outputs by name, as buf writes them", () => {
     const json = join(temp, "built.json");
     const gz = join(temp, "built.binpb.gz");
     const [j, g, z] = await Promise.all([
-      runCli(["build", schemaFixturesDir, "-o", json], { env, timeoutMs: 60_000 }),
-      runCli(["build", schemaFixturesDir, "-o", gz], { env, timeoutMs: 60_000 }),
-      runCli(["build", schemaFixturesDir, "-o", join(temp, "built.binpb.zst")], { env, timeoutMs: 60_000 }),
+      cli(["build", schemaFixturesDir, "-o", json], { env, timeoutMs: 60_000 }),
+      cli(["build", schemaFixturesDir, "-o", gz], { env, timeoutMs: 60_000 }),
+      cli(["build", schemaFixturesDir, "-o", join(temp, "built.binpb.zst")], { env, timeoutMs: 60_000 }),
     ]);
     assert.equal(j.code, 0, j.stderr);
     assert.equal(g.code, 0, g.stderr);
@@ -345,7 +348,7 @@ describe("protocall build outputs by name, as buf writes them", () => {
     const b = await runBuf(["build", schemaFixturesDir, "-o", bufGz], { timeoutMs: 60_000 });
     assert.equal(b.code, 0, b.stderr);
     const results = await Promise.all(
-      [json, gz, bufGz].map((schema) => runCli(["curl", "--schema", schema, "--list-methods"], { env })),
+      [json, gz, bufGz].map((schema) => cli(["curl", "--schema", schema, "--list-methods"], { env })),
     );
     for (const r of results) {
       assert.equal(r.stderr, "");
