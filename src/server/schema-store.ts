@@ -11,6 +11,7 @@ import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
 import { errorMessage } from "../core/errors";
 import { buildWorkspace, CompilerError } from "../core/schema/compiler";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "../core/schema/descriptor-set-source";
@@ -192,7 +193,8 @@ export class SchemaStore {
             const found = await source.findType(name);
             if (found?.kind === "service") return { service: found, failures };
           } catch (err) {
-            failures.push(`${source.label}: ${errorMessage(err)}`);
+            const message = err instanceof ConnectError ? err.rawMessage : errorMessage(err);
+            failures.push(message.startsWith(source.label) ? message : `${source.label}: ${message}`);
           }
         }
         return { failures, known: await this.listServices(schema) };
