@@ -2,10 +2,13 @@
 // values), then the schema's: unknown service or method (with the closest names), body documents
 // against the input message, more than one document for a method that takes one, and deprecated
 // methods and fields as hints with the Deprecated tag.
+import { readFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import type { DescMessage } from "@bufbuild/protobuf";
 import { DiagnosticSeverity, DiagnosticTag, type Diagnostic as LspDiagnostic } from "vscode-languageserver";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { positionIn } from "../core/rpcfile/parse";
-import type { Diagnostic, Range, Severity } from "../core/rpcfile/types";
+import type { Diagnostic, Range, Severity, Token } from "../core/rpcfile/types";
 import { closest } from "../core/schema/resolver";
 import type { Analyzer, RequestInfo } from "./analysis";
 import { checkBody } from "./body-check";
@@ -52,13 +55,13 @@ export async function computeDiagnostics(
     );
   }
   for (const info of infos) {
-    out.push(...requestDiagnostics(info));
+    out.push(...requestDiagnostics(info, a.baseDir));
     if (info.method && info.schema) prefetchDocs(store, info.schema, info.method);
   }
   return out;
 }
 
-function requestDiagnostics(info: RequestInfo): LspDiagnostic[] {
+function requestDiagnostics(info: RequestInfo, baseDir: string): LspDiagnostic[] {
   const out = info.conversion.map(toLsp);
   const request = info.request;
   const schema = info.schema;
@@ -167,7 +170,10 @@ function requestDiagnostics(info: RequestInfo): LspDiagnostic[] {
         ),
       );
     }
-    if (part.kind !== "json") continue;
+    if (part.kind === "include") {
+      out.push(...includeDiagnostics(part.path, baseDir, method.input));
+      continue;
+    }
     const tree = parseJsonTree(part.text);
     if (!tree) continue;
     for (const p of checkBody(tree, method.input)) {
@@ -184,6 +190,35 @@ function requestDiagnostics(info: RequestInfo): LspDiagnostic[] {
       if (p.deprecated) d.tags = [DiagnosticTag.Deprecated];
       out.push(d);
     }
+  }
+  return out;
+}
+
+/** Checks an included JSON file against the input message; problems are reported on the include line. */
+function includeDiagnostics(path: Token, baseDir: string, input: DescMessage): LspDiagnostic[] {
+  if (path.text.includes("{{")) return [];
+  const full = isAbsolute(path.text) ? path.text : resolve(baseDir, path.text);
+  let text: string;
+  try {
+    // Request files include small JSON documents; a missing file is reported by the conversion.
+    text = readFileSync(full, "utf8");
+  } catch {
+    return [];
+  }
+  if (text.length > 1 << 20) return [];
+  const out: LspDiagnostic[] = [];
+  const tree = parseJsonTree(text);
+  if (!tree) return out;
+  for (const p of checkBody(tree, input)) {
+    const at = positionIn(text, { line: 0, character: 0 }, p.start);
+    const d = make(
+      path.range,
+      p.severity === "hint" ? DiagnosticSeverity.Hint : DiagnosticSeverity.Error,
+      `${path.text}:${at.line + 1}:${at.character + 1}: ${p.message}`,
+      p.deprecated ? "deprecated" : "body",
+    );
+    if (p.deprecated) d.tags = [DiagnosticTag.Deprecated];
+    out.push(d);
   }
   return out;
 }

@@ -166,6 +166,19 @@ x-token: {{nope}}
     find(diagnostics, "invalid JSON");
   });
 
+  it("checks included JSON files against the input message", async () => {
+    writeFileSync(join(dir, "order.json"), '{\n  "item": "a",\n  "quantiti": 2\n}\n');
+    const text = `###\n${demo.url}/acme.v1.ShopService/PlaceOrder\n\n< ./order.json\n`;
+    const uri = pathToFileURL(join(dir, "include.rpc")).href;
+    client.open(uri, text);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+    const d = find(
+      diagnostics,
+      './order.json:3:3: unknown field "quantiti" in message acme.v1.OrderRequest (did you mean "quantity"?)',
+    );
+    assert.deepEqual(d.range, rangeOf(text, "./order.json"));
+  });
+
   it("takes the schema from server reflection when the workspace does not have the service", async () => {
     const text = `### Greet
 ${demo.url}/demo.v1.GreetService/Greet
