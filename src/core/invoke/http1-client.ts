@@ -1,7 +1,7 @@
 // An HTTP/1.1 client for the Connect transports (a UniversalClientFn), on Node's `http` module only.
 // connect-node has one too, but loading it loads `node:http2` as well (about 20 ms), which a call over
 // HTTP/1.1 never uses; `protocall curl` must start nearly as fast as the native `buf curl`.
-// Connections come from the given agent (which dials with our TLS and socket settings).
+// Connections come from the given pool (which dials with our TLS and socket settings).
 import * as http from "node:http";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type {
@@ -11,7 +11,8 @@ import type {
 } from "@connectrpc/connect/protocol";
 
 export interface Http1ClientOptions {
-  agent: http.Agent;
+  /** The connection pool. */
+  pool: http.Agent;
   /** Overrides the Host header (from a `Host:` request header). */
   host?: string;
 }
@@ -37,7 +38,7 @@ function request(req: UniversalClientRequest, options: Http1ClientOptions): Prom
       path: url.pathname + url.search,
       method: req.method,
       headers,
-      agent: options.agent,
+      agent: options.pool,
     });
     const fail = (err: unknown) => {
       const ce = toConnectError(err);

@@ -228,13 +228,13 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     return sock;
   };
 
-  // HTTP/1.1: an agent that dials with our settings and keeps connections for reuse.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
-  (agent as unknown as { protocol: string }).protocol = url.protocol;
-  (agent as unknown as { defaultPort: number }).defaultPort = secure ? 443 : 80;
-  (agent as unknown as { createConnection: unknown }).createConnection = () =>
+  // HTTP/1.1: a connection pool that dials with our settings and keeps connections for reuse.
+  const pool = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+  (pool as unknown as { protocol: string }).protocol = url.protocol;
+  (pool as unknown as { defaultPort: number }).defaultPort = secure ? 443 : 80;
+  (pool as unknown as { createConnection: unknown }).createConnection = () =>
     takeSpare() ?? dial(secure ? ["http/1.1"] : undefined);
-  const h1Client = createHttp1Client({ agent, host: s.authority });
+  const h1Client = createHttp1Client({ pool, host: s.authority });
 
   // HTTP/2: one session, created on first use; :authority follows a Host header. Windows are
   // large (as Go's HTTP/2 client has them), so a fast server stream is not throttled to one 64 KiB
@@ -374,7 +374,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       requestTap = body ? { suffix: pathSuffix, body } : undefined;
     },
     close() {
-      agent.destroy();
+      pool.destroy();
       session?.destroy();
       for (const sock of sockets) sock.destroy();
       spare?.destroy();
