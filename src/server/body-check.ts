@@ -91,6 +91,8 @@ function checkMessage(node: JsonNode, message: DescMessage, out: BodyProblem[]):
       err(out, m.key, `keys are quoted in JSON: write "${key}"`);
       continue;
     }
+    // `[pkg.extension]`: an extension, resolved only when the request is sent.
+    if (key.startsWith("[") && key.endsWith("]")) continue;
     const field = fieldByJsonKey(message, key);
     if (!field) {
       const names = message.fields.map((f) => f.jsonName);

@@ -25,6 +25,12 @@ describe("json tree", () => {
     });
     const between = '{"a": 1, }';
     assert.deepEqual(pick(locate(parseJsonTree(between), 9)), { path: [], role: "key", key: undefined });
+    const extension = parseJsonTree('{"[pkg.ext]": 1, "text": "x"}');
+    assert.deepEqual(
+      checkBody(extension as JsonNode, EverythingSchema),
+      [],
+      "extension keys are left to the call",
+    );
     const template = '{"a": {{value}}, "b": "{{x}}"}';
     const t = parseJsonTree(template);
     assert.equal(t?.kind === "object" && t.members[0].value?.kind, "template");
