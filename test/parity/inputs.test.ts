@@ -152,7 +152,6 @@ describe("parity: headers, data and credentials", { concurrency: 4, timeout: 300
     await assertParity(["-n", "-d", names, url()], { code: 0, env: { HOME: home, NETRC: exact } });
     await assertParity(["--netrc-file", exact, "-u", "u:p", "-d", names, url()], { code: 0 });
     await assertParity(["--netrc-file", exact, "-H", "authorization: x", "-d", names, url()], { code: 0 });
-    await assertParity(["--netrc-file", join(dir, "missing.netrc"), "-d", names, url()], { code: 1 });
     await assertParity(["-n", "--netrc-file", exact, url()], { code: 1 });
   });
 
