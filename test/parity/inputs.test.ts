@@ -197,6 +197,18 @@ describe("parity: headers, data and credentials", { concurrency: 4, timeout: 300
     }
   });
 
+  test("connection flags: timeouts and keepalive", async () => {
+    const data = inspect(["none"]);
+    await assertParity(["--connect-timeout", "5", "--keepalive-time", "30", "-d", data, url()], { code: 0 });
+    await assertParity(["--connect-timeout=2.5", "--no-keepalive", "-d", data, url()], { code: 0 });
+    await assertParity(["--timeout", "1m30s", "-d", data, url()], { code: 0 });
+    await assertParity(["--no-keepalive", "--keepalive-time", "5", url()], { code: 1 });
+    await assertParity(["--connect-timeout", "-1", url()], { code: 1 });
+    await assertParity(["--keepalive-time", "0", url()], { code: 1 });
+    await assertParity(["--timeout", "soon", url()], { code: 1 });
+    await assertParity(["--connect-timeout", "x", url()], { code: 1 });
+  });
+
   test("flag errors exit 1", async () => {
     await assertParity(["--no-such-flag", url()], { code: 1 });
     await assertParity(["--protocol", "soap", url()], { code: 1 });
