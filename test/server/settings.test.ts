@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { bufPath } from "../support/buf";
-import { type DemoServer, startDemoServer } from "../support/servers";
+import { type DemoServer, demoDescriptorSet, startDemoServer } from "../support/servers";
 import { LspClient } from "./lsp-client";
 import { createWorkspace } from "./workspace";
 
@@ -84,6 +84,55 @@ describe("language server settings", { timeout: 120_000 }, () => {
     } finally {
       await other.close();
       rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it("takes schema files from the settings", async () => {
+    const set = await demoDescriptorSet();
+    const empty = mkdtempSync(join(tmpdir(), "protocall-lsp-set-"));
+    const other = await LspClient.start({
+      rootDir: empty,
+      initializationOptions: { schemas: [set], reflection: false },
+    });
+    try {
+      const text = `###\n${demo.url}/demo.v1.GreetService/Greet\n\n{"nam": "x"}\n`;
+      const uri = pathToFileURL(join(empty, "set.rpc")).href;
+      other.open(uri, text);
+      const diagnostics = await other.diagnosticsFor(uri, 1);
+      assert.ok(
+        diagnostics.some((d) => d.message.includes('unknown field "nam" in message demo.v1.GreetRequest')),
+      );
+    } finally {
+      await other.close();
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it("drops cached reflection on protocall/refreshSchemas", async () => {
+    const own = await startDemoServer();
+    let closed = false;
+    try {
+      const text = `###\n${own.url}/demo.v1.GreetService/Greet\n\n{"name": "x"}\n`;
+      const uri = pathToFileURL(join(dir, "refresh.rpc")).href;
+      client.open(uri, text);
+      assert.deepEqual(await client.diagnosticsFor(uri, 1), []);
+      await own.close();
+      closed = true;
+      const count = client.published(uri).length;
+      await client.request("protocall/refreshSchemas", null);
+      const deadline = Date.now() + 30_000;
+      while (client.published(uri).length === count && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const after = client.published(uri).at(-1)?.diagnostics ?? [];
+      assert.ok(
+        after.some(
+          (d) => d.message.includes("cannot be checked against the server") && d.message.includes("refused"),
+        ),
+        JSON.stringify(after),
+      );
+    } finally {
+      if (!closed) await own.close();
     }
   });
 });
