@@ -172,6 +172,19 @@ describe("parity: protocols × streaming shapes × transports", { concurrency: 4
     );
   });
 
+  test("a Host header is the default TLS server name", async () => {
+    const call = `${tls.url}/demo.v1.DemoService/Inspect`;
+    await assertParity(
+      ["--cacert", pki.ca.certPath, "-H", "Host: localhost", "-d", '{"headerNames": ["host"]}', call],
+      {
+        code: 0,
+      },
+    );
+    await assertParity(["--cacert", pki.ca.certPath, "-H", "Host: wrong.example", "-d", "{}", call], {
+      errors: "code",
+    });
+  });
+
   test("--servername selects the name verified", async () => {
     const url = tls.url.replace("127.0.0.1", "localhost");
     await assertParity(
