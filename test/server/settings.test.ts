@@ -102,6 +102,18 @@ describe("language server settings", { timeout: 120_000 }, () => {
       assert.ok(
         diagnostics.some((d) => d.message.includes('unknown field "nam" in message demo.v1.GreetRequest')),
       );
+      // Reflection is off: a service the set lacks is unknown, not "cannot be checked against the server".
+      const missing = "###\nhttp://127.0.0.1:9/demo.v1.GreetServic/Greet\n";
+      other.change(uri, missing, 2);
+      const second = await other.diagnosticsFor(uri, 2);
+      assert.ok(
+        second.some(
+          (d) =>
+            d.severity === 1 &&
+            d.message.includes('unknown service "demo.v1.GreetServic"; did you mean "demo.v1.GreetService"?'),
+        ),
+        JSON.stringify(second),
+      );
     } finally {
       await other.close();
       rmSync(empty, { recursive: true, force: true });
