@@ -21,6 +21,7 @@ import { complete } from "./completion";
 import { computeDiagnostics } from "./diagnostics";
 import { hover } from "./hover";
 import { codeLenses, documentSymbols } from "./lenses";
+import { refreshRequest } from "./protocol";
 import { SchemaStore } from "./schema-store";
 import { defaultSettings, mergeSettings } from "./settings";
 
@@ -35,9 +36,6 @@ const watched = [
   "**/.env",
 ];
 const watchedPattern = /(\.proto|buf\.yaml|buf\.work\.yaml|buf\.lock|\.binpb|\.env\.json|\.env)$/;
-
-/** A custom request: drop every cached schema (reflection included) and check all files again. */
-export const refreshRequest = "protocall/refreshSchemas";
 
 /** How long typing may pause before a document is checked. */
 const debounceMs = 40;

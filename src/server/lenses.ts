@@ -1,9 +1,7 @@
 // Code lenses above each request ("▶ Send", "Copy as curl") and document symbols (one per request).
 import { type CodeLens, type DocumentSymbol, SymbolKind } from "vscode-languageserver";
 import type { RpcFile } from "../core/rpcfile/types";
-
-export const sendCommand = "protocall.send";
-export const copyAsCurlCommand = "protocall.copyAsCurl";
+import { copyAsCurlCommand, sendCommand } from "./protocol";
 
 export function codeLenses(uri: string, file: RpcFile): CodeLens[] {
   const lenses: CodeLens[] = [];
