@@ -23,7 +23,9 @@ function exercise(h: AnyHeaders) {
   h.append("x-gone", "x");
   h.delete("X-Gone");
   const seen: string[] = [];
-  h.forEach((v, n) => seen.push(`${n}=${v}`));
+  h.forEach((v, n) => {
+    seen.push(`${n}=${v}`);
+  });
   return {
     get: [h.get("x-b"), h.get("X-A"), h.get("set-cookie"), h.get("missing")],
     has: [h.has("CONTENT-TYPE"), h.has("x-gone")],
