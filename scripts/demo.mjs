@@ -150,13 +150,14 @@ async function main() {
   process.stdout.write(
     [
       "",
-      `The demo server keeps running at ${url} (Ctrl+C to stop). Try:`,
-      `  node dist/cli.js curl --list-methods ${url}`,
-      `  node dist/cli.js curl -d '{"text": "hi"}' ${url}/demo.v1.DemoService/Sample`,
-      `  node dist/cli.js curl --protocol grpcweb -d '{"count": 5, "delayMs": 500}' ${url}/demo.v1.DemoService/Count`,
-      `  node dist/cli.js curl -d @- ${url}/demo.v1.DemoService/Chat     (type JSON lines, Ctrl+D to end)`,
-      `  node dist/cli.js curl -v -H 'x-demo: 1' -d '{}' ${url}/demo.v1.DemoService/Inspect`,
-      `  node dist/cli.js curl --emit-defaults -d '{}' ${url}/demo.v1.DemoService/Echo`,
+      `The demo server keeps running at ${url} (Ctrl+C to stop). Try these`,
+      "(node bin/protocall.js is the `protocall` command; `npm link` puts it on your PATH):",
+      `  node bin/protocall.js curl --list-methods ${url}`,
+      `  node bin/protocall.js curl -d '{"text": "hi"}' ${url}/demo.v1.DemoService/Sample`,
+      `  node bin/protocall.js curl --protocol grpcweb -d '{"count": 5, "delayMs": 500}' ${url}/demo.v1.DemoService/Count`,
+      `  node bin/protocall.js curl -d @- ${url}/demo.v1.DemoService/Chat     (type JSON lines, Ctrl+D to end)`,
+      `  node bin/protocall.js curl -v -H 'x-demo: 1' -d '{}' ${url}/demo.v1.DemoService/Inspect`,
+      `  node bin/protocall.js curl --emit-defaults -d '{}' ${url}/demo.v1.DemoService/Echo`,
       "",
     ].join("\n"),
   );
