@@ -46,6 +46,9 @@ export interface ServiceLookup {
   known?: string[];
 }
 
+/** Reflection sources kept open at most (the least recently used is closed). */
+const maxReflections = 16;
+
 /** How long a look-up that failed because a source could not answer is reused. */
 const failureTtlMs = 3000;
 
@@ -167,15 +170,29 @@ export class SchemaStore {
   /** A reflection source by key, created by `open` the first time. */
   reflection(key: string, open: () => Promise<FileSource>): Promise<Opened> {
     let p = this.reflections.get(key);
-    if (!p) {
+    if (p) {
+      // Most recently used last, so that the oldest are the first to go.
+      this.reflections.delete(key);
+      this.reflections.set(key, p);
+    } else {
+      // URLs being typed (`http://loc`, `http://localhost:8`, ...) each make a key: keep a few.
+      while (this.reflections.size >= maxReflections) {
+        const [oldest, opened] = this.reflections.entries().next().value as [string, Promise<Opened>];
+        this.reflections.delete(oldest);
+        void opened.then((o) => o.source?.close()).catch(() => {});
+      }
       p = open().then(
         (source) => ({ source }),
         (err) => ({ problem: errorMessage(err) }),
       );
       this.reflections.set(key, p);
       // A source that could not even be created (a missing certificate file) is retried later.
+      const opened = p;
       void p.then((o) => {
-        if (o.problem) setTimeout(() => this.reflections.delete(key), failureTtlMs).unref();
+        if (!o.problem) return;
+        setTimeout(() => {
+          if (this.reflections.get(key) === opened) this.reflections.delete(key);
+        }, failureTtlMs).unref();
       });
     }
     return p;
