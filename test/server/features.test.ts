@@ -104,13 +104,13 @@ ${demo.url}/demo.v1.GreetService/Greet
 
   it("hovers variable references", async () => {
     const h = await client.hover(uri, positionOf(text, "{{host}}", 3));
-    assert.equal((h?.contents as MarkupContent).value, `File variable \`@host\` = \`${demo.url}\` (line 1)`);
+    assert.equal(markdown(h), `File variable \`@host\` = \`${demo.url}\` (line 1)`);
     assert.deepEqual(h?.range, { start: positionOf(text, "{{host}}"), end: positionOf(text, "{{host}}", 8) });
     const sys = `###\n${demo.url}/demo.v1.GreetService/Greet\nx-id: {{$randomInt 1 9}}\n`;
     const sysUri = pathToFileURL(join(dir, "sys.rpc")).href;
     client.open(sysUri, sys);
     const s = await client.hover(sysUri, positionOf(sys, "$randomInt", 2));
-    assert.match((s?.contents as MarkupContent).value, /^`\$randomInt MIN MAX` — A random integer from MIN/);
+    assert.match(markdown(s), /^`\$randomInt MIN MAX` — A random integer from MIN/);
   });
 
   it("completes request options after # @ and header names", async () => {

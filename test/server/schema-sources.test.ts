@@ -59,7 +59,8 @@ http://127.0.0.1:9/demo.v1.GreetService/Greet
     const diagnostics = await client.diagnosticsFor(uri, 1);
     find(diagnostics, 'unknown field "nam" in message demo.v1.GreetRequest (did you mean "name"?)');
     const hover = await client.hover(uri, positionOf(text, "Greet\n", 1));
-    assert.match((hover?.contents as { value: string }).value, /GreetService\.Greet/);
+    assert.ok(hover);
+    assert.match((hover.contents as { value: string }).value, /GreetService\.Greet/);
   });
 
   it("reflects over TLS with the request's @cacert, and says so when it cannot", async () => {
