@@ -131,13 +131,18 @@ export class Analyzer {
       full.options ?? ctx.toCurl({ ...a.file, diagnostics: [] }, { ...request, body: [] }).options;
     let names = options?.url ? resolvedNames(options.url) : {};
     if (!options) {
-      // The request line does not resolve (an undefined variable): the workspace's schema still
-      // checks the body when the service and method are written out.
+      // The request does not convert (an undefined variable, a bad option value): the workspace's
+      // schema and the request's @schema values still check the body when the service and method
+      // are written out.
       const service = info.url?.service?.text;
       const method = info.url?.method?.text;
       if (!service || !method || service.includes("{{") || method.includes("{{")) return info;
       options = defaultCurlOptions();
       options.reflect = false;
+      for (const o of request.options) {
+        if (o.name.text === "schema" && o.value && !o.value.text.includes("{{"))
+          options.schemas.push(o.value.text);
+      }
       names = { service, method };
     } else info.options = options;
     if (isListMode(options)) return info;

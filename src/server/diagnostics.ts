@@ -67,7 +67,11 @@ function requestDiagnostics(info: RequestInfo, baseDir: string): LspDiagnostic[]
   const schema = info.schema;
   if (!schema || !request.url) return out;
   for (const p of schema.problems) {
-    const option = request.options.find((o) => o.name.text === "schema" && o.value?.text === p.what);
+    // The conversion made relative @schema paths absolute.
+    const option = request.options.find(
+      (o) =>
+        o.name.text === "schema" && o.value && resolve(baseDir, o.value.text) === resolve(baseDir, p.what),
+    );
     const range = option?.value?.range ?? request.url.range;
     out.push(
       make(

@@ -164,6 +164,12 @@ x-token: {{nope}}
     const variable = find(diagnostics, "undefined variable {{nope}}");
     assert.deepEqual(variable.range, rangeOf(text, "{{nope}}"));
     find(diagnostics, "invalid JSON");
+    const schema = find(
+      diagnostics,
+      `cannot load the schema from ./missing.binpb: schema ${join(dir, "missing.binpb")} does not exist`,
+    );
+    assert.equal(schema.severity, 1);
+    assert.deepEqual(schema.range, rangeOf(text, "./missing.binpb"));
   });
 
   it("checks included JSON files against the input message", async () => {

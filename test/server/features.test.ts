@@ -68,6 +68,12 @@ ${demo.url}/demo.v1.GreetService/Greet
     assert.match(value, /\(acme\.v1\.audit\) = "orders"/);
   });
 
+  it("hovers the service in the URL", async () => {
+    const value = markdown(await client.hover(uri, positionOf(text, "ShopService/", 2)));
+    assert.match(value, /\*\*service\*\* `acme\.v1\.ShopService` — 4 methods/);
+    assert.match(value, /ShopService sells things\\\./);
+  });
+
   it("hovers a JSON key: comments, number, type, label, json_name and options", async () => {
     const h = await client.hover(uri, positionOf(text, '"item"', 2));
     const value = markdown(h);
