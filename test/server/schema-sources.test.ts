@@ -2,7 +2,7 @@
 // descriptor sets, reflection over TLS with the request's certificate options and headers, and the
 // workspace build, whose compiler errors go to the .proto files.
 import assert from "node:assert/strict";
-import { rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -61,6 +61,26 @@ http://127.0.0.1:9/demo.v1.GreetService/Greet
     const hover = await client.hover(uri, positionOf(text, "Greet\n", 1));
     assert.ok(hover);
     assert.match((hover.contents as { value: string }).value, /GreetService\.Greet/);
+  });
+
+  it("reads descriptor-set files (*.binpb) found in the workspace folders", async () => {
+    const text = '###\n# @reflect false\nhttp://127.0.0.1:9/demo.v1.GreetService/Greet\n\n{"nam": "x"}\n';
+    const uri = pathToFileURL(join(dir, "binpb.rpc")).href;
+    client.open(uri, text);
+    const before = await client.diagnosticsFor(uri, 1);
+    assert.ok(!before.some((d) => d.message.includes('unknown field "nam"')), "not in the workspace yet");
+    mkdirSync(join(dir, "sets"), { recursive: true });
+    copyFileSync(await demoDescriptorSet(), join(dir, "sets/demo.binpb"));
+    void client.connection.sendNotification("workspace/didChangeWatchedFiles", {
+      changes: [{ uri: pathToFileURL(join(dir, "sets/demo.binpb")).href, type: 1 }],
+    });
+    client.change(uri, text, 2);
+    const after = await client.diagnosticsFor(uri, 2);
+    find(after, 'unknown field "nam" in message demo.v1.GreetRequest');
+    rmSync(join(dir, "sets"), { recursive: true, force: true });
+    void client.connection.sendNotification("workspace/didChangeWatchedFiles", {
+      changes: [{ uri: pathToFileURL(join(dir, "sets/demo.binpb")).href, type: 3 }],
+    });
   });
 
   it("reflects over TLS with the request's @cacert, and says so when it cannot", async () => {
