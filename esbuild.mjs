@@ -21,6 +21,20 @@ const entries = [
   },
 ];
 
+// @bufbuild/protoplugin (comments and declarations for hover docs) imports @typescript/vfs for its
+// transpiler, which the CLI and the language server never call. Resolving it to an empty module keeps
+// that code (and its require.resolve of the TypeScript compiler) out of those bundles.
+const withoutTranspiler = {
+  name: "without-typescript-transpiler",
+  setup(build) {
+    build.onResolve({ filter: /^@typescript\/vfs$/ }, () => ({ path: "typescript-vfs", namespace: "empty" }));
+    build.onLoad({ filter: /.*/, namespace: "empty" }, () => ({
+      contents: "module.exports = {};",
+      loader: "js",
+    }));
+  },
+};
+
 const builds = [];
 for (const entry of entries) {
   if (!existsSync(entry.in)) continue;
@@ -39,6 +53,7 @@ for (const entry of entries) {
     banner: entry.banner ? { js: entry.banner } : undefined,
     logLevel: "warning",
     define: { "process.env.PROTOCALL_BUNDLED": '"1"' },
+    plugins: entry.out === "protoc-gen-rpc" ? [] : [withoutTranspiler],
   };
   if (watch) {
     const ctx = await esbuild.context(options);
