@@ -9,12 +9,15 @@ import type {
   UniversalClientRequest,
   UniversalClientResponse,
 } from "@connectrpc/connect/protocol";
+import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
 
 export interface Http1ClientOptions {
   /** The connection pool. */
   pool: http.Agent;
   /** Overrides the Host header (from a `Host:` request header). */
   host?: string;
+  /** Sends the values of a repeated header name as separate fields. */
+  splitHeader?: HeaderSplitter;
 }
 
 export function createHttp1Client(options: Http1ClientOptions): UniversalClientFn {
@@ -29,6 +32,7 @@ function request(req: UniversalClientRequest, options: Http1ClientOptions): Prom
       headers[name] = prev === undefined ? value : `${prev}, ${value}`;
     });
     if (options.host) headers.host = options.host;
+    splitNodeHeaders(headers, options.splitHeader);
     const url = new URL(req.url);
     let settled = false;
     const nodeReq = http.request({

@@ -8,9 +8,11 @@
 // keys, print `null` for unset message fields, or print -0, and it would build an intermediate
 // object for every one of possibly many thousands of streamed messages.
 import {
+  type DescExtension,
   type DescField,
   type DescMessage,
   fromBinary,
+  getExtension,
   isFieldSet,
   type JsonValue,
   type Message,
@@ -27,6 +29,8 @@ export interface JsonOutputOptions {
   indent?: string;
   /** Finds the message type named by a google.protobuf.Any (full name, no type URL prefix). */
   resolveAny?: (typeName: string) => DescMessage | undefined;
+  /** Finds the extension of a message type with a field number, to print it as "[pkg.ext]". */
+  resolveExtension?: (extendee: DescMessage, number: number) => DescExtension | undefined;
 }
 
 const IMPLICIT = 2; // google.protobuf.FeatureSet.FieldPresence.IMPLICIT
@@ -107,12 +111,14 @@ class JsonWriter {
   private readonly emitDefaults: boolean;
   private readonly unit: string;
   private readonly resolveAny?: (typeName: string) => DescMessage | undefined;
+  private readonly resolveExtension?: (extendee: DescMessage, number: number) => DescExtension | undefined;
   private readonly indents: string[] = [""];
 
   constructor(options: JsonOutputOptions) {
     this.emitDefaults = options.emitDefaults ?? false;
     this.unit = options.indent ?? "  ";
     this.resolveAny = options.resolveAny;
+    this.resolveExtension = options.resolveExtension;
   }
 
   private ind(depth: number): string {
@@ -163,7 +169,30 @@ class JsonWriter {
       }
       if (value !== undefined) entries.push(`${JSON.stringify(field.jsonName)}: ${value}`);
     }
+    const unknown = msg.$unknown;
+    if (unknown && unknown.length > 0 && this.resolveExtension) this.extensions(desc, msg, depth, entries);
     return this.object(entries, depth);
+  }
+
+  /** Extension fields after the declared ones, sorted by full name, as Go's protojson prints them. */
+  private extensions(desc: DescMessage, msg: Message, depth: number, entries: string[]): void {
+    const found = new Map<string, DescExtension>();
+    for (const u of msg.$unknown ?? []) {
+      const ext = this.resolveExtension?.(desc, u.no);
+      if (ext) found.set(ext.typeName, ext);
+    }
+    for (const name of [...found.keys()].sort(compareUtf8)) {
+      const ext = found.get(name) as DescExtension;
+      let value: unknown;
+      try {
+        value = getExtension(msg, ext);
+      } catch (err) {
+        throw new ProtocallError(
+          `cannot print extension [${name}] of ${desc.typeName}: ${(err as Error).message}`,
+        );
+      }
+      entries.push(`"[${name}]": ${this.field(ext as unknown as DescField, value, depth + 1)}`);
+    }
   }
 
   private isSet(msg: Message, field: DescField, record: Record<string, unknown>): boolean {

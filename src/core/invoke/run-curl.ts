@@ -6,7 +6,13 @@ import { createWriteStream } from "node:fs";
 import { STATUS_CODES } from "node:http";
 import { resolve } from "node:path";
 import type { Writable } from "node:stream";
-import { createRegistry, type DescMessage, type Message, type Registry } from "@bufbuild/protobuf";
+import {
+  createRegistry,
+  type DescExtension,
+  type DescMessage,
+  type Message,
+  type Registry,
+} from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { errorMessage, ProtocallError } from "../errors";
 import type { Resolver } from "../schema/resolver";
@@ -17,9 +23,11 @@ import { invokeMethod } from "./invoke";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
 import { collectAnyTypeNames, createMessageFormatter, reachesAny } from "./output";
+import { headerSplitter } from "./repeated-headers";
 import { openRequestData } from "./request-data";
 import { formatRpcError, rpcExitCode } from "./rpc-error";
 import { type CurlTransport, chooseHttpMode, createCurlTransport } from "./transport";
+import { findUnknownFields, reachesExtendable, unknownFieldSize } from "./unknown-fields";
 import { isListMode, parseCurlUrl, usesReflection } from "./url";
 import { validateCurlOptions } from "./validate";
 import { createVerboseLog, type VerboseLog } from "./verbose";
@@ -73,6 +81,7 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
         servername: o.servername,
         cwd: io.cwd,
         log,
+        splitHeader: headerSplitter(headers, h.reflectHeaders),
       });
     }
 
@@ -177,7 +186,45 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
     const output = method.output;
     const emitDefaults = o.emitDefaults;
     const mayHoldAny = reachesAny(output);
-    const formatter = createMessageFormatter({ emitDefaults, resolveAny: (name) => registry(name) });
+    // Extensions print as "[pkg.ext]" once a source defines them; other undeclared fields are
+    // dropped, and verbose mode reports their size. Only scanned when that can matter.
+    const extensions = new Map<string, DescExtension | null>();
+    const scanUnknown = o.verbose || reachesExtendable(output);
+    const resolveExtension = (d: DescMessage, no: number) =>
+      extensions.get(`${d.typeName}:${no}`) ?? undefined;
+    // Synchronous (undefined) when the message has no undeclared field or all are known already.
+    const prepareUnknown = (message: Message): Promise<void> | undefined => {
+      const found = findUnknownFields(output, message);
+      if (found.length === 0) return undefined;
+      const report = () => {
+        let dropped = 0;
+        for (const { extendee, field } of found) {
+          if (!extensions.get(`${extendee.typeName}:${field.no}`)) dropped += unknownFieldSize(field);
+        }
+        if (dropped > 0) {
+          log.line(
+            `Response message (${output.typeName}) contained ${dropped} bytes of unrecognized fields.`,
+          );
+        }
+      };
+      const missing = found.filter(
+        ({ extendee, field }) => !extensions.has(`${extendee.typeName}:${field.no}`),
+      );
+      if (missing.length === 0) return void report();
+      return (async () => {
+        for (const { extendee, field } of missing) {
+          const key = `${extendee.typeName}:${field.no}`;
+          if (extensions.has(key)) continue;
+          extensions.set(key, (await res.findExtension(extendee.typeName, field.no)) ?? null);
+        }
+        report();
+      })();
+    };
+    const formatter = createMessageFormatter({
+      emitDefaults,
+      resolveAny: (name) => registry(name),
+      resolveExtension,
+    });
     const format = (message: Message) => formatter(output, message);
     await invokeMethod({
       transport: curl.transport,
@@ -194,10 +241,14 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
       // Synchronous unless output must wait (backpressure) or an Any needs its type loaded: a long
       // stream should not pay for a promise per message.
       onMessage: (message) => {
-        if (mayHoldAny) {
-          return ensureAnyTypes(output, message).then(() => sink.write(`${format(message)}\n`));
-        }
-        return sink.write(`${format(message)}\n`);
+        const write = () => {
+          if (mayHoldAny) {
+            return ensureAnyTypes(output, message).then(() => sink.write(`${format(message)}\n`));
+          }
+          return sink.write(`${format(message)}\n`);
+        };
+        const pending = scanUnknown ? prepareUnknown(message) : undefined;
+        return pending ? pending.then(write) : write();
       },
     });
     await sink.close();

@@ -27,6 +27,7 @@ import { ProtocallError } from "../errors";
 import { coalesce } from "./batch";
 import { createHttp1Client } from "./http1-client";
 import type { CurlOptions, Protocol } from "./options";
+import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
 import { logHeaders, type VerboseLog } from "./verbose";
 
 type NodeHttp2ClientSessionManager = ReturnType<
@@ -56,6 +57,8 @@ export interface TransportSettings {
   /** Resolves relative TLS file paths. */
   cwd?: string;
   log: VerboseLog;
+  /** Sends the values of a repeated header name as separate fields (see repeated-headers.ts). */
+  splitHeader?: HeaderSplitter;
 }
 
 /**
@@ -234,7 +237,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   (pool as unknown as { defaultPort: number }).defaultPort = secure ? 443 : 80;
   (pool as unknown as { createConnection: unknown }).createConnection = () =>
     takeSpare() ?? dial(secure ? ["http/1.1"] : undefined);
-  const h1Client = createHttp1Client({ pool, host: s.authority });
+  const h1Client = createHttp1Client({ pool, host: s.authority, splitHeader: s.splitHeader });
 
   // HTTP/2: one session, created on first use; :authority follows a Host header. Windows are
   // large (as Go's HTTP/2 client has them), so a fast server stream is not throttled to one 64 KiB
@@ -285,6 +288,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       const sess = await openSession();
       const h: http2.OutgoingHttpHeaders = { ...headers, ":method": method, ":path": path };
       if (s.authority) h[":authority"] = s.authority;
+      splitNodeHeaders(h, s.splitHeader);
       const stream = sess.request(h, options);
       let streams = openStreams.get(sess);
       if (!streams) openStreams.set(sess, (streams = new Set()));
@@ -328,7 +332,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       : { ...req, body: req.body ? coalesce(req.body) : undefined };
     let res: UniversalClientResponse;
     try {
-      res = await observe(inner, sent, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure);
+      res = await observe(inner, sent, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure, s.splitHeader);
     } catch (err) {
       throw mode === "h2" ? notHttp2(err) : err;
     }
@@ -389,13 +393,14 @@ async function observe(
   log: VerboseLog,
   version: string,
   dialFailure: () => ConnectError | undefined,
+  splitHeader?: HeaderSplitter,
 ): Promise<UniversalClientResponse> {
   const n = log.nextRequest();
   let body = req.body;
   if (log.enabled) {
     const u = new URL(req.url);
     log.line(`> (#${n}) ${req.method} ${u.pathname}${u.search}`);
-    logHeaders(log, ">", n, req.header);
+    logHeaders(log, ">", n, req.header, false, splitHeader);
     log.line(`> (#${n})`);
     if (body)
       body = countBytes(

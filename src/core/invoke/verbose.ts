@@ -6,6 +6,7 @@
 //   `< (#N) [*] `   trailers carried in the body (Connect end-of-stream, gRPC-Web trailer frame)
 //   `{ (#N) [k bytes data]`  response body bytes received
 // N counts HTTP requests from 1. Secret header values are redacted.
+import type { HeaderSplitter } from "./repeated-headers";
 
 export interface VerboseLog {
   readonly enabled: boolean;
@@ -69,14 +70,23 @@ export function redactHeaderValue(name: string, value: string): string {
 }
 
 /** Writes headers as sorted `<marker> (#N) Name: value` lines. */
-export function logHeaders(log: VerboseLog, marker: string, n: number, headers: Headers, star = false): void {
+export function logHeaders(
+  log: VerboseLog,
+  marker: string,
+  n: number,
+  headers: Headers,
+  star = false,
+  split?: HeaderSplitter,
+): void {
   if (!log.enabled) return;
   const lines: [string, string][] = [];
   headers.forEach((value, name) => {
     if (name === "set-cookie") {
       for (const v of headers.getSetCookie()) lines.push([name, v]);
     } else {
-      lines.push([name, value]);
+      const values = split?.(name, value);
+      if (values) for (const v of values) lines.push([name, v]);
+      else lines.push([name, value]);
     }
   });
   lines.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
