@@ -1,4 +1,4 @@
-// ListWebhooks paging through the CLI and the registry emulator: more webhooks than one page holds.
+// ListWebhooks paging through the CLI and the registry emulator over HTTPS: more webhooks than one page holds.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -6,9 +6,11 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { startCliServer } from "../core/webhooks/support";
 import { runCli } from "../support/cli";
+import { createTestPki } from "../support/tls";
 
 test("webhook list follows every page (page size 2, five webhooks)", { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "protocall-paging-"));
+  const pki = await createTestPki();
   const names = ["r1", "r2", "r3", "r4", "r5"];
   writeFileSync(
     join(dir, "config.json"),
@@ -24,10 +26,15 @@ test("webhook list follows every page (page size 2, five webhooks)", { timeout: 
     join(dir, "config.json"),
     "--page-size",
     "2",
+    "--cert",
+    pki.server.certPath,
+    "--key",
+    pki.server.keyPath,
     "--verbose",
   ]);
   try {
-    const env = { PROTOCALL_TOKEN: "alice-token" };
+    assert.match(registry.url, /^https:/);
+    const env = { PROTOCALL_TOKEN: "alice-token", NODE_EXTRA_CA_CERTS: pki.ca.certPath };
     for (const name of names) {
       const r = await runCli(
         [

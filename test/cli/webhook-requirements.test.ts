@@ -343,3 +343,76 @@ test("registry serve --state: webhooks and commits survive a restart", { timeout
   assert.equal(next.code, 0, next.stderr);
   assert.equal(Number(JSON.parse(next.stdout).commit.commitSequenceId), sequence + 1);
 });
+
+test("listen --tls certificate trusted with registry serve --trust-ca: the delivery arrives; replay --to any URL", {
+  timeout: 60_000,
+}, async () => {
+  const xdg = mkdtempSync(join(tmpdir(), "protocall-xdg-"));
+  const store = join(xdg, "events.store");
+  const listener = await startCliServer(["listen", "--tls", "--store", store], { XDG_CONFIG_HOME: xdg });
+  const certPath = join(xdg, "protocall", "listener-cert.pem");
+  const local = await startCliServer([
+    "registry",
+    "serve",
+    "--batch-interval",
+    "200ms",
+    "--trust-ca",
+    certPath,
+  ]);
+  const got: { type: string; body: Buffer }[] = [];
+  const capture = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      got.push({ type: req.headers["content-type"] ?? "", body: Buffer.concat(chunks) });
+      res.writeHead(200);
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => capture.listen(0, "127.0.0.1", r));
+  try {
+    const env = tokenEnv({ PROTOCALL_TOKEN: "alice-token" });
+    const created = await runCli(
+      [
+        "webhook",
+        "create",
+        "--owner",
+        "acme",
+        "--repository",
+        "petapis",
+        "--callback-url",
+        listener.url,
+        "--remote",
+        local.url,
+      ],
+      { env },
+    );
+    assert.equal(created.code, 0, created.stderr);
+    const pushed = await runCli(
+      ["registry", "push", "--remote", local.url, "--owner", "acme", "--repository", "petapis"],
+      { env },
+    );
+    assert.equal(pushed.code, 0, pushed.stderr);
+    const commitId = JSON.parse(pushed.stdout).commit.id as string;
+    const line = await waitFor(
+      () => listener.lines.find((l) => l.includes(commitId)),
+      "the delivery",
+      20_000,
+    );
+    const delivered = JSON.parse(line) as { id: number; status: string };
+    assert.equal(delivered.status, "accepted");
+    const to = `http://127.0.0.1:${(capture.address() as { port: number }).port}/anywhere`;
+    const replayed = await runCli(["listen", "replay", String(delivered.id), "--store", store, "--to", to]);
+    assert.equal(replayed.code, 0, replayed.stderr);
+    assert.equal(JSON.parse(replayed.stdout).to, to);
+    assert.equal(got.length, 1);
+    assert.equal(got[0].type, "application/proto");
+    assert.equal(
+      fromBinary(EventRequestSchema, got[0].body).payload?.payload.value?.repositoryCommit?.id,
+      commitId,
+    );
+  } finally {
+    await Promise.all([listener.stop(), local.stop()]);
+    await new Promise<void>((r) => capture.close(() => r()));
+  }
+});

@@ -3,14 +3,20 @@
 // and webhooks switched off in the configuration file.
 import assert from "node:assert/strict";
 import https from "node:https";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { parseRegistryConfig } from "../../../src/core/webhooks/emulator/config";
+import {
+  defaultRegistryConfig,
+  loadRegistryConfig,
+  parseRegistryConfig,
+} from "../../../src/core/webhooks/emulator/config";
 import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
 import { WebhookEvent, WebhookService } from "../../../src/gen/buf/alpha/registry/v1alpha1/webhook_pb";
 import { RegistryService } from "../../../src/gen/protocall/registry/v1/registry_pb";
+import { repoRoot } from "../../support/cli";
 import { createTestPki, type TestPki } from "../../support/tls";
 import { waitFor } from "./support";
 
@@ -258,4 +264,15 @@ test("webhooks switched off in the configuration: every WebhookService call is r
   } finally {
     await off.close();
   }
+});
+
+test("the shipped example configuration is the built-in default, in the documented shape", () => {
+  const file = loadRegistryConfig(join(repoRoot, "examples/registry/config.json"));
+  assert.deepEqual(file, defaultRegistryConfig);
+  assert.deepEqual(file.repositories[0], {
+    owner: "acme",
+    name: "petapis",
+    admins: ["alice"],
+    members: ["bob"],
+  });
 });

@@ -162,10 +162,11 @@ test("push: delivered within one batch interval, with the commit's author and ta
   const before = store.count();
   const res = await push("petapis", ["v1.2.3"]);
   assert.equal(res.eventQueued, true);
-  await waitFor(() => store.count() > before, "the delivery", INTERVAL * 5);
+  await waitFor(() => store.count() > before, "the delivery", INTERVAL * 10);
   const elapsed = Date.now() - started;
-  // One interval, plus slack for a busy machine.
-  assert.ok(elapsed >= INTERVAL - 20 && elapsed < INTERVAL + 2000, `delivered after ${elapsed} ms`);
+  // Not before one interval; the upper bound is loose because a busy CI machine may be slow (that the
+  // first batch carries the event is checked below, without a clock).
+  assert.ok(elapsed >= INTERVAL - 20 && elapsed < INTERVAL * 10, `delivered after ${elapsed} ms`);
   const last = (await store.list()).at(-1)!;
   const push0 = (last.event as { payload: { repositoryPush: Record<string, Record<string, unknown>> } })
     .payload.repositoryPush;
@@ -181,6 +182,7 @@ test("push: delivered within one batch interval, with the commit's author and ta
   );
   assert.equal(attempt.success, true);
   assert.equal(attempt.httpStatus, 200);
+  assert.equal(attempt.batch, 1, "the first batch after the push carried it");
 });
 
 test("45 pushes are delivered in batches of 20, 20 and 5, in push order", async () => {
