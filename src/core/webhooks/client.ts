@@ -249,12 +249,9 @@ function errorFromResponse(
         ? `HTTP ${status}: ${text.slice(0, 200)}`
         : `HTTP ${status}`;
   const repo = ctx.owner !== undefined ? `${ctx.owner}/${ctx.repository}` : "the repository";
-  const disabled = /disabled/i.test(detail);
-  if (
-    disabled ||
-    (code === Code.Unimplemented && status === 404) ||
-    (code === Code.FailedPrecondition && disabled)
-  ) {
+  // Only a message about webhooks counts: "account disabled" on a bad token is an authentication error.
+  const disabled = /webhooks?\b.*\b(disabled|not enabled)\b/i.test(detail);
+  if (disabled || (code === Code.Unimplemented && status === 404)) {
     return new WebhookError(
       "webhooks_disabled",
       code,

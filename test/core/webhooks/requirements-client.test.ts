@@ -217,3 +217,25 @@ test("a page token repeated by the registry stops the listing instead of looping
   await assert.rejects(client().listWebhooks("acme", "petapis"), /page token "same" twice/);
   assert.equal(seen.length, 2);
 });
+
+test("only a message about webhooks makes an error 'webhooks disabled'", async () => {
+  answer = { status: 401, body: JSON.stringify({ code: "unauthenticated", message: "account disabled" }) };
+  await assert.rejects(client().listWebhooks("acme", "petapis"), (err: unknown) => {
+    assert.ok(err instanceof WebhookError);
+    assert.equal(err.kind, "unauthenticated");
+    return true;
+  });
+  answer = {
+    status: 400,
+    body: JSON.stringify({
+      code: "failed_precondition",
+      message: "Webhooks are not enabled on this instance",
+    }),
+  };
+  await assert.rejects(client().listWebhooks("acme", "petapis"), (err: unknown) => {
+    assert.ok(err instanceof WebhookError);
+    assert.equal(err.kind, "webhooks_disabled");
+    assert.match(err.message, /ask your registry admin to enable them/);
+    return true;
+  });
+});
