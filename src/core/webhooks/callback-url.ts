@@ -18,6 +18,11 @@ export function callbackUrlProblems(url: string, prefix: string): string[] {
       `callback URL "${url}" must use the https scheme, not ${parsed.protocol.replace(/:$/, "")}: serve the listener over TLS (\`protocall listen --tls\`)`,
     );
   }
+  // The URL parser reads "https:///x" and "https:/x" as if "x" were the host; the raw text must name one.
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/.exec(url)?.[1];
+  if (!authority?.replace(/^.*@/, "")) {
+    problems.push(`callback URL "${url}" has no host: write it as https://HOST${path}`);
+  }
   if (parsed.search !== "" || url.includes("?")) {
     problems.push(`callback URL "${url}" must not have a query: remove the part from "?"`);
   }

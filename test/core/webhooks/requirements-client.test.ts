@@ -239,3 +239,11 @@ test("only a message about webhooks makes an error 'webhooks disabled'", async (
     return true;
   });
 });
+
+test("callback URL: a URL without a host is refused with its own message", () => {
+  for (const url of [`https:///buf.alpha.webhook.v1alpha1.EventService/Event`, `https:${path}`]) {
+    const problems = callbackUrlProblems(url, "buf");
+    assert.equal(problems.length, 1, `${url}: ${problems.join("; ")}`);
+    assert.match(problems[0], /has no host: write it as https:\/\/HOST\/buf\.alpha/);
+  }
+});
