@@ -184,9 +184,31 @@ test("registry push: --author and tags; a user who is neither member nor Admin i
     denied.stderr,
     /^protocall: .*carol is neither a member nor an Admin of repository acme\/petapis/,
   );
+  assert.match(denied.stderr, /add "carol" to its "members" in the registry config/);
   const unknown = await push("who-token");
   assert.equal(unknown.code, 16 * 8);
   assert.match(unknown.stderr, /check PROTOCALL_TOKEN, BUF_TOKEN or ~\/\.netrc/);
+  const port = await freePort();
+  const unreachable = await runCli(
+    [
+      "registry",
+      "push",
+      "--remote",
+      `http://127.0.0.1:${port}`,
+      "--owner",
+      "acme",
+      "--repository",
+      "petapis",
+    ],
+    { env: tokenEnv({ PROTOCALL_TOKEN: "bob-token" }) },
+  );
+  assert.equal(unreachable.code, 14 * 8);
+  assert.match(
+    unreachable.stderr,
+    new RegExp(
+      `^protocall: cannot reach the registry emulator at http://127\\.0\\.0\\.1:${port}: .*check --remote`,
+    ),
+  );
 });
 
 test("send-test posts a binary EventRequest with Content-Type application/proto, synthetic or from --data", async () => {

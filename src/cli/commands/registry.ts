@@ -211,18 +211,25 @@ function clientFor(values: Record<string, unknown>, ctx: CliContext, command: st
     nodeOptions: values.cacert ? { ca: readText(values.cacert as string, "--cacert") } : undefined,
   });
   return {
+    baseUrl,
     client: createClient(RegistryService, transport),
     headers: { authorization: `Bearer ${token.token}` },
   };
 }
 
-async function rpc<T>(call: () => Promise<T>): Promise<T> {
+async function rpc<T>(baseUrl: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
     const e = ConnectError.from(err);
     if (e.code === Code.Unauthenticated) {
       throw new ConnectError(`${e.rawMessage}: check PROTOCALL_TOKEN, BUF_TOKEN or ~/.netrc`, e.code);
+    }
+    if (e.code === Code.Unavailable) {
+      throw new ConnectError(
+        `cannot reach the registry emulator at ${baseUrl}: ${e.rawMessage}; check --remote and that \`protocall registry serve\` runs there`,
+        e.code,
+      );
     }
     throw e;
   }
@@ -244,8 +251,8 @@ async function push(args: string[], ctx: CliContext): Promise<number> {
   if (!values.owner || !values.repository) {
     throw new ProtocallError("protocall registry push needs --owner and --repository");
   }
-  const { client, headers } = clientFor(values, ctx, "protocall registry push");
-  const res = await rpc(() =>
+  const { baseUrl, client, headers } = clientFor(values, ctx, "protocall registry push");
+  const res = await rpc(baseUrl, () =>
     client.push(
       {
         ownerName: values.owner as string,
@@ -271,8 +278,8 @@ async function deliveries(args: string[], ctx: CliContext): Promise<number> {
     },
     "protocall registry deliveries",
   );
-  const { client, headers } = clientFor(values, ctx, "protocall registry deliveries");
-  const res = await rpc(() =>
+  const { baseUrl, client, headers } = clientFor(values, ctx, "protocall registry deliveries");
+  const res = await rpc(baseUrl, () =>
     client.listDeliveries(
       {
         ownerName: (values.owner as string | undefined) ?? "",

@@ -218,7 +218,7 @@ export async function startRegistryEmulator(options: RegistryEmulatorOptions): P
         const repo = findRepository(req.ownerName, req.repositoryName);
         if (!repo.admins.includes(user.name) && !repo.members.includes(user.name)) {
           throw new ConnectError(
-            `user ${user.name} is neither a member nor an Admin of repository ${repo.owner}/${repo.name}`,
+            `user ${user.name} is neither a member nor an Admin of repository ${repo.owner}/${repo.name}: add "${user.name}" to its "members" in the registry config`,
             Code.PermissionDenied,
           );
         }
