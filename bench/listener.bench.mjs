@@ -215,6 +215,9 @@ console.log(
   "\nevents/s is wall-clock throughput (senders and server share the machine); CPU ms/event is the server process's own CPU time, which other load on the machine affects much less.",
 );
 const listenerRow = results[results.length - 1];
+console.log(
+  `\nTarget: the listener stores >= 5,000 events/s from 50 concurrent senders with zero loss: ${listenerRow.rate >= 5000 && listenerRow.loss === 0 ? "met" : "NOT met"} (${listenerRow.rate.toFixed(0)} events/s, ${listenerRow.loss} lost, ${SENDERS} senders).`,
+);
 if (listenerRow.loss !== 0 || listenerRow.failed !== 0) {
   console.error("listener bench: acknowledged events are missing from the store, or deliveries failed");
   process.exit(1);
