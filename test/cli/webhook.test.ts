@@ -133,7 +133,11 @@ test("create, list, push → delivered, delete, over HTTPS", async () => {
     commit.tags.map((t: { name: string }) => t.name),
     ["v1", "latest"],
   );
-  const line = await waitFor(() => listener.lines.find((l) => l.includes(commit.id)), "the event line", 5000);
+  const line = await waitFor(
+    () => listener.lines.find((l) => l.includes(commit.id)),
+    "the event line",
+    15_000,
+  );
   const delivered = JSON.parse(line);
   assert.equal(delivered.status, "accepted");
   assert.equal(delivered.event.payload.repositoryPush.repositoryCommit.id, commit.id);
