@@ -229,6 +229,13 @@ function codeFromStatus(status: number): Code {
   }
 }
 
+/** The values a user gives for each RPC, named as the CLI flags that carry them. */
+const flagsOf: Record<string, string> = {
+  CreateWebhook: "--owner, --repository, --callback-url and --event",
+  ListWebhooks: "--owner and --repository",
+  DeleteWebhook: "--id",
+};
+
 function errorFromResponse(
   status: number,
   json: unknown,
@@ -282,7 +289,7 @@ function errorFromResponse(
       return new WebhookError(
         "invalid_argument",
         code,
-        `the registry rejected the ${ctx.rpc} request: ${detail}`,
+        `the registry rejected the ${ctx.rpc} request: ${detail}; check ${flagsOf[ctx.rpc] ?? "the request"}`,
       );
     case Code.NotFound:
       return new WebhookError(

@@ -155,7 +155,7 @@ const refusals: { name: string; status: number; code: string; kind: string; mess
     status: 400,
     code: "invalid_argument",
     kind: "invalid_argument",
-    message: /the registry rejected the ListWebhooks request: bad owner name/,
+    message: /the registry rejected the ListWebhooks request: bad owner name; check --owner and --repository/,
   },
   {
     name: "not found",
