@@ -214,6 +214,12 @@ function newLinker(
 
     const linkMessage = (msg: DescriptorProto, scope: string) => {
       const fqn = scope ? `${scope}.${msg.name}` : msg.name;
+      // protobufjs (behind @grpc/reflection) also lists each extension of a message as a field of it,
+      // named ".full.name", with the declaring file's types; the real extension is declared where it
+      // belongs. No field can have such a name: drop them, or the two files would import each other.
+      if (msg.field.some((f) => f.name.startsWith("."))) {
+        msg.field = msg.field.filter((f) => !f.name.startsWith("."));
+      }
       for (const field of msg.field) linkField(field, fqn, false);
       for (const ext of msg.extension) linkField(ext, fqn, true);
       // proto3 `optional`: each such field is the only member of a synthetic oneof, declared after the
