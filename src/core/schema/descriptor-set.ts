@@ -17,10 +17,19 @@
 // their source info (sliced out of the bytes first) unless asked for. Over a file it reads with
 // positioned reads, so only a window of the input is in memory.
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { fromBinary, fromJson, type JsonValue, toBinary } from "@bufbuild/protobuf";
+import {
+  create,
+  createFileRegistry,
+  type FileRegistry,
+  fromBinary,
+  fromJson,
+  type JsonValue,
+  toBinary,
+} from "@bufbuild/protobuf";
 import {
   type FileDescriptorProto,
   FileDescriptorProtoSchema,
+  type FileDescriptorSet,
   FileDescriptorSetSchema,
 } from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../errors";
@@ -169,10 +178,46 @@ function jsonSetToBinary(bytes: Uint8Array, label: string): Uint8Array {
   }
   try {
     // buf's JSON images carry extra keys (bufExtension): ignore what FileDescriptorSet does not know.
-    const set = fromJson(FileDescriptorSetSchema, json as JsonValue, { ignoreUnknownFields: true });
+    let set = fromJson(FileDescriptorSetSchema, json as JsonValue, { ignoreUnknownFields: true });
+    // Custom options are written as "[full.name]" keys, which only a registry with those extensions
+    // can read; the set declares them itself. Read it again with them, or they would be dropped.
+    const registry = customOptionsRegistry(set, bytes);
+    if (registry) {
+      set = fromJson(FileDescriptorSetSchema, json as JsonValue, { ignoreUnknownFields: true, registry });
+    }
     return toBinary(FileDescriptorSetSchema, set);
   } catch (err) {
     throw new ProtocallError(`${label} is JSON but not a valid descriptor set: ${errorMessage(err)}`);
+  }
+}
+
+/**
+ * The extensions of options messages that a JSON set declares, with the files they need, when the
+ * JSON sets any custom option ("[full.name]" keys); undefined otherwise or when they do not link.
+ */
+function customOptionsRegistry(set: FileDescriptorSet, bytes: Uint8Array): FileRegistry | undefined {
+  if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).includes('"[')) return undefined;
+  const byName = new Map(set.file.map((f) => [f.name, f]));
+  const declaresOptions = (f: FileDescriptorProto): boolean => {
+    const isOption = (x: { extendee: string }) => /^\.google\.protobuf\.\w+Options$/.test(x.extendee);
+    const inMessages = (list: FileDescriptorProto["messageType"]): boolean =>
+      list.some((m) => m.extension.some(isOption) || inMessages(m.nestedType));
+    return f.extension.some(isOption) || inMessages(f.messageType);
+  };
+  const files: FileDescriptorProto[] = [];
+  const seen = new Set<string>();
+  const add = (f: FileDescriptorProto | undefined) => {
+    if (!f || seen.has(f.name)) return;
+    seen.add(f.name);
+    for (const dep of f.dependency) add(byName.get(dep));
+    files.push(f);
+  };
+  for (const f of set.file) if (declaresOptions(f)) add(f);
+  if (files.length === 0) return undefined;
+  try {
+    return createFileRegistry(create(FileDescriptorSetSchema, { file: files }));
+  } catch {
+    return undefined; // the options stay unread; everything else is unaffected
   }
 }
 
