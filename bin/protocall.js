@@ -5,11 +5,16 @@
 // through vm.Script with cached data kept per command in the user's cache directory. Without a usable
 // cache (first run, another Node version, a rebuilt bundle) it compiles normally and writes one.
 // Set PROTOCALL_NO_CODE_CACHE=1 to run without it.
+// `protocall curl` runs dist/curl.js, a bundle of that command alone (less to read, compile and
+// initialise); every other command runs dist/cli.js, which has them all.
 
 const fs = require("node:fs");
 const path = require("node:path");
 
-const bundle = path.join(__dirname, "..", "dist", "cli.js");
+const dist = path.join(__dirname, "..", "dist");
+const curlBundle = path.join(dist, "curl.js");
+const bundle =
+  process.argv[2] === "curl" && fs.existsSync(curlBundle) ? curlBundle : path.join(dist, "cli.js");
 
 function cacheFile(stat) {
   const base =
@@ -17,7 +22,7 @@ function cacheFile(stat) {
     path.join(process.env.XDG_CACHE_HOME || path.join(require("node:os").homedir(), ".cache"), "protocall");
   const command = /^[a-z-]{1,20}$/.test(process.argv[2] || "") ? process.argv[2] : "other";
   const key = [process.version, process.arch, stat.size, Math.floor(stat.mtimeMs)].join("-");
-  return path.join(base, `cli-${key}-${command}.cache`);
+  return path.join(base, `${path.basename(bundle, ".js")}-${key}-${command}.cache`);
 }
 
 function run(useCache) {

@@ -1,9 +1,12 @@
 // The `protocall` command line. Each command lives in ./commands and is loaded only when used,
-// so a call pays only for the code it runs.
-import { ConnectError } from "@connectrpc/connect";
-import { errorMessage, ProtocallError } from "../core/errors";
+// so a call pays only for the code it runs. `curl` also has a bundle of its own (curl-main.ts),
+// which bin/protocall.js runs for `protocall curl`; this table serves every command.
 import type { CliContext, Command } from "./context";
+import { exitWith, processContext } from "./process-context";
+import { reportError } from "./report-error";
 import { version } from "./version";
+
+export { reportError };
 
 const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {
   build: {
@@ -81,38 +84,7 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
   }
 }
 
-/** Prints an uncaught failure as one line; never a stack trace unless PROTOCALL_DEBUG is set. */
-export function reportError(err: unknown, ctx: CliContext): number {
-  if (ctx.env.PROTOCALL_DEBUG && err instanceof Error && err.stack) ctx.stderr.write(`${err.stack}\n`);
-  if (err instanceof ProtocallError) {
-    ctx.stderr.write(`protocall: ${err.message}\n`);
-    return err.exitCode;
-  }
-  if (err instanceof ConnectError) {
-    ctx.stderr.write(`protocall: ${err.rawMessage || err.code}\n`);
-    return err.code * 8;
-  }
-  ctx.stderr.write(`protocall: unexpected error: ${errorMessage(err)}\n`);
-  return 1;
-}
-
 if (require.main === module) {
-  const ctx: CliContext = {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    // Created on first use: making process.stdin costs start-up time that most calls never need.
-    get stdin() {
-      return process.stdin;
-    },
-    env: process.env,
-    cwd: process.cwd(),
-  };
-  main(process.argv.slice(2), ctx).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err) => {
-      process.exitCode = reportError(err, ctx);
-    },
-  );
+  const ctx = processContext();
+  exitWith(main(process.argv.slice(2), ctx), ctx);
 }
