@@ -437,27 +437,31 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     };
     const chunks: Buffer[] = [];
     let size = 0;
+    let refused = false;
     stream.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= maxBody) chunks.push(chunk);
+      if (size <= maxBody) {
+        chunks.push(chunk);
+        return;
+      }
+      if (refused) return;
+      // Answer as soon as the limit is passed (as over HTTP/1.1), not when the sender finally stops;
+      // then end the stream with NO_ERROR, which tells the sender to stop sending the rest.
+      refused = true;
+      chunks.length = 0;
+      const reply = replyOfStream(stream);
+      reject(reply, record, 413, "resource_exhausted", `request body exceeds the limit of ${maxBody} bytes`)
+        .catch(() => {})
+        .finally(() => {
+          if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+        });
     });
     stream.on("error", () => {});
     stream.on("end", () => {
+      if (refused) return;
       const reply = replyOfStream(stream);
-      const done =
-        size > maxBody
-          ? reject(
-              reply,
-              record,
-              413,
-              "resource_exhausted",
-              `request body exceeds the limit of ${maxBody} bytes`,
-            )
-          : (() => {
-              const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-              return handleBinaryUnary(reply, { ...record, body: bytes.toString("base64") }, bytes);
-            })();
-      done.catch((err) =>
+      const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      handleBinaryUnary(reply, { ...record, body: bytes.toString("base64") }, bytes).catch((err) =>
         reply(500, "application/json", JSON.stringify({ code: "internal", message: errorMessage(err) })),
       );
     });

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import http from "node:http";
+import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -162,4 +163,63 @@ test("no acknowledgement without storage: when the store cannot write, the answe
     await listener.close();
     closePostConnections();
   }
+});
+
+test("an HTTP/2 body past the limit is answered 413 at once, even while the sender keeps the stream open", {
+  timeout: 15_000,
+}, async () => {
+  await withListener(
+    async (listener, store) => {
+      const session = http2.connect(listener.url);
+      session.on("error", () => {});
+      try {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": new URL(listener.callbackUrl).pathname,
+          "content-type": "application/proto",
+        });
+        stream.on("error", () => {});
+        const answer = new Promise<{ status: number; body: string }>((resolve) => {
+          let status = 0;
+          const chunks: Buffer[] = [];
+          stream.on("response", (h) => {
+            status = Number(h[":status"]);
+          });
+          stream.on("data", (c: Buffer) => chunks.push(c));
+          stream.on("close", () => resolve({ status, body: Buffer.concat(chunks).toString() }));
+        });
+        stream.write(Buffer.alloc(1500, 1)); // past the limit; the stream is never ended
+        const res = await answer;
+        assert.equal(res.status, 413);
+        assert.equal(JSON.parse(res.body).code, "resource_exhausted");
+        // The session is still usable: a good event on a new stream is stored.
+        const ok = await new Promise<number>((resolve, reject) => {
+          const s2 = session.request({
+            ":method": "POST",
+            ":path": new URL(listener.callbackUrl).pathname,
+            "content-type": "application/proto",
+          });
+          let status = 0;
+          s2.on("response", (h) => {
+            status = Number(h[":status"]);
+          });
+          s2.on("data", () => {});
+          s2.on("close", () => resolve(status));
+          s2.on("error", reject);
+          s2.end(encodeEvent(samplePushEvent()));
+        });
+        assert.equal(ok, 200);
+        assert.deepEqual(
+          (await store.list()).map((d) => [d.status, d.httpStatus]),
+          [
+            ["rejected", 413],
+            ["accepted", 200],
+          ],
+        );
+      } finally {
+        session.destroy();
+      }
+    },
+    { maxBodyBytes: 1000 },
+  );
 });
