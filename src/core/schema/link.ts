@@ -222,6 +222,27 @@ function newLinker(
       }
       for (const field of msg.field) linkField(field, fqn, false);
       for (const ext of msg.extension) linkField(ext, fqn, true);
+      // proto3 `optional` written by protobufjs (@grpc/reflection) as what it means, without the flag:
+      // a oneof named `_` + field name whose only member is that field. Mark it so that the oneof is
+      // the synthetic one protoc would have made, not a real oneof.
+      if (file.syntax === "proto3" || file.syntax === "") {
+        for (const field of msg.field) {
+          if (field.proto3Optional || !isFieldSet(field, FieldDescriptorProtoSchema.field.oneofIndex))
+            continue;
+          const oneof = msg.oneofDecl[field.oneofIndex];
+          const members = msg.field.filter(
+            (f) =>
+              f.oneofIndex === field.oneofIndex && isFieldSet(f, FieldDescriptorProtoSchema.field.oneofIndex),
+          );
+          if (
+            oneof?.name === `_${field.name}` &&
+            members.length === 1 &&
+            field.label !== FieldDescriptorProto_Label.REPEATED
+          ) {
+            field.proto3Optional = true;
+          }
+        }
+      }
       // proto3 `optional`: each such field is the only member of a synthetic oneof, declared after the
       // real oneofs and named like protoc names it (`_` + field name).
       for (const field of msg.field) {

@@ -59,6 +59,20 @@ test("services of a schema with custom options resolve", async () => {
   });
 });
 
+test("proto3 optional fields, which @grpc/reflection sends as plain oneofs named _field, are optional", async () => {
+  const request = await source.findType("fixtures.v1.GreetRequest");
+  assert.ok(request?.kind === "message");
+  assert.deepEqual(
+    request.oneofs.map((o) => o.name),
+    ["address"],
+    "no real oneof _times",
+  );
+  assert.equal(request.field.times.proto.proto3Optional, true);
+  assert.equal(request.field.times.oneof, undefined);
+  const message = fromJson(request, { times: 0 });
+  assert.deepEqual(toJson(request, fromBinary(request, toBinary(request, message))), { times: 0 });
+});
+
 test("proto2 messages with nested extensions resolve, and so do the extensions", async () => {
   const legacy = await source.findType("fixtures.proto2.Legacy");
   assert.equal(legacy?.kind, "message");
