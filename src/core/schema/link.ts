@@ -225,7 +225,7 @@ function newLinker(
       // proto3 `optional` written by protobufjs (@grpc/reflection) as what it means, without the flag:
       // a oneof named `_` + field name whose only member is that field. Mark it so that the oneof is
       // the synthetic one protoc would have made, not a real oneof.
-      if (file.syntax === "proto3" || file.syntax === "") {
+      if (file.syntax === "proto3") {
         for (const field of msg.field) {
           if (field.proto3Optional || !isFieldSet(field, FieldDescriptorProtoSchema.field.oneofIndex))
             continue;
