@@ -111,12 +111,31 @@ export function chooseHttpMode(
 }
 
 function readPem(path: string, flag: string, cwd: string | undefined): Buffer {
+  let data: Buffer;
   try {
-    return readFileSync(cwd ? resolvePath(cwd, path) : path);
+    data = readFileSync(cwd ? resolvePath(cwd, path) : path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ProtocallError(
       `${flag} ${path}: cannot read the file (${code === "ENOENT" ? "no such file" : (err as Error).message}); give the path of a PEM file`,
+    );
+  }
+  if (!data.includes("-----BEGIN ")) {
+    throw new ProtocallError(
+      `${flag} ${path}: no PEM data in the file; give a PEM file (text starting with "-----BEGIN ")`,
+    );
+  }
+  return data;
+}
+
+/** Checks a client certificate and key before anything is sent, as Go's tls.LoadX509KeyPair does. */
+function checkKeyPair(cert: Buffer, key: Buffer, certPath: string, keyPath: string): void {
+  try {
+    tls.createSecureContext({ cert, key });
+  } catch (err) {
+    const why = (err as Error).message.replace(/^error:[0-9A-F]+:[^:]*::?/, "");
+    throw new ProtocallError(
+      `--cert ${certPath} and --key ${keyPath} are not a usable certificate and private key (${why}); give the client certificate and its own private key, both in PEM`,
     );
   }
 }
@@ -131,6 +150,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   const ca = s.cacert ? readPem(s.cacert, "--cacert", s.cwd) : undefined;
   const cert = s.cert ? readPem(s.cert, "--cert", s.cwd) : undefined;
   const key = s.key ? readPem(s.key, "--key", s.cwd) : undefined;
+  if (cert && key && s.cert && s.key) checkKeyPair(cert, key, s.cert, s.key);
   const authorityHost = s.authority ? stripPort(s.authority) : undefined;
   const verifyName = s.servername || authorityHost || hostname;
   const target = s.unixSocket ? `unix ${s.unixSocket}` : `tcp ${joinHostPort(hostname, port)}`;
@@ -785,6 +805,10 @@ function dialErrorMessage(
       return "x509: certificate signed by unknown authority";
     case "CERT_HAS_EXPIRED":
       return "x509: certificate has expired or is not yet valid";
+    case "ERR_SSL_WRONG_VERSION_NUMBER":
+    case "ERR_SSL_PACKET_LENGTH_TOO_LONG":
+      // Usually an https URL for a server that speaks plain http.
+      return "tls: first record does not look like a TLS handshake";
     default:
       return `dial ${target}: ${err.message}`;
   }
