@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
+import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import { after, before, describe, test } from "node:test";
 import { createFileRegistry, fromBinary, type Message } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { registerReflection } from "../../../src/core/schema/reflection-server";
 import { type DemoServer, startDemoServer } from "../../../src/demo/server";
 import { runBuf, runBufCurl } from "../../support/buf";
 import { curl } from "./support";
@@ -48,6 +50,8 @@ let schema: string;
 let server: http.Server;
 let url: string;
 let demo: DemoServer;
+let reflecting: http2.Http2Server;
+let reflectUrl: string;
 
 /** Undeclared field 300 (a string "abc"): 2 bytes of tag, 1 of length, 3 of data. */
 const field300 = { no: 300, wireType: 2, data: new Uint8Array([3, 97, 98, 99]) };
@@ -76,6 +80,19 @@ before(async () => {
       } as never),
   });
   server = http.createServer(handler);
+  // The same service over h2c with server reflection: extensions are then found by reflection.
+  const file = registry.getFile("ext/v1/ext.proto");
+  assert.ok(file);
+  reflecting = http2.createServer(
+    connectNodeAdapter({
+      routes: (router) => {
+        router.service(service, { echo: (req: Message) => req } as never);
+        registerReflection(router, [file]);
+      },
+    }),
+  );
+  await new Promise<void>((ok) => reflecting.listen(0, "127.0.0.1", ok));
+  reflectUrl = `http://127.0.0.1:${(reflecting.address() as AddressInfo).port}/ext.v1.EchoService/Echo`;
   await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ext.v1.EchoService/Echo`;
   demo = await startDemoServer();
@@ -85,6 +102,7 @@ after(async () => {
   server?.closeAllConnections();
   await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
   await demo?.close();
+  await new Promise<void>((ok) => (reflecting ? reflecting.close(() => ok()) : ok()));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -134,6 +152,12 @@ describe("extension fields in responses", () => {
       assert.equal(theirs.code, 0, theirs.stderr);
       assert.equal(ours.stdout, theirs.stdout, `--emit-defaults=${emitDefaults}`);
     }
+  });
+  test("are found through server reflection too", async () => {
+    const schemaOut = await curl({ url, schemas: [schema], data: withExtensions });
+    const r = await curl({ url: reflectUrl, data: withExtensions });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, schemaOut.stdout);
   });
 });
 
