@@ -11,31 +11,21 @@
 //   unary reflection    a unary call with the schema from server reflection
 // Environment: BENCH_RUNS (default 5), BENCH_STREAM (largest stream size, default 100000).
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { bufBinary, ensureLargeSchemaSet } from "./lib/large-set.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const require = createRequire(join(root, "package.json"));
 const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? 5));
 const bigStream = Math.max(10, Number(process.env.BENCH_STREAM ?? 100_000));
 const smallStream = Math.max(1, Math.round(bigStream / 10));
 // The installed `protocall` command: bin/protocall.js runs dist/cli.js with its V8 code cache.
 const cli = join(root, "bin/protocall.js");
 const timeBinary = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
-
-function bufBinary() {
-  const arch = process.arch === "x64" ? "x64" : process.arch === "arm64" ? "aarch64" : process.arch;
-  return join(
-    dirname(require.resolve(`@bufbuild/buf-${process.platform}-${arch}/package.json`)),
-    "bin",
-    "buf",
-  );
-}
 
 /**
  * Runs a command; resolves with exit code, stdout (or only its length), stderr, wall time and peak
@@ -104,31 +94,6 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const fmt = (x, digits = 0) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(digits));
-
-/** The google-proto-files descriptor set, shared with large-schema.bench.mjs (same cache path). */
-async function ensureLargeSet() {
-  const gpf = dirname(require.resolve("google-proto-files/package.json"));
-  const version = JSON.parse(readFileSync(join(gpf, "package.json"), "utf8")).version;
-  const cache = join(root, "node_modules/.cache/protocall-bench");
-  const path = join(cache, `google-proto-files-${version}.binpb`);
-  if (existsSync(path)) return path;
-  mkdirSync(cache, { recursive: true });
-  const excluded = [
-    "build",
-    "gapic",
-    "grafeas",
-    "google/protobuf",
-    "google/cloud/binaryauthorization",
-    "google/devtools/containeranalysis",
-  ];
-  const partial = `${path}.${process.pid}.tmp`;
-  process.stderr.write(`building ${path} with buf (once)...\n`);
-  const args = ["build", gpf, ...excluded.flatMap((e) => ["--exclude-path", join(gpf, e)]), "-o", partial];
-  const r = await run(bufBinary(), args, { timeoutMs: 600_000 });
-  if (r.code !== 0) throw new Error(`buf build failed:\n${r.stderr}`);
-  renameSync(partial, path);
-  return path;
-}
 
 async function buildAll(dir) {
   const b = await run(process.execPath, [join(root, "esbuild.mjs")]);
@@ -200,7 +165,10 @@ async function main() {
   process.env.PROTOCALL_CACHE_DIR = join(dir, "cache");
   let server;
   try {
-    const [{ server: serverScript, set }, largeSet] = await Promise.all([buildAll(dir), ensureLargeSet()]);
+    const [{ server: serverScript, set }, largeSet] = await Promise.all([
+      buildAll(dir),
+      ensureLargeSchemaSet(),
+    ]);
     server = await startServer(serverScript);
     const url = server.url;
     const numbers = (n) => {

@@ -11,23 +11,16 @@
 // Environment: BENCH_RUNS (runs per measurement, default 7), BENCH_METHOD (default
 // google.pubsub.v1.Publisher/Publish), BENCH_SKIP_BASELINE=1 and BENCH_SKIP_BUF=1 to skip the slow ones.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { bufBinary, ensureLargeSchemaSet } from "./lib/large-set.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const require = createRequire(join(root, "package.json"));
 const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? 7));
 const method = process.env.BENCH_METHOD ?? "google.pubsub.v1.Publisher/Publish";
-
-function bufBinary() {
-  const arch = process.arch === "x64" ? "x64" : process.arch === "arm64" ? "aarch64" : process.arch;
-  const pkg = `@bufbuild/buf-${process.platform}-${arch}`;
-  return join(dirname(require.resolve(`${pkg}/package.json`)), "bin", "buf");
-}
 
 /** Runs a command; resolves with its exit code, output, wall time and (on Linux) peak RSS. */
 function run(command, args, { timeoutMs = 180_000 } = {}) {
@@ -64,31 +57,6 @@ function run(command, args, { timeoutMs = 180_000 } = {}) {
       });
     });
   });
-}
-
-/** Builds the google-proto-files set once; returns its path. */
-async function ensureSet() {
-  const gpf = dirname(require.resolve("google-proto-files/package.json"));
-  const version = JSON.parse(readFileSync(join(gpf, "package.json"), "utf8")).version;
-  const cache = join(root, "node_modules/.cache/protocall-bench");
-  const path = join(cache, `google-proto-files-${version}.binpb`);
-  if (existsSync(path)) return path;
-  mkdirSync(cache, { recursive: true });
-  const excluded = [
-    "build",
-    "gapic",
-    "grafeas",
-    "google/protobuf",
-    "google/cloud/binaryauthorization",
-    "google/devtools/containeranalysis",
-  ];
-  const partial = `${path}.${process.pid}.tmp`;
-  process.stderr.write(`building ${path} with buf (once)...\n`);
-  const args = ["build", gpf, ...excluded.flatMap((e) => ["--exclude-path", join(gpf, e)]), "-o", partial];
-  const r = await run(bufBinary(), args, { timeoutMs: 600_000 });
-  if (r.code !== 0) throw new Error(`buf build failed:\n${r.stderr}`);
-  renameSync(partial, path);
-  return path;
 }
 
 /** Bundles the measured program like the CLI is bundled. */
@@ -142,7 +110,7 @@ function fromEntry(r) {
 const fmt = (x, digits = 0) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(digits));
 
 async function main() {
-  const set = await ensureSet();
+  const set = await ensureLargeSchemaSet();
   const dir = mkdtempSync(join(tmpdir(), "protocall-bench-"));
   try {
     const entry = await bundleEntry(dir);

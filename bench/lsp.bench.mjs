@@ -9,25 +9,17 @@
 // positions; percentiles are over those. The target is p99 ≤ 10 ms. The server's CPU time per call
 // (from /proc) tells the work apart from waiting for a core on a busy machine.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { ensureLargeSchemaSet } from "./lib/large-set.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(root, "package.json"));
 const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = require("vscode-jsonrpc/node");
 const iterations = Math.max(10, Number(process.env.BENCH_LSP_ITERATIONS ?? 300));
-
-function bufBinary() {
-  const arch = process.arch === "x64" ? "x64" : process.arch === "arm64" ? "aarch64" : process.arch;
-  return join(
-    dirname(require.resolve(`@bufbuild/buf-${process.platform}-${arch}/package.json`)),
-    "bin",
-    "buf",
-  );
-}
 
 function run(command, args, timeoutMs) {
   return new Promise((resolve, reject) => {
@@ -42,31 +34,6 @@ function run(command, args, timeoutMs) {
       resolve({ code, stderr: Buffer.concat(err).toString() });
     });
   });
-}
-
-/** The google-proto-files set, built as bench/large-schema.bench.mjs builds it (same cache file). */
-async function ensureSet() {
-  const gpf = dirname(require.resolve("google-proto-files/package.json"));
-  const version = JSON.parse(readFileSync(join(gpf, "package.json"), "utf8")).version;
-  const cache = join(root, "node_modules/.cache/protocall-bench");
-  const path = join(cache, `google-proto-files-${version}.binpb`);
-  if (existsSync(path)) return path;
-  mkdirSync(cache, { recursive: true });
-  const excluded = [
-    "build",
-    "gapic",
-    "grafeas",
-    "google/protobuf",
-    "google/cloud/binaryauthorization",
-    "google/devtools/containeranalysis",
-  ];
-  const partial = `${path}.${process.pid}.tmp`;
-  process.stderr.write(`building ${path} with buf (once)...\n`);
-  const args = ["build", gpf, ...excluded.flatMap((e) => ["--exclude-path", join(gpf, e)]), "-o", partial];
-  const r = await run(bufBinary(), args, 600_000);
-  if (r.code !== 0) throw new Error(`buf build failed:\n${r.stderr}`);
-  renameSync(partial, path);
-  return path;
 }
 
 function positionOf(text, needle, delta = 0) {
@@ -97,7 +64,7 @@ async function timed(fn) {
 }
 
 async function main() {
-  const set = await ensureSet();
+  const set = await ensureLargeSchemaSet();
   const build = await run(process.execPath, ["esbuild.mjs"], 120_000);
   if (build.code !== 0) throw new Error(`esbuild failed:\n${build.stderr}`);
   const dir = mkdtempSync(join(tmpdir(), "protocall-lsp-bench-"));
