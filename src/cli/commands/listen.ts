@@ -2,11 +2,11 @@
 import { join } from "node:path";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { startListener } from "../../core/webhooks/listener";
-import { defaultPrefix, isValidPrefix } from "../../core/webhooks/paths";
 import { replayDelivery } from "../../core/webhooks/replay";
-import { configDir, ensureSelfSignedCert } from "../../core/webhooks/self-signed";
+import { configDir } from "../../core/webhooks/self-signed";
 import { EventStore, readStoreFile, type StoredDelivery } from "../../core/webhooks/store";
 import type { CliContext, Command } from "../context";
+import { checkServerFlags, serverTls } from "./server-flags";
 import { parse, readText } from "./webhook";
 
 const help = `Usage: protocall listen [flags]
@@ -89,15 +89,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
     },
     "protocall listen",
   );
-  if (values.tls && (values.cert || values.key))
-    throw new ProtocallError("use either --tls or --cert/--key, not both");
-  if (Boolean(values.cert) !== Boolean(values.key))
-    throw new ProtocallError("--cert and --key must be given together");
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new ProtocallError(`--port "${values.port}" is not a port number`);
-  const prefix = (values.prefix as string | undefined) ?? defaultPrefix;
-  if (!isValidPrefix(prefix)) throw new ProtocallError(`--prefix "${prefix}" is not a valid package name`);
+  const { port, prefix } = checkServerFlags(values);
   const forwardTo = values["forward-to"] as string | undefined;
   if (forwardTo !== undefined) {
     try {
@@ -107,16 +99,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
       throw new ProtocallError(`--forward-to "${forwardTo}" is not an http(s) URL`);
     }
   }
-  let tls: { cert: string; key: string } | undefined;
-  if (values.tls) {
-    const generated = await ensureSelfSignedCert(configDir(ctx.env));
-    tls = { cert: generated.cert, key: generated.key };
-    ctx.stderr.write(
-      `${generated.created ? "generated" : "using"} self-signed certificate ${generated.certPath}\nSHA-256 fingerprint ${generated.fingerprint}\n`,
-    );
-  } else if (values.cert) {
-    tls = { cert: readText(values.cert as string, "--cert"), key: readText(values.key as string, "--key") };
-  }
+  const tls = await serverTls(values, ctx);
   const storePath = (values.store as string | undefined) ?? defaultStore(ctx);
   if (!values.store) {
     const { mkdirSync } = await import("node:fs");

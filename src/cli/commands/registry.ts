@@ -5,8 +5,6 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { defaultRegistryConfig, loadRegistryConfig } from "../../core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../core/webhooks/emulator/server";
-import { defaultPrefix, isValidPrefix } from "../../core/webhooks/paths";
-import { configDir, ensureSelfSignedCert } from "../../core/webhooks/self-signed";
 import { resolveToken } from "../../core/webhooks/token";
 import {
   ListDeliveriesResponseSchema,
@@ -14,6 +12,7 @@ import {
   RegistryService,
 } from "../../gen/protocall/registry/v1/registry_pb";
 import type { CliContext, Command } from "../context";
+import { checkServerFlags, serverTls } from "./server-flags";
 import { parse, readText, remoteBaseUrl } from "./webhook";
 
 const serveHelp = `Usage: protocall registry serve [flags]
@@ -138,26 +137,10 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
     },
     "protocall registry serve",
   );
-  if (Boolean(values.cert) !== Boolean(values.key))
-    throw new ProtocallError("--cert and --key must be given together");
-  if (values.tls && values.cert) throw new ProtocallError("use either --tls or --cert/--key, not both");
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new ProtocallError(`--port "${values.port}" is not a port number`);
-  const prefix = (values.prefix as string | undefined) ?? defaultPrefix;
-  if (!isValidPrefix(prefix)) throw new ProtocallError(`--prefix "${prefix}" is not a valid package name`);
+  const { port, prefix } = checkServerFlags(values);
   const config = values.config ? loadRegistryConfig(values.config as string) : defaultRegistryConfig;
   const verbose = values.verbose === true;
-  let tls: { cert: string; key: string } | undefined;
-  if (values.tls) {
-    const generated = await ensureSelfSignedCert(configDir(ctx.env), "registry");
-    tls = { cert: generated.cert, key: generated.key };
-    ctx.stderr.write(
-      `${generated.created ? "generated" : "using"} self-signed certificate ${generated.certPath}\nSHA-256 fingerprint ${generated.fingerprint}\n`,
-    );
-  } else if (values.cert) {
-    tls = { cert: readText(values.cert as string, "--cert"), key: readText(values.key as string, "--key") };
-  }
+  const tls = await serverTls(values, ctx, "registry");
   let emulator: Awaited<ReturnType<typeof startRegistryEmulator>>;
   try {
     emulator = await startRegistryEmulator({
