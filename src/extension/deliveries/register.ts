@@ -1,0 +1,3 @@
+import type { ExtensionShared } from "../shared";
+
+export function registerDeliveries(_shared: ExtensionShared): void {}

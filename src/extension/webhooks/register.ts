@@ -1,0 +1,3 @@
+import type { ExtensionShared } from "../shared";
+
+export function registerWebhooks(_shared: ExtensionShared): void {}
