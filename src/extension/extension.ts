@@ -11,7 +11,15 @@ import { registerWebhooks } from "./webhooks/register";
 
 let client: LanguageClient | undefined;
 
-export function activate(context: vscode.ExtensionContext): void {
+/** What activate() returns: each part's API, for other extensions and the extension-API tests. */
+export interface ProtocallApi {
+  send: ReturnType<typeof registerSend>;
+  services: ReturnType<typeof registerServices>;
+  webhooks: ReturnType<typeof registerWebhooks>;
+  deliveries: ReturnType<typeof registerDeliveries>;
+}
+
+export function activate(context: vscode.ExtensionContext): ProtocallApi {
   const log = vscode.window.createOutputChannel("Protocall", { log: true });
   context.subscriptions.push(log);
 
@@ -53,10 +61,12 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
   );
 
-  registerSend(shared);
-  registerServices(shared);
-  registerWebhooks(shared);
-  registerDeliveries(shared);
+  return {
+    send: registerSend(shared),
+    services: registerServices(shared),
+    webhooks: registerWebhooks(shared),
+    deliveries: registerDeliveries(shared),
+  };
 }
 
 export async function deactivate(): Promise<void> {

@@ -1,3 +1,6 @@
 import type { ExtensionShared } from "../shared";
 
-export function registerDeliveries(_shared: ExtensionShared): void {}
+/** Registers this part's commands and views; returns its API (part of activate()'s ProtocallApi). */
+export function registerDeliveries(_shared: ExtensionShared): object {
+  return {};
+}
