@@ -166,6 +166,10 @@ export class EventStore {
   private tail: Promise<boolean> = Promise.resolve(true);
   private failedAt: number | undefined;
   private compactRetryAt = 0;
+  /** Set while `clear()` runs: no new group starts until it is done. */
+  private clearing: Promise<void> | undefined;
+  /** Appends made while `clear()` runs, written after it. */
+  private held: Pending[] = [];
   private size: number;
   private nextId: number;
   private closed = false;
@@ -263,6 +267,7 @@ export class EventStore {
 
   /** Every delivery, oldest first, with forwarding results. */
   async list(): Promise<StoredDelivery[]> {
+    while (this.clearing) await this.clearing;
     while (this.running) await this.running;
     const data = Buffer.allocUnsafe(this.size);
     await this.fh.read(data, 0, this.size, 0);
@@ -273,9 +278,38 @@ export class EventStore {
     return (await this.list()).find((d) => d.id === id);
   }
 
+  /**
+   * Removes every delivery: waits for the groups being written, then cuts the file back to its header
+   * (synced). Appends made while it runs wait for it and land in the emptied store. Ids keep counting.
+   */
+  async clear(): Promise<void> {
+    if (this.closed) throw new Error("the event store is closed");
+    while (this.clearing) await this.clearing;
+    const task = (async () => {
+      while (this.running) await this.running;
+      await this.fh.truncate(MAGIC.length);
+      await this.fh.sync();
+      this.size = MAGIC.length;
+      this.index = [];
+      this.failedAt = undefined;
+      this.compactRetryAt = 0;
+      this.tail = Promise.resolve(true);
+    })();
+    this.clearing = task;
+    try {
+      await task;
+    } finally {
+      this.clearing = undefined;
+      this.pending.push(...this.held);
+      this.held = [];
+      if (this.pending.length > 0 && !this.running) this.running = this.dispatch();
+    }
+  }
+
   /** Waits for pending appends, then closes the file. */
   async close(): Promise<void> {
     this.closed = true;
+    while (this.clearing) await this.clearing;
     while (this.running) await this.running;
     await this.fh.close();
     unlock(this.file);
@@ -284,7 +318,12 @@ export class EventStore {
   private enqueue(record: StoreRecord): Promise<void> {
     if (this.closed) return Promise.reject(new Error("the event store is closed"));
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ bytes: encode(record), record, resolve, reject });
+      const entry = { bytes: encode(record), record, resolve, reject };
+      if (this.clearing) {
+        this.held.push(entry);
+        return;
+      }
+      this.pending.push(entry);
       if (!this.running) this.running = this.dispatch();
     });
   }
