@@ -1,0 +1,347 @@
+import assert from "node:assert/strict";
+import { homedir } from "node:os";
+import { after, before, describe, test } from "node:test";
+import { createCallSession } from "../../../src/core/invoke/call-session";
+import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
+import { openSchema } from "../../../src/core/schema/open-schema";
+import type { SchemaSource } from "../../../src/core/schema/types";
+import {
+  type DemoServer,
+  demoDescriptorSet,
+  examplesDir,
+  type GrpcJsReflectionServer,
+  startDemoServer,
+  startGrpcJsReflectionServer,
+  startTlsDemoServer,
+} from "../../support/servers";
+import { createTestPki, type TestPki } from "../../support/tls";
+
+const io = { cwd: process.cwd(), env: {}, homedir: homedir() };
+
+function options(url: string, more: Partial<CurlOptions> = {}): CurlOptions {
+  return { ...defaultCurlOptions(), url, ...more };
+}
+
+describe("call session", { timeout: 60_000 }, () => {
+  let demo: DemoServer;
+  let noReflection: DemoServer;
+  let http1: DemoServer;
+  let tls: DemoServer;
+  let grpcJs: GrpcJsReflectionServer;
+  let pki: TestPki;
+  before(async () => {
+    pki = await createTestPki();
+    [demo, noReflection, http1, grpcJs] = await Promise.all([
+      startDemoServer(),
+      startDemoServer({ reflection: false }),
+      startDemoServer({ http: "1.1", reflection: false }),
+      startGrpcJsReflectionServer(),
+    ]);
+    tls = await startTlsDemoServer(pki);
+  });
+  after(async () => {
+    await Promise.all([demo.close(), noReflection.close(), http1.close(), tls.close(), grpcJs.close()]);
+  });
+
+  test("a unary call returns the formatted response, headers and status; a second call reuses the connection and schema", async () => {
+    const session = createCallSession({ product: "protocall/test" });
+    try {
+      const o = options(`${demo.url}/demo.v1.GreetService/Greet`, { data: '{"name": "session"}' });
+      const first: string[] = [];
+      const r1 = await session.call(o, io, { log: (l) => first.push(l) });
+      assert.equal(r1.ok, true, r1.error?.message);
+      assert.equal(r1.code, "ok");
+      assert.equal(r1.exitCode, 0);
+      assert.equal(r1.method, "demo.v1.GreetService/Greet");
+      assert.equal(r1.methodKind, "unary");
+      assert.deepEqual(r1.messages, ['{\n  "greeting": "Hello, session!"\n}']);
+      assert.ok(r1.headers.some(([n]) => n === "content-type"));
+      assert.ok(r1.durationMs > 0);
+      assert.ok(
+        first.some((l) => l.includes("* Dialing (tcp)")),
+        first.join("\n"),
+      );
+      assert.ok(first.some((l) => l.includes("Invoking RPC demo.v1.GreetService.Greet")));
+      assert.ok(
+        first.some((l) => l.includes("ServerReflection")),
+        first.join("\n"),
+      );
+
+      const second: string[] = [];
+      const r2 = await session.call(o, io, { log: (l) => second.push(l) });
+      assert.equal(r2.ok, true);
+      assert.deepEqual(r2.messages, r1.messages);
+      assert.ok(!second.some((l) => l.includes("Dialing")), `dialed again:\n${second.join("\n")}`);
+      assert.ok(
+        !second.some((l) => l.includes("ServerReflection")),
+        `reflected again:\n${second.join("\n")}`,
+      );
+      assert.deepEqual(session.stats(), { transports: 1, resolvers: 1 });
+    } finally {
+      await session.close();
+    }
+    assert.deepEqual(session.stats(), { transports: 0, resolvers: 0 });
+  });
+
+  test("refresh() drops connections and schemas: the next call dials and reflects again", async () => {
+    const session = createCallSession();
+    try {
+      const o = options(`${demo.url}/demo.v1.GreetService/Greet`, { data: "{}" });
+      assert.equal((await session.call(o, io)).ok, true);
+      await session.refresh();
+      assert.deepEqual(session.stats(), { transports: 0, resolvers: 0 });
+      const lines: string[] = [];
+      const r = await session.call(o, io, { log: (l) => lines.push(l) });
+      assert.equal(r.ok, true);
+      assert.ok(lines.some((l) => l.includes("Dialing")));
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("a server stream: method, headers, then each message in order as it arrives, then trailers", async () => {
+    const session = createCallSession();
+    try {
+      const events: string[] = [];
+      const times: number[] = [];
+      const r = await session.call(
+        options(`${demo.url}/demo.v1.DemoService/Count`, {
+          protocol: "grpc",
+          data: '{"count": 3, "delayMs": 150, "text": "tick"}',
+        }),
+        io,
+        {
+          method: (m) => events.push(`method ${m.name} ${m.kind}`),
+          headers: () => events.push("headers"),
+          message: (json, i) => {
+            events.push(`message ${i} ${JSON.parse(json).number}`);
+            times.push(performance.now());
+          },
+        },
+      );
+      assert.equal(r.ok, true, r.error?.message);
+      assert.deepEqual(events, [
+        "method demo.v1.DemoService/Count server_streaming",
+        "headers",
+        "message 0 1",
+        "message 1 2",
+        "message 2 3",
+      ]);
+      // Streamed, not collected at the end: the messages arrive about 150 ms apart.
+      assert.ok(times[2] - times[0] >= 250, `messages arrived together: ${times.map((t) => t - times[0])}`);
+      assert.ok(
+        r.trailers.some(([n]) => n === "grpc-status"),
+        JSON.stringify(r.trailers),
+      );
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("an RPC error: code name, exit code (code × 8), message, error details decoded to JSON", async () => {
+    const session = createCallSession();
+    try {
+      for (const protocol of ["connect", "grpc", "grpcweb"] as const) {
+        const r = await session.call(
+          options(`${demo.url}/demo.v1.DemoService/Fail`, {
+            protocol,
+            data: '{"code": "CODE_NOT_FOUND", "message": "no such order", "details": ["DETAIL_ERROR_INFO", "DETAIL_QUOTA_EXCEEDED"]}',
+          }),
+          io,
+        );
+        assert.equal(r.ok, false, protocol);
+        assert.equal(r.code, "not_found");
+        assert.equal(r.exitCode, 40);
+        assert.equal(r.error?.message, "no such order");
+        assert.deepEqual(
+          r.error?.details.map((d) => d.type),
+          ["google.rpc.ErrorInfo", "demo.v1.QuotaExceeded"],
+        );
+        assert.deepEqual(JSON.parse(r.error?.details[0].json ?? "null"), {
+          reason: "DEMO_FAILURE",
+          domain: "demo.example.com",
+          metadata: { requested: "5" },
+        });
+        assert.deepEqual(JSON.parse(r.error?.details[1].json ?? "null"), {
+          resource: "requests",
+          limit: "100",
+          retryAfter: "30s",
+        });
+        assert.match(r.error?.text ?? "", /^\{\n {3}"code": "not_found",\n {3}"message": "no such order",/);
+      }
+      // A failing call leaves the connection warm.
+      assert.equal(session.stats().transports, 3);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("cancel: aborting the signal ends a stream at once as canceled (exit 8)", async () => {
+    const session = createCallSession();
+    try {
+      const controller = new AbortController();
+      const started = performance.now();
+      const r = await session.call(
+        options(`${demo.url}/demo.v1.DemoService/Count`, { data: '{"count": 50, "delayMs": 1000}' }),
+        io,
+        { message: () => controller.abort() },
+        controller.signal,
+      );
+      assert.equal(r.ok, false);
+      assert.equal(r.code, "canceled");
+      assert.equal(r.exitCode, 8);
+      assert.equal(r.messages.length, 1);
+      assert.ok(performance.now() - started < 5000);
+      // The session still works after a cancel.
+      const again = await session.call(options(`${demo.url}/demo.v1.GreetService/Greet`, { data: "{}" }), io);
+      assert.equal(again.ok, true, again.error?.message);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("client and bidi streams; a bidi stream over plain HTTP/1.1 gets an h2c connection of its own", async () => {
+    const session = createCallSession();
+    try {
+      const sum = await session.call(
+        options(`${demo.url}/demo.v1.DemoService/Sum`, { data: '{"number": 1} {"number": 41}' }),
+        io,
+      );
+      assert.deepEqual(
+        sum.messages.map((m) => JSON.parse(m)),
+        [{ sum: "42", count: 2 }],
+      );
+      const schema = await demoDescriptorSet();
+      const lines: string[] = [];
+      const chat = await session.call(
+        options(`${demo.url}/demo.v1.DemoService/Chat`, {
+          schemas: [schema],
+          data: '{"text": "a"} {"text": "b"}',
+        }),
+        io,
+        { log: (l) => lines.push(l) },
+      );
+      assert.equal(chat.ok, true, chat.error?.message);
+      assert.deepEqual(
+        chat.messages.map((m) => JSON.parse(m)),
+        [
+          { text: "a", number: 1 },
+          { text: "b", number: 2 },
+        ],
+      );
+      assert.ok(lines.some((l) => l.includes("a bidi stream needs HTTP/2")));
+      // A unary call with the same options still goes over HTTP/1.1 (to an HTTP/1.1-only server).
+      const unary = await session.call(
+        options(`${http1.url}/demo.v1.GreetService/Greet`, { schemas: [schema], data: "{}" }),
+        io,
+      );
+      assert.equal(unary.ok, true, unary.error?.message);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("TLS with the test CA; an unknown authority fails as unavailable and the bad connection is dropped", async () => {
+    const session = createCallSession();
+    try {
+      const url = `${tls.url.replace("127.0.0.1", "localhost")}/demo.v1.GreetService/Greet`;
+      const ok = await session.call(options(url, { cacert: pki.ca.certPath, data: '{"name": "tls"}' }), io);
+      assert.equal(ok.ok, true, ok.error?.message);
+      assert.deepEqual(JSON.parse(ok.messages[0]), { greeting: "Hello, tls!" });
+      const bad = await session.call(options(url, { cacert: pki.otherCa.certPath, data: "{}" }), io);
+      assert.equal(bad.ok, false);
+      assert.equal(bad.exitCode, 1);
+      assert.match(bad.error?.message ?? "", /x509: certificate signed by unknown authority/);
+      const tlsCall = await session.call(
+        options(url, { cacert: pki.otherCa.certPath, schemas: [await demoDescriptorSet()], data: "{}" }),
+        io,
+      );
+      assert.equal(tlsCall.code, "unavailable");
+      assert.equal(tlsCall.exitCode, 112);
+      // The trusted connection stays; the failed ones are gone.
+      assert.equal(session.stats().transports, 1);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("fallback sources answer when the server has no reflection; without them the error names what was tried", async () => {
+    const workspace: SchemaSource = await openSchema(examplesDir, {
+      cwd: process.cwd(),
+      stdin: process.stdin,
+    });
+    const url = `${noReflection.url}/demo.v1.GreetService/Greet`;
+    const plain = createCallSession();
+    const withFallback = createCallSession({ fallbackSources: () => [workspace] });
+    try {
+      const r = await plain.call(options(url, { data: "{}" }), io);
+      assert.equal(r.ok, false);
+      assert.equal(r.exitCode, 1);
+      assert.match(r.error?.message ?? "", /reflection at http:\/\/127\.0\.0\.1:\d+/);
+      const f = await withFallback.call(options(url, { data: '{"name": "fallback"}' }), io);
+      assert.equal(f.ok, true, f.error?.message);
+      assert.deepEqual(JSON.parse(f.messages[0]), { greeting: "Hello, fallback!" });
+      // The session does not own the fallback source: closing it leaves the source usable.
+      await withFallback.close();
+      assert.equal((await workspace.findType("demo.v1.GreetService"))?.kind, "service");
+    } finally {
+      await plain.close();
+      await withFallback.close();
+      await workspace.close();
+    }
+  });
+
+  test("a @grpc/grpc-js server through its reflection, over gRPC", async () => {
+    const session = createCallSession();
+    try {
+      const r = await session.call(
+        options(`${grpcJs.url}/shop.v1.OrderService/WatchOrders`, { protocol: "grpc", data: '{"id": "o"}' }),
+        io,
+      );
+      assert.equal(r.ok, true, r.error?.message);
+      assert.deepEqual(
+        r.messages.map((m) => JSON.parse(m).id),
+        ["o-1", "o-2"],
+      );
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("listings, and failures before the call: one message, exit 1, never a throw", async () => {
+    const session = createCallSession();
+    try {
+      const list = await session.call(options(demo.url, { listServices: true }), io);
+      assert.equal(list.ok, true, list.error?.message);
+      assert.ok(list.listing?.includes("demo.v1.GreetService"));
+      const methods = await session.call(options(demo.url, { listMethods: true }), io);
+      assert.ok(methods.listing?.includes("demo.v1.DemoService/Count"));
+
+      const badUrl = await session.call(options("ftp://x/a.B/C"), io);
+      assert.equal(badUrl.ok, false);
+      assert.equal(badUrl.exitCode, 1);
+      assert.equal(badUrl.code, undefined);
+      assert.match(badUrl.error?.text ?? "", /^protocall: invalid URL "ftp:\/\/x\/a.B\/C": scheme "ftp"/);
+
+      const badJson = await session.call(
+        options(`${demo.url}/demo.v1.GreetService/Greet`, { data: '{"nope": 1}' }),
+        io,
+      );
+      assert.equal(badJson.exitCode, 1);
+      assert.match(badJson.error?.message ?? "", /not a valid demo\.v1\.GreetRequest/);
+
+      const unknownMethod = await session.call(options(`${demo.url}/demo.v1.GreetService/Gret`), io);
+      assert.match(unknownMethod.error?.message ?? "", /Did you mean "Greet"/);
+
+      const refused = await session.call(
+        options("http://127.0.0.1:1/demo.v1.GreetService/Greet", { schemas: [await demoDescriptorSet()] }),
+        io,
+      );
+      assert.equal(refused.code, "unavailable");
+      assert.equal(refused.exitCode, 112);
+      assert.match(refused.error?.message ?? "", /connection refused/);
+    } finally {
+      await session.close();
+    }
+  });
+});
