@@ -5,11 +5,11 @@ import { createCallSession } from "../../../src/core/invoke/call-session";
 import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
 import { openSchema } from "../../../src/core/schema/open-schema";
 import type { SchemaSource } from "../../../src/core/schema/types";
+import type { GrpcJsReflectionServer } from "../../support/grpc-js-reflection-server";
 import {
   type DemoServer,
   demoDescriptorSet,
   examplesDir,
-  type GrpcJsReflectionServer,
   startDemoServer,
   startGrpcJsReflectionServer,
   startTlsDemoServer,
