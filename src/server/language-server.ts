@@ -23,6 +23,7 @@ import { hover } from "./hover";
 import { codeLenses, documentSymbols } from "./lenses";
 import { refreshRequest } from "./protocol";
 import { SchemaStore } from "./schema-store";
+import { registerServicesRequests } from "./services-requests";
 import { defaultSettings, mergeSettings } from "./settings";
 
 /** Files whose change can change a schema or a variable. */
@@ -188,6 +189,8 @@ export function startLanguageServer(connection: Connection): void {
     store.invalidate(false);
     checkAll();
   });
+
+  registerServicesRequests(connection, { store, folders: () => folders });
 
   connection.onRequest(refreshRequest, () => {
     store.invalidate(true);

@@ -26,6 +26,10 @@ export interface Opened {
   problem?: string;
   /** Compiler errors of a workspace build. */
   compilerError?: CompilerError;
+  /** For workspace sources: what it is (the Services view lists them by this). */
+  kind?: "setting" | "workspace-build" | "descriptor-set";
+  /** For workspace sources: the configured path, build root or descriptor-set file. */
+  origin?: string;
 }
 
 /** The ordered sources of one request, with a key naming them. */
@@ -117,7 +121,9 @@ export class SchemaStore {
     const out: Opened[] = [];
     const s = this.settings;
     const cwd = this.folders[0] ?? process.cwd();
-    for (const spec of s.schemas) out.push(await this.openFile(resolve(cwd, spec)));
+    for (const spec of s.schemas) {
+      out.push({ ...(await this.openFile(resolve(cwd, spec))), kind: "setting", origin: resolve(cwd, spec) });
+    }
     if (!s.workspaceBuild) return out;
     for (const folder of this.folders) {
       for (const root of await findWorkspaceRoots(folder)) {
@@ -127,20 +133,26 @@ export class SchemaStore {
           this.log(
             `built ${root} (${Math.round(performance.now() - started)} ms${fromCache ? ", cached" : ""})`,
           );
-          out.push({ source: openDescriptorSetBytes(bytes, `workspace ${root}`) });
+          out.push({
+            source: openDescriptorSetBytes(bytes, `workspace ${root}`),
+            kind: "workspace-build",
+            origin: root,
+          });
         } catch (err) {
           out.push({
             problem: errorMessage(err),
             compilerError: err instanceof CompilerError ? err : undefined,
+            kind: "workspace-build",
+            origin: root,
           });
           this.log(`cannot build ${root}: ${errorMessage(err)}`);
         }
       }
       for (const file of await findDescriptorSets(folder)) {
         try {
-          out.push({ source: await openDescriptorSetFile(file) });
+          out.push({ source: await openDescriptorSetFile(file), kind: "descriptor-set", origin: file });
         } catch (err) {
-          out.push({ problem: errorMessage(err) });
+          out.push({ problem: errorMessage(err), kind: "descriptor-set", origin: file });
         }
       }
     }
