@@ -1,0 +1,221 @@
+// The Webhooks view: registries → repositories → webhooks. Everything from a server is shown as plain
+// text (labels, descriptions, and plain-string tooltips are never interpreted as markup). A failed
+// listing shows as an error node under the repository, with the action that fixes it.
+import * as vscode from "vscode";
+import { type WebhookFix, webhookErrorAdvice } from "../../core/webhooks/error-advice";
+import { WebhookEvent } from "../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
+import type { RegistryEntry, RegistryStore } from "./registries";
+import type { WebhookInfo, WebhookService } from "./service";
+
+export type WebhooksNode =
+  | { readonly kind: "registry"; readonly registry: RegistryEntry; readonly signedIn: boolean }
+  | { readonly kind: "repository"; readonly registry: RegistryEntry; readonly name: string }
+  | { readonly kind: "webhook"; readonly registry: RegistryEntry; readonly webhook: WebhookInfo }
+  | {
+      readonly kind: "message";
+      readonly id: string;
+      readonly severity: "error" | "info";
+      readonly text: string;
+      readonly fix?: WebhookFix | "addRepository";
+      readonly registry?: RegistryEntry;
+    };
+
+/** The event's name as the registry spells it, e.g. WEBHOOK_EVENT_REPOSITORY_PUSH. */
+export function eventName(event: WebhookEvent): string {
+  const short = WebhookEvent[event];
+  return short ? `WEBHOOK_EVENT_${short}` : `WEBHOOK_EVENT_${event}`;
+}
+
+export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<WebhooksNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  /** Listings per repository (`<registry key> <owner/repository>`), until the next refresh. */
+  private readonly listings = new Map<string, Promise<WebhooksNode[]>>();
+  private readonly subscription: vscode.Disposable;
+
+  constructor(
+    private readonly store: RegistryStore,
+    private readonly service: WebhookService,
+  ) {
+    this.subscription = store.onDidChange(() => this.refresh());
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.changed.dispose();
+  }
+
+  /** Forgets every listing and redraws the view. */
+  refresh(): void {
+    this.listings.clear();
+    this.changed.fire(undefined);
+  }
+
+  async getChildren(node?: WebhooksNode): Promise<WebhooksNode[]> {
+    if (!node) {
+      const { entries, problems } = this.store.list();
+      const registries: WebhooksNode[] = await Promise.all(
+        entries.map(async (registry) => ({
+          kind: "registry" as const,
+          registry,
+          signedIn: (await this.store.token(registry)) !== undefined,
+        })),
+      );
+      return [
+        ...problems.map(
+          (text, i): WebhooksNode => ({
+            kind: "message",
+            id: `settings-problem-${i}`,
+            severity: "error",
+            text,
+            fix: "openSettings",
+          }),
+        ),
+        ...registries,
+      ];
+    }
+    if (node.kind === "registry") {
+      const repos = this.store.repositories(node.registry);
+      if (!repos.length) {
+        return [
+          {
+            kind: "message",
+            id: `${node.registry.key} no-repositories`,
+            severity: "info",
+            text: "Add a repository (owner/repository) to see its webhooks",
+            fix: "addRepository",
+            registry: node.registry,
+          },
+        ];
+      }
+      return repos.map((name) => ({ kind: "repository", registry: node.registry, name }));
+    }
+    if (node.kind === "repository") {
+      const key = `${node.registry.key} ${node.name}`;
+      let listing = this.listings.get(key);
+      if (!listing) {
+        listing = this.list(node.registry, node.name, key);
+        this.listings.set(key, listing);
+      }
+      return listing;
+    }
+    return [];
+  }
+
+  private async list(registry: RegistryEntry, name: string, key: string): Promise<WebhooksNode[]> {
+    const [owner, repository] = name.split("/");
+    if ((await this.store.token(registry)) === undefined) {
+      return [
+        {
+          kind: "message",
+          id: `${key} signed-out`,
+          severity: "info",
+          text: `Sign in to ${registry.name} to list the webhooks`,
+          fix: "signIn",
+          registry,
+        },
+      ];
+    }
+    try {
+      const webhooks = await this.service.list(registry, owner, repository);
+      if (!webhooks.length) {
+        return [{ kind: "message", id: `${key} none`, severity: "info", text: "No webhooks: create one" }];
+      }
+      return webhooks.map((webhook) => ({ kind: "webhook", registry, webhook }));
+    } catch (err) {
+      const advice = webhookErrorAdvice(err, {
+        registry: registry.name,
+        fromSettings: registry.source === "settings",
+      });
+      return [
+        {
+          kind: "message",
+          id: `${key} error`,
+          severity: "error",
+          text: advice.message,
+          fix: advice.fix,
+          registry,
+        },
+      ];
+    }
+  }
+
+  getTreeItem(node: WebhooksNode): vscode.TreeItem {
+    switch (node.kind) {
+      case "registry": {
+        const item = new vscode.TreeItem(node.registry.name, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = `registry ${node.registry.key}`;
+        item.description = node.signedIn ? node.registry.url : `${node.registry.url} · signed out`;
+        item.tooltip = `${node.registry.name}\n${node.registry.url}\n${
+          node.signedIn ? "Signed in (token in the editor's secret storage)" : "Not signed in"
+        }${node.registry.source === "settings" ? "\nFrom the setting protocall.registries" : ""}`;
+        item.contextValue = node.signedIn ? "registry-signedIn" : "registry";
+        item.iconPath = new vscode.ThemeIcon(
+          node.registry.source === "local" ? "server-environment" : "server",
+        );
+        return item;
+      }
+      case "repository": {
+        const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = `repository ${node.registry.key} ${node.name}`;
+        item.tooltip = `${node.name} on ${node.registry.name} (${node.registry.url})`;
+        item.contextValue = "repository";
+        item.iconPath = new vscode.ThemeIcon("repo");
+        return item;
+      }
+      case "webhook": {
+        const w = node.webhook;
+        const item = new vscode.TreeItem(w.event, vscode.TreeItemCollapsibleState.None);
+        item.id = `webhook ${node.registry.key} ${w.id}`;
+        item.description = w.id;
+        item.tooltip = `${w.event} on ${w.owner}/${w.repository}\nCallback URL: ${w.callbackUrl}\nCreated: ${
+          w.createTime ?? "unknown"
+        }\nUpdated: ${w.updateTime ?? "unknown"}\nID: ${w.id}`;
+        item.contextValue = "webhook";
+        item.iconPath = new vscode.ThemeIcon("link-external");
+        return item;
+      }
+      case "message": {
+        const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+        item.id = `message ${node.id}`;
+        item.tooltip = node.text;
+        item.contextValue = node.severity === "error" ? "webhooks-error" : "webhooks-message";
+        item.iconPath = new vscode.ThemeIcon(
+          node.severity === "error" ? "error" : "info",
+          node.severity === "error" ? new vscode.ThemeColor("errorForeground") : undefined,
+        );
+        const command = fixCommand(node.fix, node.registry);
+        if (command) item.command = command;
+        return item;
+      }
+    }
+  }
+}
+
+function fixCommand(
+  fix: WebhookFix | "addRepository" | undefined,
+  registry: RegistryEntry | undefined,
+): vscode.Command | undefined {
+  switch (fix) {
+    case "signIn":
+      return {
+        command: "protocall.webhooks.signIn",
+        title: "Sign In…",
+        arguments: registry ? [registry.key] : [],
+      };
+    case "addRepository":
+      return {
+        command: "protocall.webhooks.addRepository",
+        title: "Add Repository…",
+        arguments: registry ? [registry.key] : [],
+      };
+    case "openSettings":
+      return {
+        command: "workbench.action.openSettings",
+        title: "Open Settings",
+        arguments: ["protocall.registries"],
+      };
+    default:
+      return undefined;
+  }
+}
