@@ -3,7 +3,7 @@
 // this file asks the user, calls it, and shows the outcome where the user acted.
 import * as vscode from "vscode";
 import { errorMessage, ProtocallError } from "../../core/errors";
-import { callbackUrlInputMessage } from "../../core/webhooks/callback-url-input";
+import { callbackUrlInputMessage, callbackUrlInputProblems } from "../../core/webhooks/callback-url-input";
 import { type WebhookFix, webhookErrorAdvice } from "../../core/webhooks/error-advice";
 import { inertText } from "../../core/webhooks/inert-text";
 import { pushToRegistry, startLocalRegistry } from "../../core/webhooks/local-registry";
@@ -160,8 +160,8 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
     async createWebhook(name, repository, callbackUrl, event) {
       const entry = registry(name);
       const { owner, repository: repo } = repositoryOf(repository);
-      const problem = callbackUrlInputMessage(callbackUrl);
-      if (problem) throw new AdvisedError(problem.replaceAll("\n", "; "), undefined, entry);
+      const problems = callbackUrlInputProblems(callbackUrl);
+      if (problems.length) throw new AdvisedError(problems.join("; "), undefined, entry);
       try {
         const created = await service.create(entry, owner, repo, callbackUrl, event);
         log.info(
