@@ -1,0 +1,48 @@
+// The `protocall.servers` setting: the servers the Services view reflects. Entries are added to the
+// workspace settings (the user settings when no folder is open) and removed from wherever they are.
+import * as vscode from "vscode";
+import type { ServiceServer } from "../../server/protocol";
+
+const section = "protocall";
+const key = "servers";
+
+/** The configured servers with a string URL (other entries are ignored). */
+export function configuredServers(): ServiceServer[] {
+  const list = vscode.workspace.getConfiguration(section).get<unknown[]>(key, []);
+  return (Array.isArray(list) ? list : []).filter(
+    (s): s is ServiceServer =>
+      typeof s === "object" && s !== null && typeof (s as { url?: unknown }).url === "string",
+  );
+}
+
+/** Adds a server to the workspace settings (user settings without a workspace folder). */
+export async function addServerSetting(server: ServiceServer): Promise<void> {
+  const config = vscode.workspace.getConfiguration(section);
+  const hasFolder = (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
+  const target = hasFolder ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  const inspected = config.inspect<ServiceServer[]>(key);
+  const current = (hasFolder ? inspected?.workspaceValue : inspected?.globalValue) ?? [];
+  const rest = current.filter((s) => s.url !== server.url);
+  await config.update(key, [...rest, server], target);
+}
+
+/** Removes the entries with this URL from the workspace and user settings; returns whether any was found. */
+export async function removeServerSetting(url: string): Promise<boolean> {
+  const config = vscode.workspace.getConfiguration(section);
+  const inspected = config.inspect<ServiceServer[]>(key);
+  let removed = false;
+  const targets: [ServiceServer[] | undefined, vscode.ConfigurationTarget][] = [
+    [inspected?.workspaceValue, vscode.ConfigurationTarget.Workspace],
+    [inspected?.globalValue, vscode.ConfigurationTarget.Global],
+  ];
+  for (const [value, target] of targets) {
+    if (!Array.isArray(value) || !value.some((s) => s?.url === url)) continue;
+    await config.update(
+      key,
+      value.filter((s) => s?.url !== url),
+      target,
+    );
+    removed = true;
+  }
+  return removed;
+}
