@@ -8,7 +8,7 @@ import { errorMessage, ProtocallError } from "../errors";
 import type { PostResult } from "./http-post";
 import { type Listener, startListener } from "./listener";
 import { replayDelivery } from "./replay";
-import { ensureSelfSignedCert } from "./self-signed";
+import { ensureSelfSignedCert, type SelfSignedCert } from "./self-signed";
 import { sendTestEvent, testEventFromJson } from "./send-test";
 import { EventStore, readStoreFile, type StoredDelivery } from "./store";
 
@@ -19,6 +19,11 @@ export interface ListenerSessionOptions {
   readonly certDir: string;
   /** Most deliveries kept in memory for display (default 1000); the store keeps them all. */
   readonly keep?: number;
+  /**
+   * Gives the certificate to serve (default: `ensureSelfSignedCert(certDir, "listener")`). A front end
+   * that also hands the certificate to others passes its own, so that all share one generation.
+   */
+  readonly certificate?: () => Promise<SelfSignedCert>;
 }
 
 /** How to run the listener (the editor's `protocall.listener.*` settings). */
@@ -119,6 +124,10 @@ export class ListenerSession {
     this.keep = options.keep ?? 1000;
   }
 
+  private certificate(): Promise<SelfSignedCert> {
+    return this.options.certificate?.() ?? ensureSelfSignedCert(this.options.certDir, "listener");
+  }
+
   /** Subscribes to changes; returns the function that unsubscribes. */
   onDidChange(callback: (change: SessionChange) => void): () => void {
     this.subscribers.add(callback);
@@ -166,7 +175,7 @@ export class ListenerSession {
       let certPath: string | undefined;
       let fingerprint: string | undefined;
       if (tlsOn) {
-        const cert = await ensureSelfSignedCert(this.options.certDir, "listener");
+        const cert = await this.certificate();
         tls = { cert: cert.cert, key: cert.key };
         certPath = cert.certPath;
         fingerprint = cert.fingerprint;
@@ -288,7 +297,7 @@ export class ListenerSession {
   async trustedCa(to?: string): Promise<string | undefined> {
     if (to !== undefined && !to.startsWith("https:")) return undefined;
     if (!this.certPem) {
-      const cert = await ensureSelfSignedCert(this.options.certDir, "listener");
+      const cert = await this.certificate();
       this.certPem = cert.cert;
     }
     return this.certPem;

@@ -21,6 +21,7 @@ export interface ListenerInfo {
 
 let current: ListenerInfo | undefined;
 let certDir: string | undefined;
+let cert: Promise<SelfSignedCert> | undefined;
 const changed = new vscode.EventEmitter<void>();
 
 /** Fires when the listener starts or stops. */
@@ -43,12 +44,18 @@ export function currentListener(): ListenerInfo | undefined {
  */
 export async function listenerCertificate(): Promise<SelfSignedCert> {
   if (!certDir) throw new Error("the Protocall extension is not activated yet");
-  return ensureSelfSignedCert(certDir, "listener");
+  // One generation shared by every caller: two at once would otherwise each write a different pair.
+  cert ??= ensureSelfSignedCert(certDir, "listener").catch((err: unknown) => {
+    cert = undefined;
+    throw err;
+  });
+  return cert;
 }
 
 /** Set by the Deliveries part at activation: where the listener's certificate is kept. */
 export function setListenerCertificateDir(dir: string): void {
   certDir = dir;
+  cert = undefined;
 }
 
 /** Set by the Deliveries part when the listener starts (info) or stops (undefined). */

@@ -17,6 +17,7 @@ import { listenerSettings } from "./listener-config";
 import {
   currentListener,
   type ListenerInfo,
+  listenerCertificate,
   setCurrentListener,
   setListenerCertificateDir,
 } from "./listener-state";
@@ -80,7 +81,11 @@ export function registerDeliveries(shared: ExtensionShared): DeliveriesApi {
   const certDir = context.globalStorageUri.fsPath;
   const storeDir = (context.storageUri ?? context.globalStorageUri).fsPath;
   setListenerCertificateDir(certDir);
-  const session = new ListenerSession({ storeFile: join(storeDir, "deliveries.store"), certDir });
+  const session = new ListenerSession({
+    storeFile: join(storeDir, "deliveries.store"),
+    certDir,
+    certificate: listenerCertificate,
+  });
   const tree = new DeliveriesTree(session);
   const statusBar = new ListenerStatusBar(session);
   const changed = new vscode.EventEmitter<void>();

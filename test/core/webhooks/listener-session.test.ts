@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -13,6 +13,7 @@ import {
   ListenerSession,
   type SessionChange,
 } from "../../../src/core/webhooks/listener-session";
+import { ensureSelfSignedCert } from "../../../src/core/webhooks/self-signed";
 import { readStoreFile } from "../../../src/core/webhooks/store";
 
 /** The parts of a push event's protobuf JSON the tests read and change. */
@@ -235,5 +236,27 @@ test("settings and start errors say what to fix", async () => {
   } finally {
     await s.dispose();
     blocker.close();
+  }
+});
+
+test("serves the certificate its front end gives, and trusts it for its own sends", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "protocall-session-cert-"));
+  let calls = 0;
+  const s = new ListenerSession({
+    storeFile: join(dir, "deliveries.store"),
+    certDir: join(dir, "unused"),
+    certificate: () => {
+      calls++;
+      return ensureSelfSignedCert(join(dir, "shared"), "listener");
+    },
+  });
+  try {
+    const info = await s.start({});
+    assert.equal(info.certPath, join(dir, "shared", "listener-cert.pem"));
+    assert.equal((await s.sendTest()).status, 200);
+    assert.ok(calls >= 1);
+    assert.equal(existsSync(join(dir, "unused")), false);
+  } finally {
+    await s.dispose();
   }
 });
