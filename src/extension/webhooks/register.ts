@@ -353,9 +353,12 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
       box.show();
     });
 
-  const copy = async (text: string, what: string) => {
-    await vscode.env.clipboard.writeText(text);
-    vscode.window.setStatusBarMessage(`Copied the webhook's ${what}`, 3000);
+  /** Puts `text` on the clipboard and returns it (without waiting: a browser may hold the write back). */
+  const copy = (text: string, what: string): string => {
+    vscode.env.clipboard.writeText(text).then(
+      () => vscode.window.setStatusBarMessage(`Copied the webhook's ${what}`, 3000),
+      (err: unknown) => log.warn(`Could not copy the webhook's ${what}: ${errorMessage(err)}`),
+    );
     return text;
   };
 
@@ -508,12 +511,12 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
     }
   });
 
-  command("protocall.webhooks.copyId", async (target: Target) => {
+  command("protocall.webhooks.copyId", (target: Target) => {
     if (target && typeof target !== "string" && target.kind === "webhook")
       return copy(target.webhook.id, "ID");
   });
 
-  command("protocall.webhooks.copyCallbackUrl", async (target: Target) => {
+  command("protocall.webhooks.copyCallbackUrl", (target: Target) => {
     if (target && typeof target !== "string" && target.kind === "webhook") {
       return copy(target.webhook.callbackUrl, "callback URL");
     }

@@ -107,6 +107,19 @@ export const tests: VscodeTest[] = [
       assert.ok(node.tooltip?.includes(`Callback URL: ${unusedCallback}`), node.tooltip);
       assert.ok(node.tooltip?.includes(`Created: ${created.createTime}`), node.tooltip);
       assert.ok(node.tooltip?.includes(`Updated: ${created.updateTime}`), node.tooltip);
+
+      // The inline copy actions, run on the view's own node.
+      const registryNode = (await api.tree.getChildren())?.find(
+        (n) => n.kind === "registry" && n.registry.name === local,
+      );
+      const repoNode = (await api.tree.getChildren(registryNode))?.find((n) => n.kind === "repository");
+      const hookNode = (await api.tree.getChildren(repoNode))?.find((n) => n.kind === "webhook");
+      assert.ok(hookNode, "the webhook's node");
+      assert.equal(await vscode.commands.executeCommand("protocall.webhooks.copyId", hookNode), created.id);
+      assert.equal(
+        await vscode.commands.executeCommand("protocall.webhooks.copyCallbackUrl", hookNode),
+        unusedCallback,
+      );
     },
   },
   {
