@@ -105,6 +105,18 @@ test("local registry → create webhook → listener → push → delivery → d
   await wb.openView("Deliveries");
   await wb.screenshot("listener-started");
 
+  // A second webhook: the box is now pre-filled with the running listener's URL; the registry allows
+  // one per repository, and the error shows where the user acted, with what to do.
+  await wb.openView("Webhooks");
+  await inlineAction(repoRow, "Create Webhook");
+  await wb.quickPick("WEBHOOK_EVENT_REPOSITORY_PUSH");
+  await input.waitFor({ state: "visible" });
+  assert.equal(await input.inputValue(), callbackUrl);
+  await wb.screenshot("callback-url-prefilled");
+  await input.press("Enter");
+  await wb.waitForText(/already has a webhook for this event.*delete the webhook listed under it first/);
+  await wb.screenshot("second-webhook-rejected");
+
   // 5. Push through the local registry, with an author name that is markup.
   await wb.runCommand("Protocall: Push to Repository (local registry)…");
   await wb.quickPick("acme/petapis");
