@@ -1,7 +1,8 @@
 // The registries of the Webhooks view and what the editor remembers about them: entries from the
 // `protocall.registries` setting, ones added with "Add Registry…" (kept for the user, across
 // workspaces), and the local registry while it runs; API tokens in the editor's secret storage, keyed
-// by the registry's URL; and the repositories added under each registry, per workspace.
+// by the registry's URL (the local registry's under one fixed key, as its port changes from run to
+// run); and the repositories added under each registry, per workspace.
 import * as vscode from "vscode";
 import { ProtocallError } from "../../core/errors";
 import type { LocalRegistry } from "../../core/webhooks/local-registry";
@@ -134,22 +135,22 @@ export class RegistryStore implements vscode.Disposable {
         this.added().filter((r) => r.url !== entry.url),
       );
     }
-    await this.context.secrets.delete(secretKey(entry.url));
+    await this.context.secrets.delete(secretKey(entry.key));
     this.changed.fire();
   }
 
   token(entry: RegistryEntry): Promise<string | undefined> {
-    return Promise.resolve(this.context.secrets.get(secretKey(entry.url)));
+    return Promise.resolve(this.context.secrets.get(secretKey(entry.key)));
   }
 
   async setToken(entry: RegistryEntry, token: string): Promise<void> {
     if (!token.trim()) throw new ProtocallError("the API token is empty: paste the registry's API token");
-    await this.context.secrets.store(secretKey(entry.url), token.trim());
+    await this.context.secrets.store(secretKey(entry.key), token.trim());
     this.changed.fire();
   }
 
   async clearToken(entry: RegistryEntry): Promise<void> {
-    await this.context.secrets.delete(secretKey(entry.url));
+    await this.context.secrets.delete(secretKey(entry.key));
     this.changed.fire();
   }
 
@@ -190,7 +191,7 @@ export class RegistryStore implements vscode.Disposable {
   async setLocal(registry: LocalRegistry | undefined): Promise<void> {
     const previous = this.localRegistry;
     this.localRegistry = undefined;
-    if (previous) await this.context.secrets.delete(secretKey(previous.entry.url));
+    if (previous) await this.context.secrets.delete(secretKey(previous.entry.key));
     if (registry) {
       const entry: RegistryEntry = {
         key: "local",
@@ -199,7 +200,7 @@ export class RegistryStore implements vscode.Disposable {
         source: "local",
       };
       this.localRegistry = { entry, registry };
-      await this.context.secrets.store(secretKey(entry.url), registry.token);
+      await this.context.secrets.store(secretKey(entry.key), registry.token);
       for (const repo of registry.repositories) await this.addRepository(entry, repo);
     }
     this.changed.fire();
