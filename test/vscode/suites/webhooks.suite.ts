@@ -6,6 +6,8 @@
 // push delivered over verified https to the listener.
 import assert from "node:assert/strict";
 import * as vscode from "vscode";
+import { defaultRegistryConfig } from "../../../src/core/webhooks/emulator/config";
+import { startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
 import type { DeliveriesApi } from "../../../src/extension/deliveries/register";
 import type { WebhooksApi, WebhooksTreeSnapshot } from "../../../src/extension/webhooks/api";
 import type { VscodeTest } from "../harness";
@@ -288,6 +290,44 @@ export const tests: VscodeTest[] = [
       await waitFor("the setting's registries gone", async () =>
         (await api.snapshot()).some((n) => n.label === "Team registry") ? undefined : true,
       );
+    },
+  },
+  {
+    name: "a registry from the settings with webhooks disabled: the error node says to ask its admin and opens the settings",
+    timeoutMs: 30_000,
+    async run() {
+      const api = await webhooks();
+      // A second emulator, over http on loopback (a full URL is accepted), with webhooks switched off.
+      const disabled = await startRegistryEmulator({ config: defaultRegistryConfig, webhooksEnabled: false });
+      const config = vscode.workspace.getConfiguration("protocall");
+      try {
+        await config.update(
+          "registries",
+          [{ name: "Private", url: disabled.url }],
+          vscode.ConfigurationTarget.Global,
+        );
+        await waitFor("the Private registry", async () =>
+          (await api.snapshot()).some((n) => n.label === "Private") ? true : undefined,
+        );
+        await api.signIn("Private", "alice-token");
+        await api.addRepository("Private", repo);
+        const [error] = await repositoryChildren(api, "Private", repo);
+        assert.equal(error.contextValue, "webhooks-error");
+        assert.equal(error.command, "workbench.action.openSettings");
+        assert.match(
+          error.label,
+          /webhooks are disabled on the registry at 127\.0\.0\.1:\d+ \(webhooks are disabled on this instance\): ask your registry admin to enable them, or check the registry's URL in the settings/,
+        );
+        await rejectsWith(
+          api.createWebhook("Private", repo, unusedCallback),
+          /ask your registry admin to enable them/,
+        );
+        await api.signOut("Private");
+        await api.removeRepository("Private", repo);
+      } finally {
+        await config.update("registries", undefined, vscode.ConfigurationTarget.Global);
+        await disabled.close();
+      }
     },
   },
   {
