@@ -446,11 +446,9 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
         details: await decodeDetails(err, res),
         text: formatRpcError(err),
       };
-      // Connect puts the headers and trailers of a failed call in its metadata.
-      if (result.trailers.length === 0) {
-        const seen = new Set(result.headers.map(([n, v]) => `${n}\n${v}`));
-        result.trailers = pairs(err.metadata).filter(([n, v]) => !seen.has(`${n}\n${v}`));
-      }
+      // A failed call that sent no headers of its own (a unary error, a trailers-only response)
+      // carries what the server sent in the error's metadata.
+      if (result.headers.length === 0) result.headers = pairs(err.metadata);
       return;
     }
     let message: string;

@@ -25,6 +25,9 @@ import type { ExtensionShared } from "../shared";
 import { createEnvironmentStatus, workspaceEnvironmentFile } from "./environment-status";
 import { WorkspaceSources } from "./workspace-sources";
 
+/** A call still running after this long shows a cancellable progress notification. */
+const NOTIFY_AFTER_MS = 700;
+
 export type CopyFormat = "protocall" | "buf" | "grpcurl";
 
 /** What one "Send" did. */
@@ -287,37 +290,51 @@ export function registerSend(shared: ExtensionShared): SendApi {
     log.info(
       `Send ${prepared.label}: ${redactSecrets(copyAsProtocallCurl({ ...o, verbose: true }).command)}`,
     );
-    const result = await vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Protocall: sending ${prepared.label}`,
-        cancellable: true,
-      },
-      async (progress, token) => {
-        token.onCancellationRequested(() => controller.abort());
-        return (await callSession()).call(
-          o,
-          { cwd: prepared.baseDir, env: process.env, homedir: homedir() },
-          {
-            log: (line) => log.info(redactSecrets(line)),
-            method: (m) => {
-              entry.method = m.name;
-              panel.update(entry);
-            },
-            headers: (h) => {
-              entry.headers = h;
-              panel.update(entry);
-            },
-            message: (json, i) => {
-              entry.messages.push(json);
-              panel.appendMessage(entry, i);
-              progress.report({ message: `${i + 1} message${i === 0 ? "" : "s"}` });
-            },
+    const call = callSession().then((session) =>
+      session.call(
+        o,
+        { cwd: prepared.baseDir, env: process.env, homedir: homedir() },
+        {
+          log: (line) => log.info(redactSecrets(line)),
+          method: (m) => {
+            entry.method = m.name;
+            panel.update(entry);
           },
-          controller.signal,
-        );
-      },
+          headers: (h) => {
+            entry.headers = h;
+            panel.update(entry);
+          },
+          message: (json, i) => {
+            entry.messages.push(json);
+            panel.appendMessage(entry, i);
+            report?.(`${i + 1} message${i === 0 ? "" : "s"}`);
+          },
+        },
+        controller.signal,
+      ),
     );
+    // Progress: at once in the status bar; a call still running after a moment also gets a
+    // notification with Cancel (a quick call does not flash one). Cancel aborts the call.
+    let report: ((message: string) => void) | undefined;
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: `Protocall: ${prepared.label}` },
+      () => call,
+    );
+    const slow = setTimeout(() => {
+      void vscode.window.withProgress(
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `Protocall: sending ${prepared.label}`,
+          cancellable: true,
+        },
+        (progress, token) => {
+          token.onCancellationRequested(() => controller.abort());
+          report = (message) => progress.report({ message });
+          return call;
+        },
+      );
+    }, NOTIFY_AFTER_MS);
+    const result = await call.finally(() => clearTimeout(slow));
     running.delete(entry.id);
     entry.state = "done";
     entry.result = result;
