@@ -1,7 +1,8 @@
 // The whole webhook flow in a real VS Code (code-server, driven by Chromium): start the local registry
 // from the Webhooks view, create a webhook on its repository (the callback URL checked as it is typed),
 // see it listed, start the listener, push through the registry with a hostile author name, see the
-// delivery arrive in the Deliveries view as inert text and open it, then delete the webhook.
+// delivery arrive in the Deliveries view as inert text and open it, then delete the webhook. A
+// repository named with markup and link syntax shows as text, and so does the error about it.
 // Screenshots of each step: test-results/webhooks/.
 import assert from "node:assert/strict";
 import net from "node:net";
@@ -12,6 +13,8 @@ import { activeEditor, openWorkbench, poll, viewPane, type Workbench } from "../
 
 const artifacts = join(repoRoot, "test-results/webhooks");
 const hostile = "<img src=x onerror=alert(1)>";
+/** A name that would become a command link (stopping the local registry) if shown as markup. */
+const hostileLink = "[stop](command:protocall.webhooks.stopLocalRegistry)";
 let server: CodeServer;
 let wb: Workbench;
 let listenerPort = 0;
@@ -71,6 +74,37 @@ test("local registry → create webhook → listener → push → delivery → d
   await repoRow.waitFor({ state: "visible" });
   await wb.waitForText(/Local registry running at https:\/\/127\.0\.0\.1:\d+, signed in as alice/);
   await wb.screenshot("local-registry-started");
+
+  // 1b. A repository whose name is markup and link syntax: shown as text in the view, and the registry's
+  // error about it (which repeats the name) is a notification without any link in it.
+  await wb.runCommand("Protocall: Add Repository…");
+  await wb.inputBox(`acme/${hostileLink}`);
+  const hostileRow = wb.treeItem("Webhooks", `acme/${hostileLink}`);
+  await hostileRow.waitFor({ state: "visible" });
+  await hostileRow.click();
+  await wb
+    .treeItem("Webhooks", /repository acme\/\[stop\]\(command:.*does not exist/)
+    .waitFor({ state: "visible" });
+  await inlineAction(hostileRow, "Create Webhook");
+  await wb.quickPick("WEBHOOK_EVENT_REPOSITORY_PUSH");
+  await wb.inputBox(`https://127.0.0.1:${listenerPort}/buf.alpha.webhook.v1alpha1.EventService/Event`);
+  const toast = page
+    .locator(".notifications-toasts .notification-list-item")
+    .filter({ hasText: "does not exist" });
+  await toast.first().waitFor({ state: "visible" });
+  assert.ok(
+    (await toast.first().innerText()).includes(`acme/[stop] (command:`),
+    await toast.first().innerText(),
+  );
+  assert.equal(
+    await toast.first().locator(".notification-list-item-message a").count(),
+    0,
+    "no link in the message",
+  );
+  await wb.screenshot("markup-repository-inert");
+  await inlineAction(hostileRow, "Remove Repository");
+  await hostileRow.waitFor({ state: "hidden" });
+  assert.ok(await wb.treeItem("Webhooks", "Local registry").isVisible(), "the local registry still runs");
 
   // 2. Create a webhook: the event, then the callback URL, checked while it is typed.
   await inlineAction(repoRow, "Create Webhook");
