@@ -1,0 +1,68 @@
+/// <reference lib="dom" />
+// Editing a request in a real VS Code (code-server, driven by Chromium): hovering a JSON key of the
+// body shows the field's comment and its options (from the workspace's .proto files, built with
+// buf), and completion in the body offers the input message's field names.
+// Screenshots: test-results/editing/.
+import assert from "node:assert/strict";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { type CodeServer, copyExamplesWorkspace, repoRoot, startCodeServer } from "../support/code-server";
+import { openWorkbench, type Workbench } from "../support/workbench";
+
+const artifacts = join(repoRoot, "test-results/editing");
+let server: CodeServer;
+let wb: Workbench;
+
+before(
+  async () => {
+    const workspace = await copyExamplesWorkspace();
+    // No server answers at this address (the discard port): the schema comes from the workspace
+    // build, with its comments. A request for Echo, whose input has a deprecated field.
+    const file = join(workspace, "requests/demo.rpc");
+    let text = await readFile(file, "utf8");
+    text = text.replace("@host = http://127.0.0.1:8080", "@host = http://127.0.0.1:9");
+    text = text.replace(
+      "### Greet someone",
+      '### Echo a deprecated field\n{{host}}/demo.v1.DemoService/Echo\n\n{"legacyName": "old", "json_named": 1}\n\n### Greet someone',
+    );
+    await writeFile(file, text);
+    server = await startCodeServer({ workspace });
+    wb = await openWorkbench(server.url, workspace, artifacts);
+    await wb.openFile("requests/demo.rpc");
+  },
+  { timeout: 150_000 },
+);
+
+after(async () => {
+  await wb?.close();
+  await server?.close();
+});
+
+test("hovering a JSON key shows the field's comment, type and options", { timeout: 120_000 }, async () => {
+  const hover = await wb.hover('{"legacyName": "old"', '"legacyName"');
+  await wb.screenshot("hover-deprecated-field");
+  assert.match(hover, /Use text instead\./);
+  assert.match(hover, /legacy_name/);
+  assert.match(hover, /string/);
+  assert.match(hover, /deprecated/);
+  await wb.page.keyboard.press("Escape");
+  const named = await wb.hover('{"legacyName": "old"', '"json_named"');
+  await wb.screenshot("hover-json-name");
+  assert.match(named, /customJsonName/);
+  await wb.page.keyboard.press("Escape");
+});
+
+test("completion in the body offers the input message's field names", { timeout: 120_000 }, async () => {
+  await wb.placeCursor('{"legacyName": "old"', "{");
+  const suggestions = await wb.triggerCompletion();
+  await wb.screenshot("completion-fields");
+  await wb.page.keyboard.press("Escape");
+  const labels = suggestions.map((s) => s.label);
+  for (const field of ["text", "flag", "int64Value"]) {
+    assert.ok(
+      labels.some((l) => l.includes(field)),
+      `"${field}" in the suggestions: ${labels.join(", ")}`,
+    );
+  }
+});
