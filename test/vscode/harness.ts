@@ -1,0 +1,72 @@
+// The contract between the extension-API suites (test/vscode/suites/<name>.suite.ts) and the test-runner
+// extension that runs them inside the real extension host. See test/vscode/README.md.
+
+/** One test of a suite: runs inside VS Code's extension host with the real `vscode` API. */
+export interface VscodeTest {
+  name: string;
+  /** Default 30 000 ms. */
+  timeoutMs?: number;
+  run(env: VscodeTestEnv): Promise<void>;
+}
+
+/** What every test gets. */
+export interface VscodeTestEnv {
+  /** The workspace folder VS Code has open (a fresh copy of examples/). */
+  workspace: string;
+  /** Base URL of the demo server (reflection on), e.g. http://127.0.0.1:41234. */
+  demoUrl: string;
+  /** A directory for this suite's artifacts (test-results/vscode/<suite>/). */
+  artifacts: string;
+}
+
+/** The result of one test, as the runner writes it. */
+export interface VscodeTestResult {
+  suite: string;
+  name: string;
+  ok: boolean;
+  error?: string;
+  durationMs: number;
+}
+
+/** The results file: written after each test; `done` once every suite ran. */
+export interface VscodeResults {
+  done: boolean;
+  /** Milliseconds the protocall.protocall extension took to activate, timed by the runner. */
+  activationMs?: number;
+  results: VscodeTestResult[];
+  /** Set when the runner itself failed (e.g. a suite did not load). */
+  error?: string;
+}
+
+/** Environment variables the outer test sets for the runner. */
+export const envVars = {
+  results: "PROTOCALL_VSCODE_RESULTS",
+  suites: "PROTOCALL_VSCODE_SUITES",
+  demoUrl: "PROTOCALL_VSCODE_DEMO_URL",
+  workspace: "PROTOCALL_VSCODE_WORKSPACE",
+  artifacts: "PROTOCALL_VSCODE_ARTIFACTS",
+} as const;
+
+/** Polls `fn` until it returns something other than undefined (or throws the last error after `timeoutMs`). */
+export async function waitFor<T>(
+  what: string,
+  fn: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
