@@ -214,7 +214,10 @@ export function registerDeliveries(shared: ExtensionShared): DeliveriesApi {
       const d = await session.get(id);
       if (!d) throw new ProtocallError(`no delivery #${id} in the store: it was cleared or pruned`);
       const text = `${JSON.stringify(deliveryDocument(d), null, 2)}\n`;
-      await vscode.env.clipboard.writeText(text);
+      // Not awaited: in a browser-hosted editor the clipboard may answer only once the page has focus.
+      vscode.env.clipboard.writeText(text).then(undefined, (err: unknown) => {
+        log.warn(`Cannot write to the clipboard: ${errorMessage(err)}`);
+      });
       return text;
     },
     async exportTo(uri, format) {
