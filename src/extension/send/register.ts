@@ -369,7 +369,10 @@ export function registerSend(shared: ExtensionShared): SendApi {
       grpcurl: copyAsGrpcurl,
     };
     const copied = make[format](prepared.options);
-    await vscode.env.clipboard.writeText(copied.command);
+    // Not awaited: in a browser window the write may wait for the page to have focus.
+    vscode.env.clipboard
+      .writeText(copied.command)
+      .then(undefined, (err: unknown) => log.warn(`Could not write to the clipboard: ${errorMessage(err)}`));
     const name = format === "protocall" ? "protocall curl" : format === "buf" ? "buf curl" : "grpcurl";
     if (copied.notes.length > 0) {
       void vscode.window.showWarningMessage(`Copied as ${name}. Note: ${copied.notes.join("; ")}.`);

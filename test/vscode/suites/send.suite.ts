@@ -1,0 +1,231 @@
+// "Send" inside the real extension host: protocall.send on a .rpc file against the demo server returns
+// the result the response panel shows (unary, a server stream, an error with details), keeps a
+// history per request, applies the timeout setting and the active environment; the copy commands put
+// the command line on the clipboard; an undefined variable is reported and nothing is sent.
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import * as vscode from "vscode";
+import type { SendApi, SendOutcome } from "../../../src/extension/send/register";
+import type { VscodeTest, VscodeTestEnv } from "../harness";
+
+async function api(): Promise<SendApi> {
+  const ext = vscode.extensions.getExtension("protocall.protocall");
+  assert.ok(ext, "the Protocall extension is installed");
+  return ((await ext.activate()) as { send: SendApi }).send;
+}
+
+/** Writes requests/<name> into the workspace and opens it; returns its URI. */
+async function requestFile(env: VscodeTestEnv, name: string, text: string): Promise<vscode.Uri> {
+  const path = join(env.workspace, "requests", name);
+  writeFileSync(path, text);
+  const uri = vscode.Uri.file(path);
+  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+  return uri;
+}
+
+function requests(env: VscodeTestEnv): string {
+  return `@host = ${env.demoUrl}
+
+### Greet
+{{host}}/demo.v1.GreetService/Greet
+
+{"name": "suite"}
+
+### Count
+# @protocol grpc
+{{host}}/demo.v1.DemoService/Count
+
+{"count": 3, "delayMs": 50, "text": "tick"}
+
+### Fail
+{{host}}/demo.v1.DemoService/Fail
+
+{"code": "CODE_NOT_FOUND", "message": "no such order", "details": ["DETAIL_ERROR_INFO", "DETAIL_BAD_REQUEST"]}
+
+### Slow
+{{host}}/demo.v1.DemoService/Count
+
+{"count": 2, "delayMs": 2000}
+`;
+}
+
+async function send(uri: vscode.Uri, index: number): Promise<SendOutcome> {
+  const outcome = (await vscode.commands.executeCommand("protocall.send", uri.toString(), index)) as
+    | SendOutcome
+    | undefined;
+  assert.ok(outcome, "protocall.send returns what it did");
+  return outcome;
+}
+
+export const tests: VscodeTest[] = [
+  {
+    name: "protocall.send runs a unary request and the response panel shows it",
+    timeoutMs: 60_000,
+    async run(env) {
+      const send_ = await api();
+      const uri = await requestFile(env, "send-suite.rpc", requests(env));
+      const outcome = await send(uri, 0);
+      assert.equal(outcome.sent, true);
+      assert.equal(outcome.result?.ok, true, outcome.result?.error?.message);
+      assert.equal(outcome.result?.code, "ok");
+      assert.equal(outcome.result?.exitCode, 0);
+      assert.deepEqual(outcome.result?.messages, ['{\n  "greeting": "Hello, suite!"\n}']);
+      const panel = send_.panel();
+      assert.equal(panel.visible, true);
+      assert.equal(panel.title, "Response: Greet");
+      assert.equal(panel.entry?.id, outcome.entry?.id);
+      assert.match(panel.html, /ok · exit 0 · /);
+      assert.match(panel.html, /Hello, suite!/);
+    },
+  },
+  {
+    name: "a server stream: every message in order, trailers; a second send goes to the history",
+    timeoutMs: 60_000,
+    async run(env) {
+      const send_ = await api();
+      const uri = await requestFile(env, "send-suite.rpc", requests(env));
+      const first = await send(uri, 1);
+      assert.equal(first.result?.ok, true, first.result?.error?.message);
+      assert.deepEqual(
+        first.result?.messages.map((m) => JSON.parse(m).number),
+        [1, 2, 3],
+      );
+      assert.ok(first.result?.trailers.some(([n]) => n === "grpc-status"));
+      const second = await send(uri, 1);
+      const history = send_.history(uri, 1);
+      assert.deepEqual(
+        history.slice(0, 2).map((e) => e.id),
+        [second.entry?.id, first.entry?.id],
+      );
+      assert.deepEqual(send_.panel().position, { index: 0, count: history.length });
+    },
+  },
+  {
+    name: "an error: code name, exit code and decoded details",
+    timeoutMs: 60_000,
+    async run(env) {
+      const send_ = await api();
+      const uri = await requestFile(env, "send-suite.rpc", requests(env));
+      const outcome = await send(uri, 2);
+      const r = outcome.result;
+      assert.equal(r?.ok, false);
+      assert.equal(r?.code, "not_found");
+      assert.equal(r?.exitCode, 40);
+      assert.equal(r?.error?.message, "no such order");
+      assert.deepEqual(
+        r?.error?.details.map((d) => d.type),
+        ["google.rpc.ErrorInfo", "google.rpc.BadRequest"],
+      );
+      assert.deepEqual(JSON.parse(r?.error?.details[1].json ?? "null"), {
+        fieldViolations: [{ field: "name", description: "must not be empty" }],
+      });
+      assert.match(send_.panel().html, /not_found · exit 40/);
+      assert.match(send_.panel().html, /google\.rpc\.BadRequest/);
+    },
+  },
+  {
+    name: "protocall.timeout limits a request that sets none: deadline_exceeded, exit 32",
+    timeoutMs: 60_000,
+    async run(env) {
+      const uri = await requestFile(env, "send-suite.rpc", requests(env));
+      const config = vscode.workspace.getConfiguration("protocall");
+      await config.update("timeout", 0.5, vscode.ConfigurationTarget.Workspace);
+      try {
+        const outcome = await send(uri, 3);
+        assert.equal(outcome.result?.code, "deadline_exceeded");
+        assert.equal(outcome.result?.exitCode, 32);
+        assert.ok((outcome.result?.durationMs ?? 0) < 1900, `took ${outcome.result?.durationMs} ms`);
+      } finally {
+        await config.update("timeout", undefined, vscode.ConfigurationTarget.Workspace);
+      }
+    },
+  },
+  {
+    name: "the active environment's variables are used (protocall.environment)",
+    timeoutMs: 60_000,
+    async run(env) {
+      const envFile = join(env.workspace, "protocall.env.json");
+      writeFileSync(envFile, JSON.stringify({ suite: { base: env.demoUrl, who: "environment" } }));
+      const config = vscode.workspace.getConfiguration("protocall");
+      await config.update("environment", "suite", vscode.ConfigurationTarget.Workspace);
+      try {
+        const uri = await requestFile(
+          env,
+          "send-env.rpc",
+          '{{base}}/demo.v1.GreetService/Greet\n\n{"name": "{{who}}"}\n',
+        );
+        const outcome = await send(uri, 0);
+        assert.equal(outcome.result?.ok, true, outcome.result?.error?.message ?? outcome.problems.join("\n"));
+        assert.deepEqual(JSON.parse(outcome.result?.messages[0] ?? "null"), {
+          greeting: "Hello, environment!",
+        });
+      } finally {
+        await config.update("environment", undefined, vscode.ConfigurationTarget.Workspace);
+      }
+    },
+  },
+  {
+    name: "an undefined variable: not sent, the problem is reported with its place",
+    timeoutMs: 60_000,
+    async run(env) {
+      const send_ = await api();
+      // A server that counts what reaches it.
+      let received = 0;
+      const server = http.createServer((_req, res) => {
+        received++;
+        res.end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      try {
+        const port = (server.address() as AddressInfo).port;
+        const uri = await requestFile(
+          env,
+          "send-undefined.rpc",
+          `### Typo\nhttp://127.0.0.1:${port}/demo.v1.GreetService/Greet\nx-token: {{nope}}\n\n{}\n`,
+        );
+        const outcome = await send(uri, 0);
+        assert.equal(outcome.sent, false);
+        assert.equal(outcome.result, undefined);
+        assert.equal(outcome.problems.length, 1);
+        assert.match(outcome.problems[0], /send-undefined\.rpc:3:10: undefined variable \{\{nope\}\}/);
+        assert.equal(send_.panel().entry?.state, "not-sent");
+        assert.match(send_.panel().html, /Not sent: fix the request/);
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(received, 0, "nothing reached the server");
+      } finally {
+        await new Promise((r) => server.close(r));
+      }
+    },
+  },
+  {
+    // The commands return what they put on the clipboard (a headless browser window holds
+    // clipboard reads back, so the text is checked as returned).
+    name: "Copy as protocall curl / buf curl / grpcurl give the equivalent command lines",
+    timeoutMs: 60_000,
+    async run(env) {
+      const uri = await requestFile(env, "send-suite.rpc", requests(env));
+      const url = `${env.demoUrl}/demo.v1.GreetService/Greet`;
+      const protocall = await vscode.commands.executeCommand<string>(
+        "protocall.copyAsCurl",
+        uri.toString(),
+        0,
+      );
+      assert.equal(protocall, `protocall curl -d '{"name": "suite"}' ${url}`);
+      const buf = await vscode.commands.executeCommand<string>("protocall.copyAsBufCurl", uri.toString(), 0);
+      assert.equal(buf, `buf curl -d '{"name": "suite"}' --http2-prior-knowledge ${url}`);
+      const grpcurl = await vscode.commands.executeCommand<string>(
+        "protocall.copyAsGrpcurl",
+        uri.toString(),
+        1,
+      );
+      const host = new URL(env.demoUrl).host;
+      assert.equal(
+        grpcurl,
+        `grpcurl -plaintext -d '{"count": 3, "delayMs": 50, "text": "tick"}' ${host} demo.v1.DemoService/Count`,
+      );
+    },
+  },
+];
