@@ -156,6 +156,11 @@ export function registerDeliveries(shared: ExtensionShared): DeliveriesApi {
     }
   });
   setRunningContext(false);
+  if (treeView.visible) {
+    // Activated by opening the view: it is visible already, so no visibility change will tell.
+    statusBar.reveal();
+    void load().then(showDeliveries);
+  }
 
   const startListener = async (): Promise<ListenerInfo> => {
     ensureDirs();
@@ -315,7 +320,7 @@ export function registerDeliveries(shared: ExtensionShared): DeliveriesApi {
     treeView.onDidChangeVisibility((e) => {
       if (!e.visible) return;
       statusBar.reveal();
-      void load();
+      void load().then(showDeliveries);
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (!e.affectsConfiguration("protocall.listener") || !session.running) return;
