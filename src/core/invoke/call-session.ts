@@ -170,12 +170,20 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
     return entry;
   };
 
+  interface CachedResolver {
+    ready: Promise<Resolver>;
+    /** Whether this call created it (rather than an earlier call). */
+    fresh: boolean;
+    /** Forgets it and makes a new one. */
+    renew(): CachedResolver;
+  }
   const cached = (
     map: Map<string, Promise<Resolver>>,
     key: string,
     create: () => Promise<Resolver>,
-  ): Promise<Resolver> => {
+  ): CachedResolver => {
     let r = map.get(key);
+    const fresh = !r;
     if (!r) {
       r = create();
       map.set(key, r);
@@ -184,7 +192,16 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
         if (map.get(key) === made) map.delete(key);
       });
     }
-    return r;
+    const ready = r;
+    return {
+      ready,
+      fresh,
+      renew() {
+        if (map.get(key) === ready) map.delete(key);
+        ready.then((old) => old.close()).catch(() => {});
+        return cached(map, key, create);
+      },
+    };
   };
 
   const session: CallSession = {
@@ -255,7 +272,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
 
         // Schema sources, in order: reflection, then each --schema, then (without --schema) the
         // fallback sources. Cached per transport and per set of schema values.
-        let resolver: Promise<Resolver>;
+        let resolver: CachedResolver;
         const schemasKey = JSON.stringify([o.schemas, io.cwd]);
         const fallback = o.schemas.length === 0 ? (options.fallbackSources?.() ?? []) : [];
         if (reflection && entry && curl) {
@@ -293,8 +310,8 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
             return createResolver(sources);
           });
         }
-        res = await resolver;
-        const schema = res;
+        res = await resolver.ready;
+        let schema = res;
 
         if (isListMode(o)) {
           const services = await schemaStep(() => schema.listServices());
@@ -313,7 +330,19 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           return result;
         }
 
-        const method = await schemaStep(() => schema.findMethod(u.service ?? "", u.method ?? ""));
+        let method: DescMethod;
+        try {
+          method = await schemaStep(() => schema.findMethod(u.service ?? "", u.method ?? ""));
+        } catch (err) {
+          // Schemas resolved by an earlier call may be out of date (the server or the .proto files
+          // changed since): look once more with fresh ones before reporting the method as unknown.
+          if (resolver.fresh || !(err instanceof ProtocallError)) throw err;
+          log.info("Method not found in the cached schema: resolving the schema again");
+          resolver = resolver.renew();
+          res = await resolver.ready;
+          schema = res;
+          method = await schemaStep(() => schema.findMethod(u.service ?? "", u.method ?? ""));
+        }
         result.method = `${method.parent.typeName}/${method.name}`;
         result.methodKind = method.methodKind;
         observer.method?.({ name: result.method, kind: method.methodKind });

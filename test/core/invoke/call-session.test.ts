@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
-import { homedir } from "node:os";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { createCallSession } from "../../../src/core/invoke/call-session";
 import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
 import { openSchema } from "../../../src/core/schema/open-schema";
 import type { SchemaSource } from "../../../src/core/schema/types";
+import { file_demo_v1_greet } from "../../../src/gen/demo/v1/greet_pb";
 import type { GrpcJsReflectionServer } from "../../support/grpc-js-reflection-server";
 import {
   type DemoServer,
@@ -305,6 +310,46 @@ describe("call session", { timeout: 60_000 }, () => {
       );
     } finally {
       await session.close();
+    }
+  });
+
+  test("a method missing from cached schemas is looked up once more in fresh ones (a rebuilt descriptor set)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "protocall-session-"));
+    const set = join(dir, "api.binpb");
+    // First only greet.proto; later the whole demo API, as a rebuild would write it.
+    writeFileSync(
+      set,
+      toBinary(
+        FileDescriptorSetSchema,
+        create(FileDescriptorSetSchema, { file: [file_demo_v1_greet.proto] }),
+      ),
+    );
+    const session = createCallSession();
+    try {
+      const greet = await session.call(
+        options(`${noReflection.url}/demo.v1.GreetService/Greet`, { schemas: [set], data: "{}" }),
+        io,
+      );
+      assert.equal(greet.ok, true, greet.error?.message);
+      const before = await session.call(
+        options(`${noReflection.url}/demo.v1.DemoService/Sum`, { schemas: [set] }),
+        io,
+      );
+      assert.equal(before.ok, false);
+      assert.match(before.error?.message ?? "", /service "demo\.v1\.DemoService" not found/);
+      copyFileSync(await demoDescriptorSet(), set);
+      const lines: string[] = [];
+      const after = await session.call(
+        options(`${noReflection.url}/demo.v1.DemoService/Sum`, { schemas: [set], data: '{"number": 2}' }),
+        io,
+        { log: (l) => lines.push(l) },
+      );
+      assert.equal(after.ok, true, after.error?.message);
+      assert.deepEqual(JSON.parse(after.messages[0]), { sum: "2", count: 1 });
+      assert.ok(lines.some((l) => l.includes("resolving the schema again")));
+    } finally {
+      await session.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
