@@ -1,8 +1,8 @@
 // What the editor tells the user when a webhook call fails: the client's message with its command-line
 // advice (environment variables, flags) replaced by what to do in the editor, plus the one action that
 // fixes it (sign in, open the settings). Works from the client's typed errors (WebhookError.kind).
-import { errorMessage } from "../errors";
-import { WebhookError } from "./errors";
+import { errorMessage, ProtocallError } from "../errors";
+import type { WebhookError, WebhookErrorKind } from "./errors";
 
 /** The action offered with a message: a button on a notification, or the command of an error node. */
 export type WebhookFix = "signIn" | "openSettings";
@@ -29,10 +29,19 @@ function cut(message: string, tails: readonly string[]): string {
   return message.slice(0, end);
 }
 
+/**
+ * A WebhookError, recognised by its kind rather than by its class: this module is loaded when the
+ * editor starts, and the class would bring the whole Connect runtime with it.
+ */
+function isWebhookError(err: unknown): err is WebhookError {
+  return err instanceof ProtocallError && typeof (err as { kind?: unknown }).kind === "string";
+}
+
 export function webhookErrorAdvice(err: unknown, ctx: AdviceContext): WebhookAdvice {
-  if (!(err instanceof WebhookError)) return { message: errorMessage(err) };
+  if (!isWebhookError(err)) return { message: errorMessage(err) };
   const m = err.message;
-  switch (err.kind) {
+  const kind: WebhookErrorKind = err.kind;
+  switch (kind) {
     case "unauthenticated":
       return {
         message: `${cut(m, [": check the token in"])}: sign in to ${ctx.registry} again with a valid API token`,

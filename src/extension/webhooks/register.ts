@@ -6,16 +6,14 @@ import { errorMessage, ProtocallError } from "../../core/errors";
 import { callbackUrlInputMessage, callbackUrlInputProblems } from "../../core/webhooks/callback-url-input";
 import { type WebhookFix, webhookErrorAdvice } from "../../core/webhooks/error-advice";
 import { inertText } from "../../core/webhooks/inert-text";
-import { pushToRegistry, startLocalRegistry } from "../../core/webhooks/local-registry";
 import { registryUrlProblem } from "../../core/webhooks/registry-url";
 import { parseRepositoryName, repositoryNameProblem } from "../../core/webhooks/repository-name";
-import { WebhookEvent, WebhookEventSchema } from "../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
 import { currentListenerUrl, listenerCertificate, onDidChangeListener } from "../deliveries/listener-state";
 import type { ExtensionShared } from "../shared";
 import type { LocalRegistryInfo, PushResult, WebhooksApi, WebhooksTreeSnapshot } from "./api";
 import { type RegistryEntry, RegistryStore } from "./registries";
 import { type WebhookInfo, WebhookService } from "./service";
-import { eventName, type WebhooksNode, WebhooksTree } from "./tree";
+import { type WebhooksNode, WebhooksTree } from "./tree";
 
 export type { WebhooksApi } from "./api";
 
@@ -206,6 +204,7 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
           log.warn(`The local registry does not trust the listener's certificate: ${errorMessage(err)}`);
         }
         try {
+          const { startLocalRegistry } = await import("../../core/webhooks/local-registry");
           const local = await startLocalRegistry({
             certDir: context.globalStorageUri.fsPath,
             trustCa,
@@ -238,6 +237,7 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
       const { owner, repository: repo } = repositoryOf(repository);
       const token = (await store.token(local.entry)) ?? local.registry.token;
       try {
+        const { pushToRegistry } = await import("../../core/webhooks/local-registry");
         const res = await pushToRegistry(
           local.registry.url,
           token,
@@ -459,13 +459,8 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
     }
     if (!picked) return undefined;
     const { entry, name } = picked;
-    const events = WebhookEventSchema.values
-      .filter((v) => v.number !== WebhookEvent.UNSPECIFIED)
-      .map((v) => ({
-        label: eventName(v.number as WebhookEvent),
-        detail:
-          v.number === WebhookEvent.REPOSITORY_PUSH ? "A push to the repository: a new commit" : undefined,
-      }));
+    const { eventChoices } = await import("./webhook-info");
+    const events = eventChoices();
     const event = await vscode.window.showQuickPick(events, {
       title: `Create Webhook on ${name} (1/2)`,
       placeHolder: "The event that calls the webhook",

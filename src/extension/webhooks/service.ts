@@ -1,36 +1,10 @@
 // The webhook calls of the view: the core client, made for a registry of the view with its token from
 // secret storage (and the local registry's own certificate trusted), returning plain webhook records.
-import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { createWebhookClient, parseWebhookEvent } from "../../core/webhooks/client";
-import { Code, WebhookError } from "../../core/webhooks/errors";
-import { type Webhook, WebhookEvent } from "../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
+// The client and the generated registry types load on the first call, keeping activation light.
 import type { RegistryEntry, RegistryStore } from "./registries";
-import { eventName } from "./tree";
+import type { WebhookInfo } from "./webhook-info";
 
-/** A webhook as the view shows it and the API returns it. */
-export interface WebhookInfo {
-  readonly id: string;
-  /** e.g. WEBHOOK_EVENT_REPOSITORY_PUSH */
-  readonly event: string;
-  readonly owner: string;
-  readonly repository: string;
-  readonly callbackUrl: string;
-  /** ISO 8601, when the registry sent it. */
-  readonly createTime?: string;
-  readonly updateTime?: string;
-}
-
-function info(w: Webhook): WebhookInfo {
-  return {
-    id: w.webhookId,
-    event: eventName(w.event),
-    owner: w.ownerName,
-    repository: w.repositoryName,
-    callbackUrl: w.callbackUrl,
-    createTime: w.createTime ? timestampDate(w.createTime).toISOString() : undefined,
-    updateTime: w.updateTime ? timestampDate(w.updateTime).toISOString() : undefined,
-  };
-}
+export type { WebhookInfo } from "./webhook-info";
 
 export class WebhookService {
   constructor(private readonly store: RegistryStore) {}
@@ -38,12 +12,14 @@ export class WebhookService {
   private async client(entry: RegistryEntry) {
     const token = await this.store.token(entry);
     if (token === undefined) {
+      const { Code, WebhookError } = await import("../../core/webhooks/errors");
       throw new WebhookError(
         "unauthenticated",
         Code.Unauthenticated,
         `you are not signed in to ${entry.name}`,
       );
     }
+    const { createWebhookClient } = await import("../../core/webhooks/client");
     return createWebhookClient({
       baseUrl: entry.url,
       token,
@@ -54,7 +30,8 @@ export class WebhookService {
   }
 
   async list(entry: RegistryEntry, owner: string, repository: string): Promise<WebhookInfo[]> {
-    return (await (await this.client(entry)).listWebhooks(owner, repository)).map(info);
+    const { webhookInfo } = await import("./webhook-info");
+    return (await (await this.client(entry)).listWebhooks(owner, repository)).map(webhookInfo);
   }
 
   async create(
@@ -64,8 +41,11 @@ export class WebhookService {
     callbackUrl: string,
     event = "WEBHOOK_EVENT_REPOSITORY_PUSH",
   ): Promise<WebhookInfo> {
+    const { parseWebhookEvent } = await import("../../core/webhooks/client");
+    const { eventName, WebhookEvent, webhookInfo } = await import("./webhook-info");
     const parsed = parseWebhookEvent(event);
     if (parsed === undefined) {
+      const { Code, WebhookError } = await import("../../core/webhooks/errors");
       throw new WebhookError(
         "invalid_argument",
         Code.InvalidArgument,
@@ -74,7 +54,7 @@ export class WebhookService {
       );
     }
     const client = await this.client(entry);
-    return info(await client.createWebhook({ owner, repository, callbackUrl, event: parsed }));
+    return webhookInfo(await client.createWebhook({ owner, repository, callbackUrl, event: parsed }));
   }
 
   async delete(entry: RegistryEntry, webhookId: string): Promise<void> {

@@ -3,7 +3,6 @@
 // listing shows as an error node under the repository, with the action that fixes it.
 import * as vscode from "vscode";
 import { type WebhookFix, webhookErrorAdvice } from "../../core/webhooks/error-advice";
-import { WebhookEvent } from "../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
 import type { RegistryEntry, RegistryStore } from "./registries";
 import type { WebhookInfo, WebhookService } from "./service";
 
@@ -19,12 +18,6 @@ export type WebhooksNode =
       readonly fix?: WebhookFix | "addRepository";
       readonly registry?: RegistryEntry;
     };
-
-/** The event's name as the registry spells it, e.g. WEBHOOK_EVENT_REPOSITORY_PUSH. */
-export function eventName(event: WebhookEvent): string {
-  const short = WebhookEvent[event];
-  return short ? `WEBHOOK_EVENT_${short}` : `WEBHOOK_EVENT_${event}`;
-}
 
 export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<WebhooksNode | undefined>();
