@@ -15,10 +15,13 @@ export function configuredServers(): ServiceServer[] {
   );
 }
 
-/** Adds a server to the workspace settings (user settings without a workspace folder). */
+/**
+ * Adds a server to the workspace settings; to the user settings without a workspace folder, or in a
+ * restricted workspace (where VS Code ignores the workspace's value of this setting).
+ */
 export async function addServerSetting(server: ServiceServer): Promise<void> {
   const config = vscode.workspace.getConfiguration(section);
-  const hasFolder = (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
+  const hasFolder = (vscode.workspace.workspaceFolders?.length ?? 0) > 0 && vscode.workspace.isTrusted;
   const target = hasFolder ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
   const inspected = config.inspect<ServiceServer[]>(key);
   const current = (hasFolder ? inspected?.workspaceValue : inspected?.globalValue) ?? [];
