@@ -152,7 +152,15 @@ test("local registry → create webhook → listener → push → delivery → d
   await wb.screenshot("second-webhook-rejected");
 
   // 5. Push through the local registry, with an author name that is markup.
-  await wb.runCommand("Protocall: Push to Repository (local registry)…");
+  // From the Webhooks view's "More Actions" menu, which offers Push while the local registry runs.
+  const webhooksPane = await wb.openView("Webhooks");
+  await webhooksPane.locator(".pane-header").hover();
+  await webhooksPane.locator('.pane-header .action-label[aria-label^="More Actions"]').click();
+  const menu = page.locator(".monaco-menu");
+  await menu.locator(".action-label", { hasText: "Stop Local Registry" }).waitFor({ state: "visible" });
+  assert.equal(await menu.locator(".action-label", { hasText: "Start Local Registry" }).count(), 0);
+  await wb.screenshot("view-menu-while-running");
+  await menu.locator(".action-label", { hasText: "Push to Repository (local registry)…" }).click();
   await wb.quickPick("acme/petapis");
   await wb.inputBox(hostile);
   await wb.inputBox("v1.0.0");

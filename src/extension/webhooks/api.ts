@@ -64,6 +64,8 @@ export interface WebhooksApi {
   startLocalRegistry(): Promise<LocalRegistryInfo>;
   stopLocalRegistry(): Promise<void>;
   localRegistry(): LocalRegistryInfo | undefined;
+  /** The value last given to the `protocall.localRegistryRunning` context key (the view's menu). */
+  localRegistryRunningContext(): boolean;
   /** "Push to Repository (local registry)…". */
   push(repository: string, author?: string, tags?: readonly string[]): Promise<PushResult>;
 }

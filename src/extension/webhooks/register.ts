@@ -94,6 +94,12 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
   };
 
   let starting: Promise<LocalRegistryInfo> | undefined;
+  // Drives the view's menu: Push and Stop while the local registry runs, Start otherwise.
+  let runningContext = false;
+  const setRunningContext = async (running: boolean) => {
+    runningContext = running;
+    await vscode.commands.executeCommand("setContext", "protocall.localRegistryRunning", running);
+  };
 
   const api: WebhooksApi = {
     tree,
@@ -211,6 +217,7 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
             log: (line) => log.info(`[local registry] ${line}`),
           });
           await store.setLocal(local);
+          await setRunningContext(true);
           log.info(`Local registry running at ${local.url}, signed in as ${local.user.name}`);
           return localInfo()!;
         } catch (err) {
@@ -225,10 +232,12 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
       const local = store.local();
       if (!local) return;
       await store.setLocal(undefined);
+      await setRunningContext(false);
       await local.registry.close();
       log.info(`Local registry at ${local.registry.url} stopped`);
     },
     localRegistry: localInfo,
+    localRegistryRunningContext: () => runningContext,
     async push(repository, author, tags) {
       const local = store.local();
       if (!local) {

@@ -75,6 +75,7 @@ export const tests: VscodeTest[] = [
       assert.match(info.url, /^https:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(info.user, "alice");
       assert.deepEqual(info.repositories, [repo]);
+      assert.equal(api.localRegistryRunningContext(), true);
       // Started twice: the same one.
       assert.equal((await api.startLocalRegistry()).url, info.url);
       const tree = await api.snapshot();
@@ -402,6 +403,7 @@ export const tests: VscodeTest[] = [
       const api = await webhooks();
       await api.stopLocalRegistry();
       assert.equal(api.localRegistry(), undefined);
+      assert.equal(api.localRegistryRunningContext(), false);
       assert.ok(!(await api.snapshot()).some((n) => n.label === local));
       await rejectsWith(api.push(repo), /the local registry is not running: start it first/);
     },
