@@ -204,7 +204,7 @@ function sourceItem(e: SourceElement): vscode.TreeItem {
     ? new vscode.ThemeIcon("error", new vscode.ThemeColor("errorForeground"))
     : new vscode.ThemeIcon(kind.icon);
   const tip = new vscode.MarkdownString();
-  tip.appendText(`${kind.description}: ${e.info.origin}`);
+  appendLines(tip, `${kind.description}: ${e.info.origin}`);
   if (e.info.error) {
     tip.appendMarkdown("\n\n");
     appendLines(tip, e.info.error);
@@ -262,7 +262,7 @@ function nodeItem(e: NodeElement): vscode.TreeItem {
   if (n.idempotency === "idempotent") facts.push("idempotent");
   if (n.deprecated) facts.push("deprecated");
   tip.appendMarkdown("\n\n");
-  tip.appendText(`${n.name} · ${facts.join(" · ")}`);
+  appendLines(tip, `${n.name} · ${facts.join(" · ")}`);
   if (n.comment) {
     tip.appendMarkdown("\n\n");
     appendLines(tip, n.comment);
@@ -313,11 +313,23 @@ function describe(comment: string | undefined, deprecated: boolean | undefined):
   return first || undefined;
 }
 
-/** Appends text escaped, each line on its own line. */
+/**
+ * Text as Markdown that renders literally: HTML-significant characters as entities, other Markdown
+ * punctuation backslash-escaped. (The same rule as the hover text's; not imported from there, so the
+ * extension's bundle does not load the schema renderer at activation.)
+ */
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|~<>&]/g, (c) =>
+    c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === "&" ? "&amp;" : `\\${c}`,
+  );
+}
+
+/** Appends text escaped (Markdown punctuation and HTML), each line on its own line. */
 function appendLines(md: vscode.MarkdownString, text: string): void {
-  const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    md.appendText(line);
-    if (i < lines.length - 1) md.appendMarkdown("  \n");
-  });
+  md.appendMarkdown(
+    text
+      .split("\n")
+      .map((line) => escapeMarkdown(line))
+      .join("  \n"),
+  );
 }

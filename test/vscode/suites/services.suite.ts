@@ -67,7 +67,12 @@ async function method(
 
 /** A tooltip's Markdown as plain text (VS Code writes escaped text with &nbsp; and backslashes). */
 function plain(md: vscode.MarkdownString): string {
-  return md.value.replace(/&nbsp;/g, " ").replace(/\\(.)/g, "$1");
+  return md.value
+    .replace(/&nbsp;/g, " ")
+    .replace(/\\(.)/g, "$1")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 }
 
 function servers(): { url: string }[] {
@@ -246,6 +251,53 @@ export const tests: VscodeTest[] = [
       assert.equal(await vscode.commands.executeCommand("protocall.services.removeServer", server), true);
       assert.ok(!servers().some((s) => s.url === dead));
       await sources(api, (s) => !s.some((x) => x.info.origin === dead));
+    },
+  },
+  {
+    name: "comments are shown as text in tooltips: no HTML, no links, not trusted",
+    timeoutMs: 90_000,
+    async run(env) {
+      const api = await services();
+      const file = vscode.Uri.file(join(env.workspace, "proto/zz/v1/hostile.proto"));
+      const hostile = "<img src=x onerror=alert(1)> **bold** [run](command:workbench.action.quit)";
+      await vscode.workspace.fs.writeFile(
+        file,
+        new TextEncoder().encode(
+          `syntax = "proto3";\npackage zz.v1;\n// ${hostile}\nservice HostileService {\n  // ${hostile}\n  rpc Do(DoRequest) returns (DoRequest);\n}\nmessage DoRequest {}\n`,
+        ),
+      );
+      try {
+        await vscode.commands.executeCommand("protocall.services.refresh");
+        const svc = await waitFor(
+          "HostileService in the workspace build",
+          async () => {
+            const build = (await children(api)).find(
+              (e) => e.type === "source" && e.info.kind === "workspace-build",
+            );
+            if (!build) return undefined;
+            const pkg = (await children(api, build)).find((e) => label(api, e) === "zz.v1");
+            return pkg
+              ? (await children(api, pkg)).find((e) => label(api, e) === "HostileService")
+              : undefined;
+          },
+          60_000,
+        );
+        const [m] = await children(api, svc);
+        for (const e of [svc, m]) {
+          const tip = (api.provider.getTreeItem(e) as vscode.TreeItem).tooltip as vscode.MarkdownString;
+          assert.notEqual(tip.isTrusted, true);
+          assert.notEqual(tip.supportHtml, true);
+          assert.ok(!tip.value.includes("<img"), tip.value);
+          assert.ok(!tip.value.includes("](command:"), tip.value);
+          assert.ok(!tip.value.includes("**bold**"), tip.value);
+          assert.ok(plain(tip).includes(hostile), plain(tip));
+        }
+      } finally {
+        await vscode.workspace.fs.delete(vscode.Uri.file(join(env.workspace, "proto/zz")), {
+          recursive: true,
+        });
+        await vscode.commands.executeCommand("protocall.services.refresh");
+      }
     },
   },
   {
