@@ -125,10 +125,12 @@ test("local registry → create webhook → listener → push → delivery → d
   await input.press("Enter");
   await wb.waitForText(/Created the WEBHOOK_EVENT_REPOSITORY_PUSH webhook of acme\/petapis/);
 
-  // 3. It is listed under the repository: event, id.
+  // 3. It is listed under the repository (expanded to show it, the new webhook selected): event, id.
   const hookRow = wb.treeItem("Webhooks", "WEBHOOK_EVENT_REPOSITORY_PUSH");
-  if (!(await hookRow.isVisible())) await repoRow.click();
   await hookRow.waitFor({ state: "visible" });
+  await poll("the new webhook selected", async () =>
+    (await hookRow.getAttribute("aria-selected")) === "true" ? true : undefined,
+  );
   const hookText = await hookRow.innerText();
   assert.match(hookText, /WEBHOOK_EVENT_REPOSITORY_PUSH\s*[0-9a-f-]{36}/);
   await wb.screenshot("webhook-listed");

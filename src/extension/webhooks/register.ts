@@ -486,6 +486,12 @@ export function registerWebhooks(shared: ExtensionShared): WebhooksApi {
       void vscode.window.showInformationMessage(
         inertText(`Created the ${created.event} webhook of ${name}: it calls ${created.callbackUrl}`),
       );
+      // Show it: its repository expands and the new webhook is selected.
+      view
+        .reveal({ kind: "webhook", registry: entry, webhook: created }, { select: true, expand: true })
+        .then(undefined, (err: unknown) =>
+          log.warn(`Could not reveal the new webhook: ${errorMessage(err)}`),
+        );
       return created;
     } catch (err) {
       return showFailure(err, entry);

@@ -133,6 +133,25 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
     }
   }
 
+  /** The parent of a repository (its registry) or of a webhook (its repository), for reveal. */
+  async getParent(node: WebhooksNode): Promise<WebhooksNode | undefined> {
+    if (node.kind === "repository") {
+      return {
+        kind: "registry",
+        registry: node.registry,
+        signedIn: (await this.store.token(node.registry)) !== undefined,
+      };
+    }
+    if (node.kind === "webhook") {
+      return {
+        kind: "repository",
+        registry: node.registry,
+        name: `${node.webhook.owner}/${node.webhook.repository}`,
+      };
+    }
+    return undefined;
+  }
+
   getTreeItem(node: WebhooksNode): vscode.TreeItem {
     switch (node.kind) {
       case "registry": {
