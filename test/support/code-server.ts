@@ -33,6 +33,10 @@ export interface CodeServerOptions {
   withoutProtocall?: boolean;
   /** An existing extensions directory to use instead of a fresh one. */
   extensionsDir?: string;
+  /** Port to listen on (default 0: any free port). */
+  port?: number;
+  /** Called with each chunk code-server prints (e.g. to show its log). */
+  onOutput?: (chunk: string) => void;
 }
 
 export interface CodeServer {
@@ -176,7 +180,7 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
     "--auth",
     "none",
     "--bind-addr",
-    "127.0.0.1:0",
+    `127.0.0.1:${o.port ?? 0}`,
     "--disable-telemetry",
     "--disable-update-check",
     "--disable-getting-started-override",
@@ -199,6 +203,7 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
   let out = "";
   const onData = (d: Buffer) => {
     out += d.toString();
+    o.onOutput?.(d.toString());
     if (out.length > 2_000_000) out = out.slice(-1_000_000);
   };
   child.stdout?.on("data", onData);
