@@ -105,6 +105,29 @@ test('"▶ Send" shows the response JSON, status and headers in the panel', { ti
   await wb.screenshot("unary-response");
 });
 
+test("Ctrl+Alt+R sends the request at the cursor; the history flips back; Open as JSON document", {
+  timeout: 120_000,
+}, async () => {
+  const { page } = wb;
+  await focusRequests();
+  await wb.placeCursor('{"name": "world"}', "world");
+  await page.keyboard.press("Control+Alt+r");
+  const frame = await wb.webviewFrame("Response: Greet someone");
+  await wb.waitForText("2 / 2", frame.locator(".position"));
+  await wb.waitForText('"Hello, world!"', frame.locator("#messages"));
+  await frame.locator("button[data-action=older]").click();
+  await wb.waitForText("1 / 2", frame.locator(".position"));
+  await wb.screenshot("history-older");
+  await frame.locator("button[data-action=open]").click();
+  // An untitled JSON document with the response.
+  await page.locator(".tabs-container .tab", { hasText: "Untitled" }).first().waitFor({ state: "visible" });
+  await wb.screenshot("open-as-json");
+  const text = await wb.editorText();
+  assert.match(text, /"greeting":\s*"Hello, world!"/);
+  await wb.runCommand("View: Revert and Close Editor");
+  await page.locator(".tabs-container .tab", { hasText: "Untitled" }).first().waitFor({ state: "detached" });
+});
+
 test("a server stream's messages arrive one by one", { timeout: 120_000 }, async () => {
   const frame = await sendAndOpen("A server stream over gRPC");
   const messages = frame.locator("#messages .message");
@@ -122,6 +145,15 @@ test("a server stream's messages arrive one by one", { timeout: 120_000 }, async
   assert.match(text, /Message 1[\s\S]*"number": 1[\s\S]*Message 3[\s\S]*"number": 3/);
   await wb.waitForText("grpc-status", frame.locator(".trailers"));
   await wb.screenshot("stream-complete");
+});
+
+test("Cancel in the panel ends a running stream as canceled (exit 8)", { timeout: 120_000 }, async () => {
+  const frame = await sendAndOpen("A server stream over gRPC");
+  await wb.waitForText("Message 1", frame.locator("#messages"));
+  await frame.locator("button[data-action=cancel]").click();
+  await wb.waitForText(/^canceled · exit 8 · /, frame.locator("#status"));
+  assert.ok((await frame.locator("#messages .message").count()) < 3);
+  await wb.screenshot("stream-canceled");
 });
 
 test("an error shows its code, the CLI's exit code and its decoded details", {
