@@ -114,3 +114,31 @@ test("clicking a method adds a request to the open .rpc file", { timeout: 180_00
   assert.match(afterCount, /^# Server streaming: each response message is printed as it arrives\.$/m);
   await wb.screenshot("request-added-from-server");
 });
+
+test("Add Server checks the URL, saves it, and a server that cannot be reached shows an error node", {
+  timeout: 180_000,
+}, async () => {
+  const { page } = wb;
+  const pane = await wb.openView("Services");
+  await pane.hover();
+  await pane.locator(".pane-header .action-item a[aria-label^='Add Server']").first().click();
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible" });
+  await input.fill("127.0.0.1:9");
+  await wb.waitForText("Add the scheme: http://127.0.0.1:9", page.locator(".quick-input-widget"));
+  await wb.screenshot("add-server-url-checked");
+  await wb.inputBox("http://127.0.0.1:9");
+  await wb.inputBox("x-team: blue");
+  await wb.quickPick("Connect");
+  const offline = rows("http://127.0.0.1:9").first();
+  await offline.waitFor({ state: "visible", timeout: 60_000 });
+  const error = viewPane(page, "Services")
+    .locator(".monaco-list-row")
+    .filter({ hasText: "reflection at http://127.0.0.1:9" })
+    .first();
+  await error.waitFor({ state: "visible", timeout: 60_000 });
+  assert.match((await error.textContent()) ?? "", /Check that the server is running/);
+  // Saved to the workspace settings, next to (not instead of) the user settings' server.
+  await rows("Demo server").first().waitFor({ state: "visible" });
+  await wb.screenshot("unreachable-server-error-node");
+});

@@ -6,13 +6,29 @@ import type { ServiceServer } from "../../server/protocol";
 const section = "protocall";
 const key = "servers";
 
-/** The configured servers with a string URL (other entries are ignored). */
+/**
+ * The configured servers with a string URL: those of the user settings and of the workspace (and
+ * its folders) together, not the one hiding the other as VS Code's own merge of an array would;
+ * the first entry of a URL wins, the workspace's first. In a restricted workspace VS Code reports
+ * no workspace value for this restricted setting.
+ */
 export function configuredServers(): ServiceServer[] {
-  const list = vscode.workspace.getConfiguration(section).get<unknown[]>(key, []);
-  return (Array.isArray(list) ? list : []).filter(
-    (s): s is ServiceServer =>
-      typeof s === "object" && s !== null && typeof (s as { url?: unknown }).url === "string",
+  const inspected = vscode.workspace.getConfiguration(section).inspect<unknown[]>(key);
+  const folderValues = (vscode.workspace.workspaceFolders ?? []).map(
+    (f) => vscode.workspace.getConfiguration(section, f.uri).inspect<unknown[]>(key)?.workspaceFolderValue,
   );
+  const out: ServiceServer[] = [];
+  const seen = new Set<string>();
+  for (const list of [inspected?.workspaceValue, ...folderValues, inspected?.globalValue]) {
+    for (const s of Array.isArray(list) ? list : []) {
+      if (typeof s !== "object" || s === null) continue;
+      const url = (s as { url?: unknown }).url;
+      if (typeof url !== "string" || seen.has(url)) continue;
+      seen.add(url);
+      out.push(s as ServiceServer);
+    }
+  }
+  return out;
 }
 
 /**
