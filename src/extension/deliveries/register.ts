@@ -138,8 +138,10 @@ export function registerDeliveries(shared: ExtensionShared): DeliveriesApi {
     updateViewText();
     changed.fire();
   };
-  // Deliveries can arrive by thousands a second: the view follows at most ten times a second.
+  // Deliveries can arrive by thousands a second: the view follows 100 ms after a delivery, and at
+  // most twice a second while they keep coming (each refresh sends up to 1,000 items to the view).
   let pending: NodeJS.Timeout | undefined;
+  let lastShown = 0;
   const unsubscribe = session.onDidChange((change) => {
     if (change === "listener") {
       const running = session.running;
@@ -149,10 +151,14 @@ export function registerDeliveries(shared: ExtensionShared): DeliveriesApi {
       pending = undefined;
       showDeliveries();
     } else {
-      pending ??= setTimeout(() => {
-        pending = undefined;
-        showDeliveries();
-      }, 100);
+      pending ??= setTimeout(
+        () => {
+          pending = undefined;
+          lastShown = performance.now();
+          showDeliveries();
+        },
+        performance.now() - lastShown < 1000 ? 500 : 100,
+      );
     }
   });
   setRunningContext(false);
