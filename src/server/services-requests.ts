@@ -3,7 +3,7 @@
 // source's tree on demand (packages, a package's services, a service's methods), plus the `.rpc` text
 // of a new request for a method. Everything comes from the same schema store as diagnostics and
 // hover: one build, one cache.
-import { basename, relative, sep } from "node:path";
+import { basename, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConnectError } from "@connectrpc/connect";
 import type { Connection } from "vscode-languageserver";
@@ -180,9 +180,14 @@ export class ServicesView {
         const options: string[] = [];
         if (server.http2PriorKnowledge) options.push("# @http2-prior-knowledge");
         if (server.insecure) options.push("# @insecure");
+        // The entry's relative paths are relative to the workspace folder; the request's would be
+        // relative to its .rpc file, so they are written absolute.
+        const baseDir = this.ctx.folders()[0] ?? process.cwd();
         for (const k of ["cacert", "cert", "key", "servername"] as const) {
           const v = server[k];
-          if (typeof v === "string" && v !== "") options.push(`# @${k} ${v.replace(/[\r\n]/g, "")}`);
+          if (typeof v !== "string" || v === "") continue;
+          const value = k === "servername" ? v : resolve(baseDir, v);
+          options.push(`# @${k} ${value.replace(/[\r\n]/g, "")}`);
         }
         const headers = (server.headers ?? [])
           .filter((h): h is string => typeof h === "string" && h.includes(":"))

@@ -22,7 +22,8 @@ import type {
   ServiceSourcesResult,
 } from "../../src/server/protocol";
 import { bufPath } from "../support/buf";
-import { type DemoServer, demoDescriptorSet, startDemoServer } from "../support/servers";
+import { type DemoServer, demoDescriptorSet, startDemoServer, startTlsDemoServer } from "../support/servers";
+import { createTestPki, type TestPki } from "../support/tls";
 import { LspClient } from "./lsp-client";
 import { annotationsProto, shopProto } from "./workspace";
 
@@ -64,6 +65,8 @@ function byKind<K extends ServiceNode["kind"]>(
 describe("Services view requests", { timeout: 120_000 }, () => {
   let dir: string;
   let demo: DemoServer;
+  let tlsDemo: DemoServer;
+  let pki: TestPki;
   let client: LspClient;
   let deadUrl: string;
 
@@ -88,7 +91,11 @@ describe("Services view requests", { timeout: 120_000 }, () => {
     write("local/demo/v1/greet_local.proto", localGreet);
     mkdirSync(join(dir, "sets"));
     copyFileSync(await demoDescriptorSet(), join(dir, "sets/demo.binpb"));
-    demo = await startDemoServer();
+    pki = await createTestPki(["localhost", "127.0.0.1"]);
+    [demo, tlsDemo] = await Promise.all([
+      startDemoServer(),
+      startTlsDemoServer(pki, { requestClientCert: true }),
+    ]);
     deadUrl = `http://127.0.0.1:${await closedPort()}`;
     client = await LspClient.start({
       rootDir: dir,
@@ -98,8 +105,9 @@ describe("Services view requests", { timeout: 120_000 }, () => {
 
   after(async () => {
     await client?.close();
-    await demo?.close();
+    await Promise.all([demo?.close(), tlsDemo?.close()]);
     if (dir) rmSync(dir, { recursive: true, force: true });
+    if (pki) rmSync(pki.dir, { recursive: true, force: true });
   });
 
   it("lists the workspace's builds and descriptor sets, then the servers, with errors for those that fail", async () => {
@@ -230,6 +238,45 @@ describe("Services view requests", { timeout: 120_000 }, () => {
       r.reflectionHeaders.map((h) => [h.name, h.value]),
       [["x-reflect-check", "from-the-view"]],
     );
+  });
+
+  it("reflects a server over mutual TLS with its certificate options, and says why not without them", async () => {
+    const source = `server:${tlsDemo.url}`;
+    const withTls: ServiceServer = {
+      url: tlsDemo.url,
+      cacert: pki.ca.certPath,
+      cert: pki.client.certPath,
+      key: pki.client.keyPath,
+    };
+    const ok = await children({ source, server: withTls });
+    assert.equal(ok.error, undefined);
+    assert.ok(ok.children.some((p) => p.kind === "package" && p.name === "demo.v1"));
+
+    const untrusted = await children({ source, server: { url: tlsDemo.url } });
+    assert.deepEqual(untrusted.children, []);
+    assert.match(untrusted.error ?? "", /certificate/i);
+    assert.match(untrusted.error ?? "", /TLS options \(protocall\.servers\)/);
+
+    // A new request carries the same options, so it is sent as the server was reflected.
+    const text = await client.request<ServiceRequestTextResult>("protocall/serviceRequestText", {
+      source,
+      server: withTls,
+      method: "demo.v1.GreetService.Greet",
+      baseUrl: tlsDemo.url,
+    });
+    const parsed = parseRpcFile(text.text ?? "");
+    assert.deepEqual(parsed.diagnostics, []);
+    assert.deepEqual(
+      parsed.requests[0].options.map((o) => [o.name.text, o.value?.text]),
+      [
+        ["cacert", pki.ca.certPath],
+        ["cert", pki.client.certPath],
+        ["key", pki.client.keyPath],
+      ],
+    );
+
+    const missing = await children({ source, server: { url: tlsDemo.url, cacert: "no-such-ca.pem" } });
+    assert.match(missing.error ?? "", /no-such-ca\.pem: cannot read the file/);
   });
 
   it("says how to fix an unreachable server", async () => {
