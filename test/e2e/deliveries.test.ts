@@ -6,7 +6,8 @@
 // Screenshots of each step: test-results/deliveries/.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -195,6 +196,57 @@ test("listener from the view title and status bar; deliveries received, opened, 
     (await rows.first().innerText()).includes("replay of #") ? true : undefined,
   );
   await wb.screenshot("delivery-replayed");
+
+  // 5b. Replay to another URL typed in the input box: the answer is reported.
+  const received: string[] = [];
+  const backend = http.createServer((req, res) => {
+    received.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(503, { "content-type": "text/plain" });
+      res.end("[busy](command:workbench.action.quit)");
+    });
+  });
+  await new Promise<void>((resolve) => backend.listen(0, "127.0.0.1", resolve));
+  try {
+    const backendUrl = `http://127.0.0.1:${(backend.address() as net.AddressInfo).port}/hook`;
+    await sampleRow.hover();
+    await sampleRow.locator(".action-label[aria-label^='Replay Delivery']").click();
+    await wb.quickPick(/To another URL/);
+    await wb.inputBox(backendUrl);
+    const warning = page
+      .locator(".notifications-toasts .notification-list-item")
+      .filter({ hasText: /replayed to http:\/\/127\.0\.0\.1:\d+\/hook: HTTP 503/ });
+    await warning.first().waitFor({ state: "visible" });
+    assert.deepEqual(received, ["POST /hook"]);
+    assert.equal(
+      await warning.first().locator(".notification-list-item-message a").count(),
+      0,
+      "the backend's answer is shown as text, without a link",
+    );
+    await wb.screenshot("replayed-to-url");
+  } finally {
+    backend.close();
+  }
+
+  // 5c. Export as JSON Lines: the format, then the save dialog (its default name accepted).
+  await wb.runCommand("Protocall: Export Deliveries…");
+  await wb.quickPick("JSON Lines");
+  const saveInput = page.locator(".quick-input-widget input.input");
+  await saveInput.waitFor({ state: "visible" });
+  await poll("the default file name", async () =>
+    (await saveInput.inputValue()).endsWith("deliveries.jsonl") ? true : undefined,
+  );
+  await wb.screenshot("export-save-dialog");
+  await saveInput.press("Enter");
+  await wb.waitForText(/Exported 4 deliveries to .*deliveries\.jsonl/);
+  const exported = readFileSync(join(server.workspace, "deliveries.jsonl"), "utf8").trimEnd().split("\n");
+  assert.equal(exported.length, 4);
+  assert.ok(
+    exported.some(
+      (line) => JSON.parse(line).event?.payload?.repositoryPush?.repositoryCommit?.author === hostile,
+    ),
+  );
 
   // 6. Clear: a modal asks first; then the view is empty.
   await wb.runCommand("Protocall: Clear Deliveries");
