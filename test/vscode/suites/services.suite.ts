@@ -301,10 +301,13 @@ export const tests: VscodeTest[] = [
     },
   },
   {
-    name: "Refresh rebuilds and lists again",
+    name: "Refresh rebuilds and lists again (and the server added above is removed)",
     timeoutMs: 60_000,
-    async run() {
+    async run(env) {
       const api = await services();
+      const server = (await sources(api, () => true)).find((s) => s.info.origin === env.demoUrl);
+      if (server)
+        assert.equal(await vscode.commands.executeCommand("protocall.services.removeServer", server), true);
       await vscode.commands.executeCommand("protocall.services.refresh");
       const list = await sources(api, (s) => s.some((x) => x.info.kind === "workspace-build"));
       const build = list.find((s) => s.info.kind === "workspace-build") as SourceElement;
