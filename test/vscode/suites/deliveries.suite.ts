@@ -375,7 +375,7 @@ export const tests: VscodeTest[] = [
     },
   },
   {
-    name: "deliveries: stop; the stored deliveries stay listed; the toggle starts and stops it",
+    name: "deliveries: stop; the stored deliveries stay listed; the toggle and a test push start it; a bad setting is named",
     async run() {
       const api = await deliveriesApi();
       await vscode.commands.executeCommand("protocall.deliveries.stopListener");
@@ -392,6 +392,27 @@ export const tests: VscodeTest[] = [
       await vscode.commands.executeCommand("protocall.deliveries.toggleListener");
       assert.equal(api.listener(), undefined);
       assert.equal(api.listenerRunningContext(), false);
+
+      // Send Test Push starts a stopped listener first.
+      const outcome = (await vscode.commands.executeCommand("protocall.webhooks.sendTestPush")) as Outcome;
+      assert.equal(outcome.status, 200);
+      assert.equal(outcome.to, api.listener()?.callbackUrl);
+      await waitFor("the pushed delivery", () => api.items().length === 2);
+      await api.stopListener();
+
+      // A bad setting stops the start with the setting's name and the fix.
+      const config = vscode.workspace.getConfiguration("protocall.listener");
+      await config.update("forwardTo", "localhost:3000", vscode.ConfigurationTarget.Global);
+      try {
+        await assert.rejects(
+          api.startListener(),
+          /protocall\.listener\.forwardTo "localhost:3000" is not an http\(s\) URL: fix it, or clear it/,
+        );
+        assert.equal(await vscode.commands.executeCommand("protocall.deliveries.startListener"), undefined);
+        assert.equal(api.listenerRunningContext(), false);
+      } finally {
+        await config.update("forwardTo", undefined, vscode.ConfigurationTarget.Global);
+      }
     },
   },
 ];
