@@ -3,8 +3,10 @@
 // workspaces), and the local registry while it runs; API tokens in the editor's secret storage, keyed
 // by the registry's URL (the local registry's under one fixed key, as its port changes from run to
 // run); and the repositories added under each registry, per workspace.
+import { readFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import * as vscode from "vscode";
-import { ProtocallError } from "../../core/errors";
+import { errorMessage, ProtocallError } from "../../core/errors";
 import type { LocalRegistry } from "../../core/webhooks/local-registry";
 import { registryBaseUrl, registryUrlProblem } from "../../core/webhooks/registry-url";
 import { parseRepositoryName, repositoryNameProblem } from "../../core/webhooks/repository-name";
@@ -16,6 +18,8 @@ export interface RegistryEntry {
   /** Base URL, e.g. `https://buf.example.com`. */
   readonly url: string;
   readonly source: "settings" | "added" | "local";
+  /** PEM file of extra trusted CAs (the setting's `caFile`, resolved against the workspace folder). */
+  readonly caFile?: string;
 }
 
 const addedKey = "protocall.webhooks.registries";
@@ -62,7 +66,7 @@ export class RegistryStore implements vscode.Disposable {
     const configured = vscode.workspace.getConfiguration("protocall").get<unknown>("registries", []);
     (Array.isArray(configured) ? configured : []).forEach((item, i) => {
       const where = `Setting protocall.registries[${i}]`;
-      const obj = item as { name?: unknown; url?: unknown } | null;
+      const obj = item as { name?: unknown; url?: unknown; caFile?: unknown } | null;
       if (!obj || typeof obj !== "object" || typeof obj.url !== "string") {
         problems.push(
           `${where} needs a "url" string, e.g. { "name": "buf.build", "url": "https://buf.build" }`,
@@ -77,8 +81,13 @@ export class RegistryStore implements vscode.Disposable {
       const url = registryBaseUrl(obj.url);
       if (seen.has(url)) return;
       seen.add(url);
+      if (obj.caFile !== undefined && (typeof obj.caFile !== "string" || obj.caFile.trim() === "")) {
+        problems.push(`${where}: "caFile" must be the path of a PEM file`);
+        return;
+      }
       const name = typeof obj.name === "string" && obj.name.trim() ? obj.name.trim() : new URL(url).host;
-      entries.push({ key: url, name, url, source: "settings" });
+      const caFile = typeof obj.caFile === "string" ? resolveSettingPath(obj.caFile.trim()) : undefined;
+      entries.push({ key: url, name, url, source: "settings", ...(caFile ? { caFile } : {}) });
     });
     for (const stored of this.added()) {
       if (seen.has(stored.url)) continue;
@@ -206,10 +215,28 @@ export class RegistryStore implements vscode.Disposable {
     this.changed.fire();
   }
 
-  /** Extra CA (PEM) to trust when calling the registry: the local registry's own certificate. */
+  /**
+   * Extra CA (PEM) to trust when calling the registry: the local registry's own certificate, or the
+   * setting's `caFile`. Throws when that file cannot be read, saying which setting to fix.
+   */
   ca(entry: RegistryEntry): string | undefined {
     const local = this.localRegistry;
-    return local && entry.url === local.entry.url ? local.registry.ca : undefined;
+    if (local && entry.url === local.entry.url) return local.registry.ca;
+    if (!entry.caFile) return undefined;
+    let pem: string;
+    try {
+      pem = readFileSync(entry.caFile, "utf8");
+    } catch (err) {
+      throw new ProtocallError(
+        `cannot read the caFile of "${entry.name}" (${entry.caFile}): ${errorMessage(err)}; fix its path in the setting protocall.registries`,
+      );
+    }
+    if (!pem.includes("-----BEGIN CERTIFICATE-----")) {
+      throw new ProtocallError(
+        `the caFile of "${entry.name}" (${entry.caFile}) holds no PEM certificate; give a file with "-----BEGIN CERTIFICATE-----" blocks in the setting protocall.registries`,
+      );
+    }
+    return pem;
   }
 
   private added(): StoredRegistry[] {
@@ -218,4 +245,11 @@ export class RegistryStore implements vscode.Disposable {
       ? value.filter((r): r is StoredRegistry => typeof r?.url === "string" && typeof r?.name === "string")
       : [];
   }
+}
+
+/** A path from the settings: absolute as given, else relative to the first workspace folder. */
+function resolveSettingPath(path: string): string {
+  if (isAbsolute(path)) return path;
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return folder ? join(folder, path) : path;
 }

@@ -10,6 +10,7 @@ import { defaultRegistryConfig } from "../../../src/core/webhooks/emulator/confi
 import { startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
 import type { DeliveriesApi } from "../../../src/extension/deliveries/register";
 import type { WebhooksApi, WebhooksTreeSnapshot } from "../../../src/extension/webhooks/api";
+import { createTestPki } from "../../support/tls";
 import type { VscodeTest } from "../harness";
 
 const hostile = "<img src=x onerror=alert(1)>";
@@ -328,6 +329,65 @@ export const tests: VscodeTest[] = [
       } finally {
         await config.update("registries", undefined, vscode.ConfigurationTarget.Global);
         await disabled.close();
+      }
+    },
+  },
+  {
+    name: "a private registry over https with its own CA: trusted through the setting's caFile, refused otherwise",
+    timeoutMs: 40_000,
+    async run() {
+      const api = await webhooks();
+      const pki = await createTestPki();
+      const registry = await startRegistryEmulator({
+        config: defaultRegistryConfig,
+        tls: { cert: pki.server.cert, key: pki.server.key },
+      });
+      const config = vscode.workspace.getConfiguration("protocall");
+      const configure = async (caFile: string | undefined) => {
+        await config.update(
+          "registries",
+          [{ name: "Private", url: registry.url, ...(caFile ? { caFile } : {}) }],
+          vscode.ConfigurationTarget.Global,
+        );
+        await waitFor("the setting applied", async () => {
+          const entry = api.registries().find((r) => r.name === "Private");
+          return entry && entry.caFile === caFile ? true : undefined;
+        });
+      };
+      try {
+        assert.match(registry.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+        await configure(pki.ca.certPath);
+        await api.signIn("Private", "alice-token");
+        await api.addRepository("Private", repo);
+        const created = await api.createWebhook("Private", repo, unusedCallback);
+        assert.deepEqual(
+          (await repositoryChildren(api, "Private", repo)).map((c) => [c.label, c.description]),
+          [["WEBHOOK_EVENT_REPOSITORY_PUSH", created.id]],
+        );
+        // Another CA, or none: the registry's certificate is not trusted, and the node says so.
+        for (const caFile of [pki.otherCa.certPath, undefined]) {
+          await configure(caFile);
+          const [error] = await repositoryChildren(api, "Private", repo);
+          assert.equal(error.contextValue, "webhooks-error");
+          assert.match(
+            error.label,
+            /cannot reach the registry at https:\/\/127\.0\.0\.1:\d+\/.*certificate/i,
+          );
+          assert.equal(error.command, "workbench.action.openSettings");
+        }
+        await configure(`${pki.dir}/missing.pem`);
+        const [missing] = await repositoryChildren(api, "Private", repo);
+        assert.match(
+          missing.label,
+          /cannot read the caFile of "Private" \(.*missing\.pem\).*fix its path in the setting protocall\.registries/,
+        );
+        await configure(pki.ca.certPath);
+        await api.deleteWebhook("Private", created.id);
+        await api.signOut("Private");
+        await api.removeRepository("Private", repo);
+      } finally {
+        await config.update("registries", undefined, vscode.ConfigurationTarget.Global);
+        await registry.close();
       }
     },
   },
