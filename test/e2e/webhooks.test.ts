@@ -93,8 +93,8 @@ test("local registry → create webhook → listener → push → delivery → d
     .filter({ hasText: "does not exist" });
   await toast.first().waitFor({ state: "visible" });
   assert.ok(
-    (await toast.first().innerText()).includes(`acme/[stop] (command:`),
-    await toast.first().innerText(),
+    ((await toast.first().textContent()) ?? "").includes(`acme/[stop] (command:`),
+    (await toast.first().textContent()) ?? "",
   );
   assert.equal(
     await toast.first().locator(".notification-list-item-message a").count(),
@@ -114,13 +114,13 @@ test("local registry → create webhook → listener → push → delivery → d
   await input.fill(`http://127.0.0.1:${listenerPort}/hook?x=1`);
   const message = page.locator(".quick-input-widget .quick-input-message");
   await poll("the callback URL's validation message", async () => {
-    const text = await message.innerText().catch(() => "");
+    const text = (await message.textContent().catch(() => "")) ?? "";
     return /must use the https scheme/.test(text) && /must not have a query/.test(text) ? text : undefined;
   });
   await wb.screenshot("callback-url-checked-as-typed");
   await input.fill(callbackUrl);
   await poll("no validation message", async () =>
-    /must/.test(await message.innerText().catch(() => "")) ? undefined : true,
+    /must/.test((await message.textContent().catch(() => "")) ?? "") ? undefined : true,
   );
   await input.press("Enter");
   await wb.waitForText(/Created the WEBHOOK_EVENT_REPOSITORY_PUSH webhook of acme\/petapis/);
@@ -131,7 +131,7 @@ test("local registry → create webhook → listener → push → delivery → d
   await poll("the new webhook selected", async () =>
     (await hookRow.getAttribute("aria-selected")) === "true" ? true : undefined,
   );
-  const hookText = await hookRow.innerText();
+  const hookText = (await hookRow.textContent()) ?? "";
   assert.match(hookText, /WEBHOOK_EVENT_REPOSITORY_PUSH\s*[0-9a-f-]{36}/);
   await wb.screenshot("webhook-listed");
 
@@ -172,7 +172,10 @@ test("local registry → create webhook → listener → push → delivery → d
   // 6. The delivery arrives (within one batch interval) and shows the author as plain text.
   const deliveryRow = wb.treeItem("Deliveries", /acme\/petapis/);
   await deliveryRow.waitFor({ state: "visible", timeout: 30_000 });
-  assert.ok((await deliveryRow.innerText()).includes(hostile), await deliveryRow.innerText());
+  assert.ok(
+    ((await deliveryRow.textContent()) ?? "").includes(hostile),
+    (await deliveryRow.textContent()) ?? "",
+  );
   assert.equal(await page.locator('img[src="x"]').count(), 0, "no <img> element was created from the author");
   await wb.screenshot("delivery-received");
 
@@ -192,7 +195,7 @@ test("local registry → create webhook → listener → push → delivery → d
   await inlineAction(wb.treeItem("Webhooks", "WEBHOOK_EVENT_REPOSITORY_PUSH"), "Delete Webhook");
   const dialog = page.locator(".monaco-dialog-box");
   await dialog.waitFor({ state: "visible" });
-  assert.ok((await dialog.innerText()).includes(callbackUrl), await dialog.innerText());
+  assert.ok(((await dialog.textContent()) ?? "").includes(callbackUrl), (await dialog.textContent()) ?? "");
   await wb.screenshot("delete-confirmation");
   await dialog.locator(".monaco-button", { hasText: /^Delete$/ }).click();
   await wb.treeItem("Webhooks", "No webhooks: create one").waitFor({ state: "visible" });
