@@ -185,9 +185,13 @@ export class ListenerSession {
       try {
         store = await EventStore.open(this.options.storeFile, { maxBytes: settings.maxStoreBytes });
       } catch (err) {
-        throw new ProtocallError(
-          `cannot start the listener: ${errorMessage(err).replace(/, or pass another --store$/, "")}`,
-        );
+        const owner = /in use by process (\d+)/.exec(errorMessage(err));
+        if (owner) {
+          throw new ProtocallError(
+            `cannot start the listener: its store ${this.options.storeFile} is in use by process ${owner[1]} (another window of this workspace, or \`protocall listen\`): stop the listener there first`,
+          );
+        }
+        throw new ProtocallError(`cannot start the listener: ${errorMessage(err)}`);
       }
       let listener: Listener;
       try {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -259,4 +259,18 @@ test("serves the certificate its front end gives, and trusts it for its own send
   } finally {
     await s.dispose();
   }
+});
+
+test("a store held by another process is named, with what to do", async () => {
+  const s = session();
+  // The parent process (running) holds the lock, as another window's listener would.
+  writeFileSync(`${s.storeFile}.lock`, String(process.ppid));
+  await assert.rejects(
+    s.start({ tls: false }),
+    new RegExp(
+      `its store .*deliveries\\.store is in use by process ${process.ppid} \\(another window of this workspace, or \`protocall listen\`\\): stop the listener there first`,
+    ),
+  );
+  assert.equal(s.running, undefined);
+  await s.dispose();
 });
