@@ -136,7 +136,7 @@ export async function openWorkbench(
           artifactsDir,
           `${String(shot).padStart(2, "0")}-${name.replace(/[^\w.-]+/g, "-")}.png`,
         );
-        await page.screenshot({ path });
+        await page.screenshot({ path, animations: "disabled" });
         return path;
       },
 
