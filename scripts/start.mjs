@@ -84,6 +84,7 @@ async function stop(code) {
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.prependListener(signal, () => {
     for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
+    if (workspaceCopy) rmSync(workspaceCopy, { recursive: true, force: true });
     void stop(0);
   });
 }
