@@ -32,9 +32,14 @@ before(
       '{"count": 3, "delayMs": 200, "text": "tick"}',
       '{"count": 3, "delayMs": 1500, "text": "tick"}',
     );
+    text += `\n### Secret header\n{{host}}/demo.v1.GreetService/Greet\nAuthorization: Bearer s3cret-token\n\n{"name": "secret"}\n`;
     text += `\n### Hostile message\n{{host}}/demo.v1.DemoService/Fail\n\n${JSON.stringify({ code: "CODE_INVALID_ARGUMENT", message: hostile })}\n`;
     await writeFile(file, text);
     rpcText = text;
+    await writeFile(
+      join(workspace, "protocall.env.json"),
+      JSON.stringify({ dev: { who: "dev" }, staging: { who: "staging" } }, null, 2),
+    );
     server = await startCodeServer({ workspace });
     wb = await openWorkbench(server.url, workspace, artifacts);
     await wb.openFile("requests/demo.rpc");
@@ -177,4 +182,35 @@ test("a hostile error message is shown as text, never as markup", { timeout: 120
   await wb.waitForText(hostile, frame.locator(".error-message"));
   assert.equal(await frame.locator("img").count(), 0);
   await wb.screenshot("hostile-message");
+});
+
+test("the output channel has the call's transcript with the credentials redacted", {
+  timeout: 120_000,
+}, async () => {
+  const frame = await sendAndOpen("Secret header");
+  await wb.waitForText('"Hello, secret!"', frame.locator("#messages"));
+  await wb.runCommand("Protocall: Show Output");
+  const panel = wb.page.locator(".panel");
+  await wb.waitForText("Secret header: ok", panel);
+  // The whole transcript of the call in view.
+  await wb.runCommand("View: Toggle Maximized Panel");
+  await wb.waitForText("Authorization: Bearer [redacted]", panel);
+  await wb.waitForText("Invoking RPC demo.v1.GreetService.Greet", panel);
+  await wb.screenshot("output-transcript");
+  // biome-ignore lint/performance/useDomNodeTextContent: the output as it reads
+  const text = await panel.first().innerText();
+  assert.ok(!text.includes("s3cret-token"), "the token is not in the output");
+  await wb.runCommand("View: Toggle Maximized Panel");
+});
+
+test("the status bar shows the environment; clicking it picks another", { timeout: 120_000 }, async () => {
+  const { page } = wb;
+  const tab = page.locator(".tabs-container .tab").filter({ hasText: "demo.rpc" }).first();
+  await tab.click();
+  const item = page.locator(".statusbar-item", { hasText: "No Environment" }).first();
+  await item.waitFor({ state: "visible" });
+  await item.click();
+  await wb.quickPick("staging");
+  await page.locator(".statusbar-item", { hasText: "staging" }).first().waitFor({ state: "visible" });
+  await wb.screenshot("environment-selected");
 });
