@@ -8,6 +8,7 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
+import { startDemoServer } from "../../../src/demo/server";
 import type { SendApi, SendOutcome } from "../../../src/extension/send/register";
 import type { VscodeTest, VscodeTestEnv } from "../harness";
 
@@ -164,6 +165,25 @@ export const tests: VscodeTest[] = [
         });
       } finally {
         await config.update("environment", undefined, vscode.ConfigurationTarget.Workspace);
+      }
+    },
+  },
+  {
+    name: "a server without reflection: the workspace build (examples/buf.yaml) resolves the method",
+    timeoutMs: 90_000,
+    async run(env) {
+      const server = await startDemoServer({ reflection: false });
+      try {
+        const uri = await requestFile(
+          env,
+          "send-no-reflection.rpc",
+          `${server.url}/demo.v1.DemoService/Sum\n\n{"number": 40}\n{"number": 2}\n`,
+        );
+        const outcome = await send(uri, 0);
+        assert.equal(outcome.result?.ok, true, outcome.result?.error?.message ?? outcome.problems.join("\n"));
+        assert.deepEqual(JSON.parse(outcome.result?.messages[0] ?? "null"), { sum: "42", count: 2 });
+      } finally {
+        await server.close();
       }
     },
   },
