@@ -3,6 +3,8 @@
 // results instead of stdout/stderr text, and warm: transports (their HTTP/1.1 pools and HTTP/2
 // sessions) and resolved schemas are kept across calls, keyed by everything that shapes them (URL,
 // protocol, HTTP mode, TLS options, reflection headers, schema sources). `refresh()` drops them all.
+import { type FileHandle, open } from "node:fs/promises";
+import { resolve as resolvePath } from "node:path";
 import {
   createRegistry,
   type DescExtension,
@@ -223,6 +225,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       let phase: "setup" | "call" = "setup";
       let transportKey: string | undefined;
       let res: Resolver | undefined;
+      let outputFile: FileHandle | undefined;
       try {
         const { warnings } = validateCurlOptions(o);
         for (const w of warnings) {
@@ -390,6 +393,10 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
               })()
             : requests;
 
+        // -o/--output: the messages also go to the file, as `protocall curl` writes them (opened
+        // before the call, so a path that cannot be written fails before anything is sent).
+        if (o.output) outputFile = await openOutput(o.output, io.cwd);
+
         phase = "call";
         const emit = (message: Message) => {
           const json = formatter(output, message);
@@ -426,6 +433,16 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           dropTransport(transportKey);
         return result;
       } finally {
+        if (outputFile) {
+          const file = outputFile;
+          try {
+            await file.writeFile(result.messages.map((m) => `${m}\n`).join(""));
+          } catch (err) {
+            result.warnings.push(`--output ${o.output}: ${errorMessage(err)}`);
+          } finally {
+            await file.close().catch(() => {});
+          }
+        }
         result.durationMs = performance.now() - started;
         if (current === log) current = quiet;
       }
@@ -495,6 +512,18 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
   }
 
   return session;
+}
+
+async function openOutput(path: string, cwd: string): Promise<FileHandle> {
+  const full = resolvePath(cwd, path);
+  try {
+    return await open(full, "w");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ProtocallError(
+      `--output ${path}: cannot write ${full}: ${e.code ?? e.message}; check the path`,
+    );
+  }
 }
 
 /** Sources opened for `--schema` values. */

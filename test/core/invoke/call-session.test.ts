@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -347,6 +347,35 @@ describe("call session", { timeout: 60_000 }, () => {
       assert.equal(after.ok, true, after.error?.message);
       assert.deepEqual(JSON.parse(after.messages[0]), { sum: "2", count: 1 });
       assert.ok(lines.some((l) => l.includes("resolving the schema again")));
+    } finally {
+      await session.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("-o/--output: the messages also go to the file; a path that cannot be written fails before sending", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "protocall-session-out-"));
+    const session = createCallSession();
+    try {
+      const r = await session.call(
+        options(`${demo.url}/demo.v1.DemoService/Count`, { data: '{"count": 2}', output: "out.json" }),
+        { ...io, cwd: dir },
+      );
+      assert.equal(r.ok, true, r.error?.message);
+      assert.equal(readFileSync(join(dir, "out.json"), "utf8"), `${r.messages.join("\n")}\n`);
+      const bad = await session.call(
+        options(`${demo.url}/demo.v1.DemoService/Count`, {
+          data: '{"count": 2}',
+          output: "missing/out.json",
+        }),
+        { ...io, cwd: dir },
+      );
+      assert.equal(bad.exitCode, 1);
+      assert.match(
+        bad.error?.message ?? "",
+        /^--output missing\/out\.json: cannot write .*ENOENT; check the path$/,
+      );
+      assert.deepEqual(bad.messages, []);
     } finally {
       await session.close();
       rmSync(dir, { recursive: true, force: true });
