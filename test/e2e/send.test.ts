@@ -133,6 +133,17 @@ test("Ctrl+Alt+R sends the request at the cursor; the history flips back; Open a
   await page.locator(".tabs-container .tab", { hasText: "Untitled" }).first().waitFor({ state: "detached" });
 });
 
+test("outside any request, Send asks which request to send", { timeout: 120_000 }, async () => {
+  const { page } = wb;
+  await focusRequests();
+  await page.keyboard.press("Control+Home");
+  await wb.runCommand("Protocall: Send Request");
+  await wb.quickPick("Greet someone");
+  const frame = await wb.webviewFrame("Response: Greet someone");
+  await wb.waitForText("3 / 3", frame.locator(".position"));
+  await wb.waitForText('"Hello, world!"', frame.locator("#messages"));
+});
+
 test("a server stream's messages arrive one by one", { timeout: 120_000 }, async () => {
   const frame = await sendAndOpen("A server stream over gRPC");
   const messages = frame.locator("#messages .message");
