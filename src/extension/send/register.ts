@@ -307,7 +307,12 @@ export function registerSend(shared: ExtensionShared): SendApi {
           message: (json, i) => {
             entry.messages.push(json);
             panel.appendMessage(entry, i);
-            report?.(`${i + 1} message${i === 0 ? "" : "s"}`);
+            // At most a few progress updates a second, however fast a stream is.
+            const now = Date.now();
+            if (report && now - reported >= 200) {
+              reported = now;
+              report(`${i + 1} message${i === 0 ? "" : "s"}`);
+            }
           },
         },
         controller.signal,
@@ -316,6 +321,7 @@ export function registerSend(shared: ExtensionShared): SendApi {
     // Progress: at once in the status bar; a call still running after a moment also gets a
     // notification with Cancel (a quick call does not flash one). Cancel aborts the call.
     let report: ((message: string) => void) | undefined;
+    let reported = 0;
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Window, title: `Protocall: ${prepared.label}` },
       () => call,
