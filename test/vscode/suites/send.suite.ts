@@ -145,6 +145,32 @@ export const tests: VscodeTest[] = [
     },
   },
   {
+    name: "protocall.protocol is the protocol of requests that set none; protocall.history.size caps the history",
+    timeoutMs: 60_000,
+    async run(env) {
+      const send_ = await api();
+      const uri = await requestFile(env, "send-settings.rpc", requests(env));
+      const config = vscode.workspace.getConfiguration("protocall");
+      await config.update("protocol", "grpcweb", vscode.ConfigurationTarget.Workspace);
+      await config.update("history.size", 2, vscode.ConfigurationTarget.Global);
+      try {
+        const greet = await send(uri, 0);
+        assert.equal(greet.entry?.protocol, "grpcweb");
+        assert.equal(greet.result?.ok, true, greet.result?.error?.message);
+        // Count sets @protocol grpc itself.
+        assert.equal((await send(uri, 1)).entry?.protocol, "grpc");
+        await send(uri, 0);
+        const last = await send(uri, 0);
+        const history = send_.history(uri, 0);
+        assert.equal(history.length, 2);
+        assert.equal(history[0].id, last.entry?.id);
+      } finally {
+        await config.update("protocol", undefined, vscode.ConfigurationTarget.Workspace);
+        await config.update("history.size", undefined, vscode.ConfigurationTarget.Global);
+      }
+    },
+  },
+  {
     name: "the active environment's variables are used (protocall.environment)",
     timeoutMs: 60_000,
     async run(env) {
