@@ -101,8 +101,8 @@ export interface CallSessionOptions {
    * editor's workspace build. The session never closes them.
    */
   fallbackSources?: () => readonly SchemaSource[];
-  /** Longest wait for one reflection answer, in milliseconds (default 30 s). */
-  reflectionTimeoutMs?: number;
+  /** Longest wait for one reflection answer, in milliseconds (default 30 s); read for each new schema. */
+  reflectionTimeoutMs?: number | (() => number);
 }
 
 export interface CallSession {
@@ -223,6 +223,8 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       );
       current = log;
       let phase: "setup" | "call" = "setup";
+      // Setup steps (dialing, reflection) end at once when the call is canceled.
+      const until = <T>(step: Promise<T>): Promise<T> => abortable(step, signal);
       let transportKey: string | undefined;
       let res: Resolver | undefined;
       let outputFile: FileHandle | undefined;
@@ -271,7 +273,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           );
         };
         let entry = u.url ? transportFor(mode) : undefined;
-        const curl = entry ? await entry.ready : undefined;
+        const curl = entry ? await until(entry.ready) : undefined;
 
         // Schema sources, in order: reflection, then each --schema, then (without --schema) the
         // fallback sources. Cached per transport and per set of schema values.
@@ -297,7 +299,10 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
                 version: o.reflectProtocol ?? "auto",
                 label: `reflection at ${u.baseUrl}`,
                 log: (line) => sharedLog.line(line),
-                timeoutMs: options.reflectionTimeoutMs,
+                timeoutMs:
+                  typeof options.reflectionTimeoutMs === "function"
+                    ? options.reflectionTimeoutMs()
+                    : options.reflectionTimeoutMs,
               }),
               ...(await openSchemas(o.schemas, io)),
               ...fallback.map(borrowed),
@@ -313,16 +318,16 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
             return createResolver(sources);
           });
         }
-        res = await resolver.ready;
+        res = await until(resolver.ready);
         let schema = res;
 
         if (isListMode(o)) {
-          const services = await schemaStep(() => schema.listServices());
+          const services = await until(schemaStep(() => schema.listServices()));
           const lines: string[] = [];
           if (o.listServices) lines.push(...services);
           else {
             for (const name of services) {
-              const service = await schemaStep(() => schema.findService(name));
+              const service = await until(schemaStep(() => schema.findService(name)));
               for (const m of service.methods.map((x) => x.name).sort()) lines.push(`${name}/${m}`);
             }
           }
@@ -335,16 +340,16 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
 
         let method: DescMethod;
         try {
-          method = await schemaStep(() => schema.findMethod(u.service ?? "", u.method ?? ""));
+          method = await until(schemaStep(() => schema.findMethod(u.service ?? "", u.method ?? "")));
         } catch (err) {
           // Schemas resolved by an earlier call may be out of date (the server or the .proto files
           // changed since): look once more with fresh ones before reporting the method as unknown.
           if (resolver.fresh || !(err instanceof ProtocallError)) throw err;
           log.info("Method not found in the cached schema: resolving the schema again");
           resolver = resolver.renew();
-          res = await resolver.ready;
+          res = await until(resolver.ready);
           schema = res;
-          method = await schemaStep(() => schema.findMethod(u.service ?? "", u.method ?? ""));
+          method = await until(schemaStep(() => schema.findMethod(u.service ?? "", u.method ?? "")));
         }
         result.method = `${method.parent.typeName}/${method.name}`;
         result.methodKind = method.methodKind;
@@ -355,7 +360,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           // transport of its own keeps the HTTP/1.1 one as it is for the other calls.
           log.info("Using HTTP/2 prior knowledge over plain-text (h2c): a bidi stream needs HTTP/2");
           entry = transportFor("h2");
-          callTransport = await entry.ready;
+          callTransport = await until(entry.ready);
         }
         log.info(`Invoking RPC ${method.parent.typeName}.${method.name}`);
         const requests = await openRequestData(o, inputIo, h.dataFromHeaderFile);
@@ -481,7 +486,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
     log: VerboseLog,
     res: Resolver | undefined,
   ): Promise<void> {
-    if (err instanceof ConnectError && phase === "call") {
+    if (err instanceof ConnectError && (phase === "call" || err.code === Code.Canceled)) {
       log.info(`RPC failed with code ${err.code}`);
       result.code = codeToString(err.code);
       result.exitCode = rpcExitCode(err);
@@ -602,6 +607,27 @@ async function decodeDetails(err: ConnectError, res: Resolver | undefined): Prom
       }
     }
     return detail;
+  });
+}
+
+/** The step's result, or a `canceled` ConnectError as soon as the signal aborts. */
+function abortable<T>(step: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return step;
+  const canceled = () => new ConnectError("the call was canceled before it was sent", Code.Canceled);
+  if (signal.aborted) return Promise.reject(canceled());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(canceled());
+    signal.addEventListener("abort", onAbort, { once: true });
+    step.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (err) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
   });
 }
 

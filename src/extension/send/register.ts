@@ -75,6 +75,13 @@ export function registerSend(shared: ExtensionShared): SendApi {
       session = createCallSession({
         product: `protocall/${version}`,
         fallbackSources: () => workspace.sources(),
+        reflectionTimeoutMs: () =>
+          Math.max(
+            100,
+            Math.round(
+              vscode.workspace.getConfiguration("protocall").get<number>("reflectionTimeout", 5) * 1000,
+            ),
+          ),
       });
       return session;
     });

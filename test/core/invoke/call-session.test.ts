@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -202,6 +203,35 @@ describe("call session", { timeout: 60_000 }, () => {
       assert.equal(again.ok, true, again.error?.message);
     } finally {
       await session.close();
+    }
+  });
+
+  test("cancel before the call: a server that never answers reflection; the call ends as canceled at once", async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const session = createCallSession();
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 200);
+      const started = performance.now();
+      const r = await session.call(
+        options(`http://127.0.0.1:${port}/demo.v1.GreetService/Greet`, { data: "{}" }),
+        io,
+        {},
+        controller.signal,
+      );
+      assert.equal(r.code, "canceled");
+      assert.equal(r.exitCode, 8);
+      assert.ok(performance.now() - started < 3000, `took ${performance.now() - started} ms`);
+    } finally {
+      await session.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 
