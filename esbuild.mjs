@@ -75,6 +75,76 @@ const lazyBuiltinsPlugin = {
   },
 };
 
+// The extension's activation time is a requirement (≤ 50 ms), and activate() only registers commands,
+// views and a language client: the code behind them (calls over Connect/gRPC, schemas, the webhook
+// client, listener and local registry, their Protobuf descriptors, self-signed certificates) runs on a
+// user's first click. In the extension bundle every module outside src/extension that a file of src/
+// imports is therefore a lazy module: an object of getters, one per export (listed when bundling),
+// that initialises the real module (and what it imports) the first time one of them is read. Modules
+// only reached that way are evaluated on first use; their code is still in the one bundle file.
+// (src/ has no import for side effects only, which a lazy module would never run.)
+const eagerForExtension = /^(vscode|node:.*)$/;
+const exportNames = new Map();
+async function exportsOf(path) {
+  if (!exportNames.has(path)) {
+    const r = await esbuild.build({
+      entryPoints: [path],
+      bundle: true,
+      write: false,
+      metafile: true,
+      format: "esm",
+      platform: "node",
+      packages: "external",
+      logLevel: "silent",
+    });
+    exportNames.set(path, Object.values(r.metafile.outputs)[0].exports);
+  }
+  return exportNames.get(path);
+}
+const lazyModulesPlugin = {
+  name: "lazy-modules",
+  setup(build) {
+    build.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData?.real || args.kind !== "import-statement") return undefined;
+      if (!/[\\/]src[\\/]/.test(args.importer) || eagerForExtension.test(args.path)) return undefined;
+      if (/^[a-z]+$/.test(args.path) && createRequire(import.meta.url)("node:module").isBuiltin(args.path))
+        return undefined;
+      const real = await build.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: { real: true },
+      });
+      if (real.errors.length > 0 || real.external) return undefined;
+      // Only ES modules of our own (src/) or ES module packages have export lists to proxy.
+      if (/[\\/]src[\\/]extension[\\/]/.test(real.path) || !/\.(ts|mjs)$|[\\/]esm[\\/]/.test(real.path)) {
+        return undefined;
+      }
+      return { path: real.path, namespace: "lazy-module" };
+    });
+    build.onLoad({ filter: /.*/, namespace: "lazy-module" }, async (args) => {
+      const names = (await exportsOf(args.path)).filter((n) => n !== "default");
+      const getters = names
+        .map((n) => `  ${JSON.stringify(n)}: { enumerable: true, get: () => load()[${JSON.stringify(n)}] },`)
+        .join("\n");
+      return {
+        contents: [
+          "let real;",
+          `const load = () => real ?? (real = require(${JSON.stringify(args.path)}));`,
+          `module.exports = Object.defineProperties({ __esModule: true }, {\n${getters}\n});`,
+        ].join("\n"),
+        loader: "js",
+        resolveDir: process.cwd(),
+      };
+    });
+    // The require() inside a lazy module reaches the real one.
+    build.onResolve({ filter: /.*/ }, (args) =>
+      args.importer && args.namespace === "lazy-module" && args.kind === "require-call"
+        ? { path: args.path }
+        : undefined,
+    );
+  },
+};
+
 const builds = [];
 for (const entry of entries) {
   if (!existsSync(entry.in)) continue;
@@ -85,7 +155,9 @@ for (const entry of entries) {
     platform: "node",
     target: "node20",
     format: "cjs",
-    sourcemap: true,
+    // The extension host loads source maps eagerly (reading and parsing the whole map when the bundle
+    // loads): a released extension keeps its map beside it, unreferenced, to start faster.
+    sourcemap: release && entry.out === "extension" ? "external" : true,
     minify: release,
     keepNames: false,
     legalComments: "none",
@@ -98,7 +170,9 @@ for (const entry of entries) {
         ? []
         : entry.out === "cli" || entry.out === "curl"
           ? [withoutTranspiler, lazyBuiltinsPlugin]
-          : [withoutTranspiler],
+          : entry.out === "extension"
+            ? [lazyModulesPlugin, withoutTranspiler]
+            : [withoutTranspiler],
   };
   if (watch) {
     const ctx = await esbuild.context(options);

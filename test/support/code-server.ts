@@ -154,10 +154,16 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
     }
     await symlink(repoRoot, join(extensionsDir, `protocall.protocall-${extensionVersion()}`), "dir");
   }
+  const links: string[] = [];
   for (const ext of o.extraExtensions ?? []) {
     const manifest = JSON.parse(readFileSync(join(ext, "package.json"), "utf8"));
-    const name = `${manifest.publisher}.${manifest.name}-${manifest.version}`;
-    await symlink(resolve(ext), join(extensionsDir, name || basename(ext)), "dir");
+    const link = join(
+      extensionsDir,
+      `${manifest.publisher}.${manifest.name}-${manifest.version}` || basename(ext),
+    );
+    await rm(link, { recursive: true, force: true });
+    await symlink(resolve(ext), link, "dir");
+    links.push(link);
   }
   const trust = o.trust ?? true;
   const settings: Record<string, unknown> = { ...defaultSettings };
@@ -224,6 +230,8 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
     // Children of the group that outlived the main process (extension host, language server).
     killGroup(child, "SIGKILL");
     running.delete(child);
+    // In an extensions directory of the caller's, remove only what was linked into it here.
+    if (o.extensionsDir) for (const link of links) await rm(link, { force: true }).catch(() => undefined);
     await rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
   };
 

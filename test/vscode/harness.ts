@@ -33,6 +33,9 @@ export interface VscodeResults {
   done: boolean;
   /** Milliseconds the protocall.protocall extension took to activate, timed by the runner. */
   activationMs?: number;
+  /** With the breakdown on: loading (require) of dist/extension.js, and then the activate() call. */
+  loadMs?: number;
+  activateCallMs?: number;
   results: VscodeTestResult[];
   /** Set when the runner itself failed (e.g. a suite did not load). */
   error?: string;
@@ -45,6 +48,10 @@ export const envVars = {
   demoUrl: "PROTOCALL_VSCODE_DEMO_URL",
   workspace: "PROTOCALL_VSCODE_WORKSPACE",
   artifacts: "PROTOCALL_VSCODE_ARTIFACTS",
+  /** "1": time require() of dist/extension.js apart from activate() (the activation benchmark). */
+  activationBreakdown: "PROTOCALL_VSCODE_ACTIVATION_BREAKDOWN",
+  /** A file path: write a CPU profile (.cpuprofile) of Protocall's activation there. */
+  activationProfile: "PROTOCALL_VSCODE_ACTIVATION_PROFILE",
 } as const;
 
 /** Polls `fn` until it returns something other than undefined (or throws the last error after `timeoutMs`). */
