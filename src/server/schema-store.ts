@@ -78,6 +78,9 @@ export class SchemaStore {
   }
 
   setSettings(settings: ServerSettings): void {
+    // The client sends its configuration right after start-up: the same settings must not drop
+    // (and reopen) a large schema opened meanwhile.
+    if (JSON.stringify(settings) === JSON.stringify(this.settings)) return;
     this.settings = settings;
     this.invalidate(true);
   }

@@ -266,10 +266,10 @@ function sourceLabel(kind: string, origin: string, folders: readonly string[]): 
   for (const folder of folders) {
     const rel = relative(folder, origin);
     if (rel === "") return basename(folder);
-    if (!rel.startsWith("..") && !rel.startsWith(sep))
-      return kind === "setting" ? rel : rel.split(sep).join("/");
+    if (!rel.startsWith("..") && !rel.startsWith(sep)) return rel.split(sep).join("/");
   }
-  return origin;
+  // Outside the workspace (a configured schema elsewhere): its name; the path is in the tooltip.
+  return kind === "setting" ? basename(origin) : origin;
 }
 
 function problemText(o: Opened): string {

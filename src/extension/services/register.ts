@@ -35,6 +35,20 @@ export function registerServices(shared: ExtensionShared): ServicesApi {
     showCollapseAll: true,
   });
 
+  // The view needs the language server: start it as soon as the view shows (right after activation
+  // when the view is what activated the extension), so that its start overlaps the rest of the
+  // workbench's work instead of waiting for the tree's first request.
+  const startServer = () =>
+    setTimeout(() => {
+      void shared.languageClient().catch(() => undefined);
+    }, 0);
+  if (view.visible) startServer();
+  context.subscriptions.push(
+    view.onDidChangeVisibility((e) => {
+      if (e.visible) startServer();
+    }),
+  );
+
   const refresh = async () => {
     try {
       const client = await shared.languageClient();

@@ -75,6 +75,8 @@ const expandedPackages = 3;
 export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   private readonly changed = new vscode.EventEmitter<ServicesElement | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
+  /** How long the last request waited for the language server to be ready (its start, the first time). */
+  private readyMs = 0;
 
   constructor(
     private readonly shared: ExtensionShared,
@@ -121,8 +123,12 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   private async roots(): Promise<ServicesElement[]> {
     const servers = this.servers();
     let result: ServiceSourcesResult;
+    const started = performance.now();
     try {
       result = await this.request<ServiceSourcesResult>(serviceSourcesRequest, { servers });
+      this.shared.log.info(
+        `Services view: ${result.sources.length} sources listed in ${Math.round(performance.now() - started)} ms (language server ready after ${Math.round(this.readyMs)} ms)`,
+      );
     } catch (err) {
       return [
         {
@@ -169,8 +175,15 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   private request<T>(method: string, params: unknown): Promise<T> {
     return Promise.resolve(
       vscode.window.withProgress({ location: { viewId: servicesViewId } }, async () => {
+        const started = performance.now();
         const client = await this.shared.languageClient();
-        return client.sendRequest<T>(method, params);
+        const ready = performance.now();
+        this.readyMs = ready - started;
+        const result = await client.sendRequest<T>(method, params);
+        this.shared.log.trace(
+          `Services view: ${method} answered in ${Math.round(performance.now() - ready)} ms (language server ready after ${Math.round(ready - started)} ms)`,
+        );
+        return result;
       }),
     );
   }
