@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
-// Editing a request in a real VS Code (code-server, driven by Chromium): hovering a JSON key of the
-// body shows the field's comment and its options (from the workspace's .proto files, built with
-// buf), and completion in the body offers the input message's field names.
+// Editing a request in a real VS Code (code-server, driven by Chromium): completion in the body offers
+// the input message's field names, and hovering a JSON key of the body shows the field's comment and
+// its options (from the workspace's .proto files, built with buf; completion first, as it waits for
+// that build).
 // Screenshots: test-results/editing/.
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
@@ -39,20 +40,6 @@ after(async () => {
   await server?.close();
 });
 
-test("hovering a JSON key shows the field's comment, type and options", { timeout: 120_000 }, async () => {
-  const hover = await wb.hover('{"legacyName": "old"', '"legacyName"');
-  await wb.screenshot("hover-deprecated-field");
-  assert.match(hover, /Use text instead\./);
-  assert.match(hover, /legacy_name/);
-  assert.match(hover, /string/);
-  assert.match(hover, /deprecated/);
-  await wb.page.keyboard.press("Escape");
-  const named = await wb.hover('{"legacyName": "old"', '"json_named"');
-  await wb.screenshot("hover-json-name");
-  assert.match(named, /customJsonName/);
-  await wb.page.keyboard.press("Escape");
-});
-
 test("completion in the body offers the input message's field names", { timeout: 120_000 }, async () => {
   await wb.placeCursor('{"legacyName": "old"', "{");
   const suggestions = await wb.triggerCompletion();
@@ -65,4 +52,30 @@ test("completion in the body offers the input message's field names", { timeout:
       `"${field}" in the suggestions: ${labels.join(", ")}`,
     );
   }
+});
+
+/** The hover over `token`, retried while the workspace build (buf, at start-up) is still running. */
+async function hoverWhenBuilt(lineText: string, token: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await wb.hover(lineText, token);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await wb.page.keyboard.press("Escape");
+    }
+  }
+}
+
+test("hovering a JSON key shows the field's comment, type and options", { timeout: 150_000 }, async () => {
+  const hover = await hoverWhenBuilt('{"legacyName": "old"', '"legacyName"');
+  await wb.screenshot("hover-deprecated-field");
+  assert.match(hover, /Use text instead\./);
+  assert.match(hover, /legacy_name/);
+  assert.match(hover, /string/);
+  assert.match(hover, /deprecated/);
+  await wb.page.keyboard.press("Escape");
+  const named = await hoverWhenBuilt('{"legacyName": "old"', '"json_named"');
+  await wb.screenshot("hover-json-name");
+  assert.match(named, /customJsonName/);
+  await wb.page.keyboard.press("Escape");
 });
