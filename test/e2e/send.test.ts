@@ -4,6 +4,7 @@
 // an error shows its code name, the CLI's exit code and its decoded details; a hostile error message
 // is shown as text. Screenshots: test-results/send/.
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -18,11 +19,13 @@ let demo: DemoServer;
 let server: CodeServer;
 let wb: Workbench;
 let rpcText = "";
+let workspaceDir = "";
 
 before(
   async () => {
     demo = await startDemoServer();
     const workspace = await copyExamplesWorkspace();
+    workspaceDir = workspace;
     // The example requests, pointed at this test's demo server, with a slower stream (to watch it
     // arrive) and a request whose error message is markup.
     const file = join(workspace, "requests/demo.rpc");
@@ -110,7 +113,7 @@ test('"▶ Send" shows the response JSON, status and headers in the panel', { ti
   await wb.screenshot("unary-response");
 });
 
-test("Ctrl+Alt+R sends the request at the cursor; the history flips back; Open as JSON document", {
+test("Ctrl+Alt+R sends the request at the cursor; the history flips back; Open as JSON document; Save", {
   timeout: 120_000,
 }, async () => {
   const { page } = wb;
@@ -131,6 +134,27 @@ test("Ctrl+Alt+R sends the request at the cursor; the history flips back; Open a
   assert.match(text, /"greeting":\s*"Hello, world!"/);
   await wb.runCommand("View: Revert and Close Editor");
   await page.locator(".tabs-container .tab", { hasText: "Untitled" }).first().waitFor({ state: "detached" });
+
+  // Save: the save dialog proposes <request name>.json in the workspace folder.
+  const saveFrame = await wb.webviewFrame("Response: Greet someone");
+  await saveFrame.locator("button[data-action=save]").click();
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible" });
+  // The dialog fills its path in after it opens.
+  const proposed = await poll("the proposed file name", async () => {
+    const v = await input.inputValue();
+    return v.endsWith(".json") ? v : undefined;
+  }).catch(async (err) => {
+    await page.keyboard.press("Escape");
+    throw err;
+  });
+  assert.match(proposed, /\/examples\/Greet-someone\.json$/);
+  await input.press("Enter");
+  const saved = join(workspaceDir, "Greet-someone.json");
+  const content = await poll("the saved response", async () =>
+    existsSync(saved) ? await readFile(saved, "utf8") : undefined,
+  );
+  assert.deepEqual(JSON.parse(content), { greeting: "Hello, world!" });
 });
 
 test("outside any request, Send asks which request to send", { timeout: 120_000 }, async () => {
