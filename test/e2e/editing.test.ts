@@ -18,11 +18,11 @@ let wb: Workbench;
 before(
   async () => {
     const workspace = await copyExamplesWorkspace();
-    // No server answers at this address (the discard port): the schema comes from the workspace
+    // No server answers at this address (port 1): the schema comes from the workspace
     // build, with its comments. A request for Echo, whose input has a deprecated field.
     const file = join(workspace, "requests/demo.rpc");
     let text = await readFile(file, "utf8");
-    text = text.replace("@host = http://127.0.0.1:8080", "@host = http://127.0.0.1:9");
+    text = text.replace("@host = http://127.0.0.1:8080", "@host = http://127.0.0.1:1");
     text = text.replace(
       "### Greet someone",
       '### Echo a deprecated field\n{{host}}/demo.v1.DemoService/Echo\n\n{"legacyName": "old", "json_named": 1}\n\n### Greet someone',
