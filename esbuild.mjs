@@ -2,8 +2,10 @@
 // Bundles the entry points into one file each: dist/extension.js, dist/server.js, dist/cli.js
 // (every command), dist/curl.js (`protocall curl` only), dist/protoc-gen-rpc.js.
 // `node esbuild.mjs --release` minifies; source maps are always written. `--watch` rebuilds on change.
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
+import { relative } from "node:path";
 import * as esbuild from "esbuild";
 
 const release = process.argv.includes("--release");
@@ -101,51 +103,121 @@ async function exportsOf(path) {
   }
   return exportNames.get(path);
 }
-const lazyModulesPlugin = {
-  name: "lazy-modules",
-  setup(build) {
-    build.onResolve({ filter: /.*/ }, async (args) => {
-      if (args.pluginData?.real || args.kind !== "import-statement") return undefined;
-      if (!/[\\/]src[\\/]/.test(args.importer) || eagerForExtension.test(args.path)) return undefined;
-      if (/^[a-z]+$/.test(args.path) && createRequire(import.meta.url)("node:module").isBuiltin(args.path))
-        return undefined;
-      const real = await build.resolve(args.path, {
-        kind: args.kind,
-        resolveDir: args.resolveDir,
-        pluginData: { real: true },
+// Small modules of src/ that activation itself runs: they stay in dist/extension.js (so activating
+// does not load dist/extension-lazy.js at all), which exports them for the lazy bundle to share (one
+// instance of each: ProtocallError stays one class).
+const activationModules = [
+  "src/core/errors.ts",
+  "src/core/rpcfile/environment.ts",
+  "src/core/webhooks/listener-session.ts",
+];
+
+/** The exports of a CommonJS module that needs `vscode`: listed by loading it in a child process with a stand-in. */
+function commonjsExportsOf(path) {
+  const script = [
+    'const Module = require("node:module");',
+    "const load = Module._load;",
+    "const any = new Proxy(function () {}, { get: (t, k) => (k === 'then' ? undefined : k === Symbol.toPrimitive ? () => '' : any), construct: () => any, apply: () => any });",
+    "Module._load = function (r, ...a) { return r === 'vscode' ? any : load.call(this, r, ...a); };",
+    `process.stdout.write(JSON.stringify(Object.keys(require(${JSON.stringify(path)}))));`,
+  ].join("\n");
+  const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`cannot list the exports of ${path}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/**
+ * The lazy-modules plugin. With `split`, the real modules are not in this bundle: each proxy loads its
+ * module from dist/extension-lazy.js (built afterwards from the paths collected in `split.paths`), so
+ * loading dist/extension.js reads and compiles only what activation runs.
+ */
+function lazyModules(split, lazyBundle = false) {
+  return {
+    name: "lazy-modules",
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.pluginData?.real || (args.kind !== "import-statement" && args.kind !== "dynamic-import")) {
+          return undefined;
+        }
+        if (!/[\\/]src[\\/]/.test(args.importer) || eagerForExtension.test(args.path)) return undefined;
+        if (/^[a-z]+$/.test(args.path) && createRequire(import.meta.url)("node:module").isBuiltin(args.path))
+          return undefined;
+        const real = await build.resolve(args.path, {
+          kind: args.kind,
+          resolveDir: args.resolveDir,
+          pluginData: { real: true },
+        });
+        if (real.errors.length > 0 || real.external) return undefined;
+        const key = relative(process.cwd(), real.path).replaceAll("\\", "/");
+        if (activationModules.includes(key)) {
+          // In dist/extension.js itself; the lazy bundle takes it from there.
+          return split ? undefined : lazyBundle ? { path: key, namespace: "from-extension" } : undefined;
+        }
+        // The language client (a CommonJS package) starts with the language server, not at activation.
+        if (split && /[\\/]node_modules[\\/]vscode-languageclient[\\/]/.test(real.path)) {
+          return { path: real.path, namespace: "lazy-module", pluginData: { commonjs: true } };
+        }
+        // Otherwise only ES modules of our own (src/) or ES module packages have export lists to proxy.
+        if (/[\\/]src[\\/]extension[\\/]/.test(real.path) || !/\.(ts|mjs)$|[\\/]esm[\\/]/.test(real.path)) {
+          return undefined;
+        }
+        return { path: real.path, namespace: "lazy-module" };
       });
-      if (real.errors.length > 0 || real.external) return undefined;
-      // Only ES modules of our own (src/) or ES module packages have export lists to proxy.
-      if (/[\\/]src[\\/]extension[\\/]/.test(real.path) || !/\.(ts|mjs)$|[\\/]esm[\\/]/.test(real.path)) {
-        return undefined;
-      }
-      return { path: real.path, namespace: "lazy-module" };
-    });
-    build.onLoad({ filter: /.*/, namespace: "lazy-module" }, async (args) => {
-      const names = (await exportsOf(args.path)).filter((n) => n !== "default");
-      const getters = names
-        .map((n) => `  ${JSON.stringify(n)}: { enumerable: true, get: () => load()[${JSON.stringify(n)}] },`)
-        .join("\n");
-      return {
-        contents: [
-          "let real;",
-          `const load = () => real ?? (real = require(${JSON.stringify(args.path)}));`,
-          `module.exports = Object.defineProperties({ __esModule: true }, {\n${getters}\n});`,
-        ].join("\n"),
+      build.onLoad({ filter: /.*/, namespace: "from-extension" }, (args) => ({
+        contents: `module.exports = require("./extension.js").__activationModules[${JSON.stringify(args.path)}];`,
         loader: "js",
         resolveDir: process.cwd(),
-      };
-    });
-    // The require() inside a lazy module reaches the real one.
-    build.onResolve({ filter: /.*/ }, (args) =>
-      args.importer && args.namespace === "lazy-module" && args.kind === "require-call"
-        ? { path: args.path }
-        : undefined,
-    );
-  },
-};
+      }));
+      build.onResolve({ filter: /^\.\/extension\.js$/ }, (args) =>
+        args.namespace === "from-extension" ? { path: args.path, external: true } : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: "lazy-module" }, async (args) => {
+        const names = (
+          args.pluginData?.commonjs ? commonjsExportsOf(args.path) : await exportsOf(args.path)
+        ).filter((n) => n !== "default" && n !== "__esModule");
+        const getters = names
+          .map(
+            (n) => `  ${JSON.stringify(n)}: { enumerable: true, get: () => load()[${JSON.stringify(n)}] },`,
+          )
+          .join("\n");
+        const key = relative(process.cwd(), args.path).replaceAll("\\", "/");
+        split?.paths.add(key);
+        const loader = split
+          ? `require("./extension-lazy.js").load(${JSON.stringify(key)})`
+          : `require(${JSON.stringify(args.path)})`;
+        return {
+          contents: [
+            "let real;",
+            `const load = () => real ?? (real = ${loader});`,
+            `module.exports = Object.defineProperties({ __esModule: true }, {\n${getters}\n});`,
+          ].join("\n"),
+          loader: "js",
+          resolveDir: process.cwd(),
+        };
+      });
+      // The require() inside a lazy module reaches the real one (or, split, the other bundle).
+      build.onResolve({ filter: /.*/ }, (args) => {
+        if (!args.importer || args.namespace !== "lazy-module" || args.kind !== "require-call")
+          return undefined;
+        return split ? { path: args.path, external: true } : { path: args.path };
+      });
+    },
+  };
+}
+
+/** The entry of dist/extension-lazy.js: load(path) initialises and returns the module at that path. */
+function lazyBundleEntry(paths) {
+  const cases = [...paths]
+    .sort()
+    .map((p) => `    case ${JSON.stringify(p)}: return require(${JSON.stringify(`./${p}`)});`)
+    .join("\n");
+  return `exports.load = (path) => {\n  switch (path) {\n${cases}\n  }\n  throw new Error("no module " + path + " in extension-lazy.js");\n};\n`;
+}
 
 const builds = [];
+const split = { paths: new Set() };
+// PROTOCALL_BUNDLE_SPLIT=0: one extension bundle (its lazy modules inside it), e.g. to compare.
+const noSplit = process.env.PROTOCALL_BUNDLE_SPLIT === "0";
 for (const entry of entries) {
   if (!existsSync(entry.in)) continue;
   const options = {
@@ -171,12 +243,43 @@ for (const entry of entries) {
         : entry.out === "cli" || entry.out === "curl"
           ? [withoutTranspiler, lazyBuiltinsPlugin]
           : entry.out === "extension"
-            ? [lazyModulesPlugin, withoutTranspiler]
+            ? [lazyModules(watch || noSplit ? undefined : split), withoutTranspiler]
             : [withoutTranspiler],
   };
   if (watch) {
     const ctx = await esbuild.context(options);
     await ctx.watch();
+  } else if (entry.out === "extension" && !noSplit) {
+    // The extension, then the modules it loads lazily (their paths are known once it is built).
+    const exportsOfActivation = activationModules
+      .map((m, i) => `import * as m${i} from ${JSON.stringify(`./${m}`)};`)
+      .join("\n");
+    const table = activationModules.map((m, i) => `${JSON.stringify(m)}: m${i}`).join(", ");
+    options.entryPoints = undefined;
+    options.stdin = {
+      contents: `export * from "./${entry.in}";\n${exportsOfActivation}\nexport const __activationModules = { ${table} };\n`,
+      resolveDir: process.cwd(),
+      sourcefile: "extension-entry.ts",
+      loader: "ts",
+    };
+    options.outfile = "dist/extension.js";
+    options.outdir = undefined;
+    builds.push(
+      esbuild.build(options).then(() =>
+        esbuild.build({
+          ...options,
+          entryPoints: undefined,
+          stdin: {
+            contents: lazyBundleEntry(split.paths),
+            resolveDir: process.cwd(),
+            sourcefile: "extension-lazy.js",
+          },
+          outfile: "dist/extension-lazy.js",
+          outdir: undefined,
+          plugins: [lazyModules(undefined, true), withoutTranspiler],
+        }),
+      ),
+    );
   } else {
     builds.push(esbuild.build(options));
   }

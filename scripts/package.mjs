@@ -2,7 +2,8 @@
 // `npm run package`: builds the release bundles and packs the extension with @vscode/vsce into
 //   protocall-<version>.vsix            every platform; compiles with protocall.bufPath or buf on PATH
 //   protocall-linux-x64-<version>.vsix  linux-x64, carrying the buf binary of @bufbuild/buf-linux-x64
-// The extension's code is bundled (dist/extension.js, dist/server.js), so the only file a package
+// The extension's code is bundled (dist/extension.js, loading dist/extension-lazy.js on first use;
+// dist/server.js), so the only file a package
 // needs from node_modules is the platform's buf, which dist/server.js finds with
 // require.resolve("@bufbuild/buf-<platform>/bin/buf"). vsce never packs node_modules with
 // --no-dependencies, so each package is staged in a temp folder whose package.json depends on that
@@ -44,6 +45,8 @@ const files = [
   "syntaxes",
   "dist/extension.js",
   "dist/extension.js.map",
+  "dist/extension-lazy.js",
+  "dist/extension-lazy.js.map",
   "dist/server.js",
   "dist/server.js.map",
 ];
@@ -98,7 +101,7 @@ function vsce(dir, out, target, withDependencies) {
 
 function main() {
   if (!argv.includes("--no-build")) run(process.execPath, [join(root, "esbuild.mjs"), "--release"], root);
-  for (const f of ["dist/extension.js", "dist/server.js"]) {
+  for (const f of ["dist/extension.js", "dist/extension-lazy.js", "dist/server.js"]) {
     if (!existsSync(join(root, f))) throw new Error(`${f} is missing: the build did not make it`);
   }
   mkdirSync(outDir, { recursive: true });

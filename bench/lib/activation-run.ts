@@ -16,7 +16,16 @@ async function main(): Promise<void> {
     });
     if (results.error) throw new Error(results.error);
     process.stdout.write(
-      `${JSON.stringify({ activationMs: results.activationMs, loadMs: results.loadMs, activateCallMs: results.activateCallMs })}\n`,
+      `${JSON.stringify({
+        activationMs: results.activationMs,
+        loadMs: results.loadMs,
+        activateCallMs: results.activateCallMs,
+        activationCpuMs: results.activationCpuMs,
+        loadCpuMs: results.loadCpuMs,
+        activateCallCpuMs: results.activateCallCpuMs,
+        topLevelMs: results.topLevelMs,
+        activateFnMs: results.activateFnMs,
+      })}\n`,
     );
   }
 }

@@ -230,26 +230,55 @@ export async function openWorkbench(
       },
 
       async placeCursor(lineText, token) {
-        const point = await tokenPoint(page, lineText, token, "end");
-        await page.mouse.click(point.x, point.y);
-        if (!token) await page.keyboard.press("End");
+        // The editor may ignore clicks while the window is still starting: click until the status
+        // bar's cursor position shows the line.
+        await poll(`the cursor on the line "${lineText}"`, async () => {
+          const point = await tokenPoint(page, lineText, token, "end");
+          const lineNumber = await page.evaluate((y) => {
+            for (const el of Array.from(
+              document.querySelectorAll(".editor-group-container.active .line-numbers"),
+            )) {
+              const r = el.getBoundingClientRect();
+              if (r.top <= y && y <= r.bottom) return Number.parseInt(el.textContent ?? "", 10);
+            }
+            return undefined;
+          }, point.y);
+          await page.mouse.click(point.x, point.y);
+          if (!token) await page.keyboard.press("End");
+          const status = page
+            .locator(".statusbar-item")
+            .filter({ hasText: /Ln \d+, Col \d+/ })
+            .first();
+          try {
+            await status.waitFor({ state: "visible", timeout: 2000 });
+          } catch {
+            return undefined;
+          }
+          const m = /Ln (\d+), Col (\d+)/.exec((await status.textContent()) ?? "");
+          return m && (lineNumber === undefined || Number(m[1]) === lineNumber) ? true : undefined;
+        });
       },
 
       async triggerCompletion() {
         const widget = page.locator(".editor-widget.suggest-widget.visible");
+        let shown = "";
         return poll("suggestions", async () => {
           if (!(await widget.isVisible())) {
             await page.keyboard.press("Control+Space");
             try {
               await widget.waitFor({ state: "visible", timeout: 5000 });
             } catch {
-              return undefined;
+              throw new Error(`no suggestion widget${shown ? ` (last shown: ${shown})` : ""}`);
             }
           }
-          // "Loading..." shows until the server answers.
+          // "Loading..." shows until the server answers; "No suggestions." closes: ask again.
           const rows = widget.locator(".monaco-list-row");
           const n = await rows.count();
-          if (n === 0) return undefined;
+          if (n === 0) {
+            shown = ((await widget.textContent().catch(() => "")) ?? "").trim();
+            if (/No suggestions/i.test(shown)) await page.keyboard.press("Escape");
+            throw new Error(`the suggestion widget shows no item: "${shown}"`);
+          }
           const out: Suggestion[] = [];
           for (let i = 0; i < n; i++) {
             const r = rows.nth(i);

@@ -36,6 +36,13 @@ export interface VscodeResults {
   /** With the breakdown on: loading (require) of dist/extension.js, and then the activate() call. */
   loadMs?: number;
   activateCallMs?: number;
+  /** CPU time (user + system) of the extension host in those intervals: the work, without waiting for a core. */
+  activationCpuMs?: number;
+  loadCpuMs?: number;
+  activateCallCpuMs?: number;
+  /** From a CPU profile (sampled every 0.1 ms): Protocall's own code, its modules' top-level code and the rest (activate() and what it runs). */
+  topLevelMs?: number;
+  activateFnMs?: number;
   results: VscodeTestResult[];
   /** Set when the runner itself failed (e.g. a suite did not load). */
   error?: string;

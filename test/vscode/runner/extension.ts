@@ -2,7 +2,7 @@
 // activated on start-up. It runs the suites bundled into it (test/vscode/extension-api.test.ts builds
 // it with an entry that lists them) inside the real extension host, one test at a time with a
 // timeout, and writes the results to the JSON file named by PROTOCALL_VSCODE_RESULTS after each test.
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { envVars, type VscodeResults, type VscodeTest, type VscodeTestEnv } from "../harness";
@@ -31,6 +31,50 @@ function withTimeout<T>(p: Promise<T>, ms: number, name: string): Promise<T> {
 function describe(err: unknown): string {
   if (err instanceof Error) return err.stack ?? `${err.name}: ${err.message}`;
   return String(err);
+}
+
+interface CpuProfile {
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    children?: number[];
+  }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/**
+ * From a CPU profile of the activation: the time spent in the bundle's code, with everything it calls
+ * (each entry into the bundle from outside counted once): its modules' top-level code when it loads
+ * (a frame at line 0) and its activate() function and what runs from it.
+ */
+function timeInBundle(profile: CpuProfile, bundle: string): { topLevelMs: number; activateFnMs: number } {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const totals = new Map<number, number>();
+  const total = (id: number): number => {
+    const known = totals.get(id);
+    if (known !== undefined) return known;
+    let t = self.get(id) ?? 0;
+    for (const c of byId.get(id)?.children ?? []) t += total(c);
+    totals.set(id, t);
+    return t;
+  };
+  const inBundle = (id: number | undefined) => {
+    const url = id === undefined ? "" : (byId.get(id)?.callFrame.url ?? "");
+    return url === bundle || url === `file://${bundle}`;
+  };
+  let topLevel = 0;
+  let activateFn = 0;
+  for (const n of profile.nodes) {
+    if (!inBundle(n.id) || inBundle(parent.get(n.id))) continue;
+    if (n.callFrame.lineNumber === 0 && n.callFrame.functionName === "") topLevel += total(n.id);
+    else activateFn += total(n.id);
+  }
+  return { topLevelMs: topLevel / 1000, activateFnMs: activateFn / 1000 };
 }
 
 /** A CPU profile of the extension host (node:inspector), for finding what activation spends time on. */
@@ -63,22 +107,38 @@ export async function runSuites(suites: BundledSuite[]): Promise<void> {
     const ext = vscode.extensions.getExtension("protocall.protocall");
     if (!ext) throw new Error("the extension protocall.protocall is not installed in this VS Code");
     const profilePath = process.env[envVars.activationProfile];
-    const profiler = profilePath ? await startProfile() : undefined;
+    const breakdown = process.env[envVars.activationBreakdown] === "1";
+    const profiler = profilePath || breakdown ? await startProfile() : undefined;
     const start = performance.now();
+    const cpu0 = process.cpuUsage();
+    const cpuMs = (since: NodeJS.CpuUsage) => {
+      const d = process.cpuUsage(since);
+      return (d.user + d.system) / 1000;
+    };
     if (process.env[envVars.activationBreakdown] === "1" && !ext.isActive) {
       // The extension host loads extensions with Node's require, so a module required here is the
       // one activate() then finds in the cache: this splits loading the code from running activate().
       const main = join(ext.extensionPath, ext.packageJSON.main as string);
       require(main);
       results.loadMs = performance.now() - start;
+      results.loadCpuMs = cpuMs(cpu0);
       const t1 = performance.now();
+      const cpu1 = process.cpuUsage();
       await ext.activate();
       results.activateCallMs = performance.now() - t1;
+      results.activateCallCpuMs = cpuMs(cpu1);
     } else {
       await ext.activate();
     }
     results.activationMs = performance.now() - start;
-    if (profiler && profilePath) writeFileSync(profilePath, JSON.stringify(await profiler.stop()));
+    results.activationCpuMs = cpuMs(cpu0);
+    if (profiler) {
+      const profile = (await profiler.stop()) as CpuProfile;
+      if (profilePath) writeFileSync(profilePath, JSON.stringify(profile));
+      // require() runs the file by its real path (the extension's folder may be a symbolic link).
+      const bundle = realpathSync(join(ext.extensionPath, ext.packageJSON.main as string));
+      Object.assign(results, timeInBundle(profile, bundle));
+    }
     write(resultsPath, results);
 
     for (const suite of suites) {
