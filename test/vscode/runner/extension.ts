@@ -53,7 +53,9 @@ function timeInBundle(profile: CpuProfile, bundle: string): { topLevelMs: number
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  profile.samples.forEach((id, i) => {
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   const totals = new Map<number, number>();
   const total = (id: number): number => {
     const known = totals.get(id);
