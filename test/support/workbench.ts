@@ -1,4 +1,5 @@
 /// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 // Playwright helpers that drive a code-server workbench (test/support/code-server.ts) in Debian's
 // Chromium: open files and views, run commands, hover, complete, click CodeLens and tree items, read
 // notifications and webviews, answer input boxes and quick picks, and save screenshots as artifacts.
