@@ -18,13 +18,16 @@ import type { RequestSchema, SchemaStore } from "./schema-store";
 async function lookupDocumented(
   schema: RequestSchema,
   fullName: string,
+  degraded?: () => void,
 ): Promise<(LookupResult & { registry?: Registry }) | undefined> {
   for (const source of schema.sources) {
     try {
       const found = await lookupInSource(source, fullName);
       if (found) return found;
     } catch {
-      // An unreachable source: try the next.
+      // An unreachable source: try the next, and do not keep what the others give for good (the
+      // source may answer, with comments, on the next hover).
+      degraded?.();
     }
   }
   return undefined;
@@ -37,8 +40,9 @@ export function hoverMarkdown(
   fullName: string,
   desc: NamedDesc,
 ): Promise<string> {
-  return store.remember(`hover\u0000${schema.key}\u0000${fullName}`, async () => {
-    const found = await lookupDocumented(schema, fullName);
+  const key = `hover\u0000${schema.key}\u0000${fullName}`;
+  return store.remember(key, async () => {
+    const found = await lookupDocumented(schema, fullName, () => store.forgetLater(key));
     return renderDocs(found ?? describe(desc), { registry: found?.registry }).markdown;
   });
 }
@@ -49,9 +53,10 @@ export function fieldComments(
   schema: RequestSchema,
   message: DescMessage,
 ): Promise<Map<string, string>> {
-  return store.remember(`fields\u0000${schema.key}\u0000${message.typeName}`, async () => {
+  const key = `fields\u0000${schema.key}\u0000${message.typeName}`;
+  return store.remember(key, async () => {
     const out = new Map<string, string>();
-    const found = await lookupDocumented(schema, message.typeName);
+    const found = await lookupDocumented(schema, message.typeName, () => store.forgetLater(key));
     const documented = found?.desc.kind === "message" ? found.desc : message;
     for (const f of documented.fields) {
       const comment = commentBlocks(describe(f).comments).join("\n\n");

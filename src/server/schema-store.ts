@@ -274,6 +274,13 @@ export class SchemaStore {
     return p;
   }
 
+  /** Drops a remembered value once it has been computed: it was made while a source failed. */
+  forgetLater(key: string): void {
+    const full = `${this.generation}\u0000${key}`;
+    const p = this.memo.get(full) as Promise<unknown> | undefined;
+    if (p) void p.finally(() => this.memo.get(full) === p && this.memo.delete(full)).catch(() => {});
+  }
+
   async close(): Promise<void> {
     this.invalidate(true);
   }
