@@ -45,7 +45,7 @@ export interface Workbench {
   hover(lineText: string, token: string): Promise<string>;
   /** Places the cursor in the active editor after `token` on the line containing `lineText` (at the end of the line without a token). */
   placeCursor(lineText: string, token?: string): Promise<void>;
-  /** Triggers suggestions (Ctrl+Space) and returns them once the list shows. */
+  /** Triggers suggestions (Ctrl+Space) and returns them all (in list order) once the list shows. */
   triggerCompletion(): Promise<Suggestion[]>;
   /** Clicks the CodeLens whose text contains `label` (the first one, or the `index`th). */
   clickCodeLens(label: string, index?: number): Promise<void>;
@@ -280,13 +280,38 @@ export async function openWorkbench(
             if (/No suggestions/i.test(shown)) await page.keyboard.press("Escape");
             throw new Error(`the suggestion widget shows no item: "${shown}"`);
           }
-          const out: Suggestion[] = [];
-          for (let i = 0; i < n; i++) {
-            const r = rows.nth(i);
-            const label = ((await r.locator(".label-name").first().textContent()) ?? "").trim();
-            out.push({ label, ariaLabel: (await r.getAttribute("aria-label")) ?? label });
+          // The list renders only the rows in view: page down through it to read them all (moving
+          // the selection in the list does not change the document), then back to the top.
+          const seen = new Map<string, Suggestion>();
+          const read = async () => {
+            const items = await rows.evaluateAll((els) =>
+              els.map((e) => ({
+                index: Number(e.getAttribute("data-index") ?? "0"),
+                label: (e.querySelector(".label-name")?.textContent ?? "").trim(),
+                ariaLabel: e.getAttribute("aria-label") ?? "",
+              })),
+            );
+            let added = 0;
+            for (const it of items) {
+              const key = `${it.index}`;
+              if (!seen.has(key)) {
+                seen.set(key, { label: it.label, ariaLabel: it.ariaLabel || it.label });
+                added++;
+              }
+            }
+            return added;
+          };
+          await read();
+          for (let pages = 0; pages < 50; pages++) {
+            await page.keyboard.press("PageDown");
+            if ((await read()) === 0) break;
           }
-          return out;
+          for (let pages = 0; pages < 50 && seen.size > n; pages++) {
+            await page.keyboard.press("PageUp");
+            const first = await rows.first().getAttribute("data-index");
+            if (first === "0") break;
+          }
+          return [...seen.entries()].sort((a, b) => Number(a[0]) - Number(b[0])).map(([, v]) => v);
         });
       },
 
