@@ -89,3 +89,17 @@ test("the language server answers hovers and completion in the editor", { timeou
     `suggestions: ${suggestions.map((s) => s.label).join(", ")}`,
   );
 });
+
+test("a command's notification is read from the workbench", { timeout: 60_000 }, async () => {
+  // Nothing was sent in this window: the response panel has nothing to show and says so.
+  await wb.runCommand("Protocall: Show Response Panel");
+  const texts = await poll("a notification", async () => {
+    const t = await wb.notifications();
+    return t.some((x) => x.includes("no response yet")) ? t : undefined;
+  });
+  assert.ok(
+    texts.some((x) => /Send a request first/.test(x)),
+    texts.join(" | "),
+  );
+  await wb.screenshot("notification");
+});
