@@ -41,6 +41,11 @@ type FoundType = DescService | DescMessage | DescEnum | DescExtension;
 interface LinkState {
   readonly linker: Linker;
   readonly given: Set<string>;
+  /**
+   * Every file given to this linker keeps its source info. The docs linker needs it for imports too:
+   * a file first linked as an import is the one later asked for by name.
+   */
+  readonly sourceInfo?: boolean;
 }
 
 class LazySetSource implements DescriptorSetSource {
@@ -92,8 +97,12 @@ class LazySetSource implements DescriptorSetSource {
     if (file === undefined) return undefined;
     let desc = this.documented.get(file);
     if (!desc) {
-      this.docs ??= { linker: createLinker({ label: this.label, owned: true }), given: new Set() };
-      desc = this.link(this.docs, file, this.index.decode(file, true)).getFile(file);
+      this.docs ??= {
+        linker: createLinker({ label: this.label, owned: true }),
+        given: new Set(),
+        sourceInfo: true,
+      };
+      desc = this.link(this.docs, file).getFile(file);
       if (!desc) throw new ProtocallError(`${this.label}: file "${file}" could not be linked`);
       this.documented.set(file, desc);
     }
@@ -133,17 +142,16 @@ class LazySetSource implements DescriptorSetSource {
   }
 
   /**
-   * Links `root` (or `rootProto`, its version with source info) and its imports that the set
-   * contains. Names a file uses without importing their file (sloppy producers) are looked up in
+   * Links `root` and its imports that the set contains (with source info when the state asks). Names a file uses without importing their file (sloppy producers) are looked up in
    * the index and the files that declare them added, until everything resolves.
    */
-  private link(state: LinkState, root: string, rootProto?: FileDescriptorProto): FileRegistry {
+  private link(state: LinkState, root: string): FileRegistry {
     const files: FileDescriptorProto[] = [];
     const give = (name: string) => {
       for (const n of this.index.closure(name)) {
         if (state.given.has(n)) continue;
         state.given.add(n);
-        files.push(n === root && rootProto ? rootProto : this.decodeStripped(n));
+        files.push(state.sourceInfo ? this.index.decode(n, true) : this.decodeStripped(n));
       }
     };
     give(root);

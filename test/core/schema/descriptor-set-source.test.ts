@@ -93,7 +93,14 @@ describe("openDescriptorSetBytes", () => {
     const documented = file.services[0];
     assert.equal(getComments(documented).leading, " The shop.\n");
     assert.equal(getComments(documented.methods[0]).leading, " Buys something.\n");
-    assert.equal((await source.findFile("acme.v1.Money.Detail"))?.proto.name, "acme/v1/common.proto");
+    // common.proto was linked as an import of shop.proto first: asked for by name, it still has
+    // its comments.
+    const common = await source.findFile("acme.v1.Money.Detail");
+    assert.equal(common?.proto.name, "acme/v1/common.proto");
+    assert.equal(
+      getComments(common.messages.find((m) => m.name === "Money") ?? common).leading,
+      " A money amount.\n",
+    );
     assert.equal(await source.findFile("acme.v1.Nope"), undefined);
     assert.equal(await source.findFile("acme.v1.ShopService"), file, "cached");
     await source.close();
