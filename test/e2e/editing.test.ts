@@ -31,6 +31,8 @@ before(
     server = await startCodeServer({ workspace });
     wb = await openWorkbench(server.url, workspace, artifacts);
     await wb.openFile("requests/demo.rpc");
+    // The language server has analysed the file once its code lenses show.
+    await wb.waitForText("Copy as curl", undefined, 60_000);
   },
   { timeout: 150_000 },
 );
@@ -74,6 +76,12 @@ test("hovering a JSON key shows the field's comment, type and options", { timeou
   assert.match(hover, /string/);
   assert.match(hover, /deprecated/);
   await wb.page.keyboard.press("Escape");
+  // The first hover must be gone before the next one is read.
+  await wb.page
+    .locator(".monaco-hover:not(.hidden)")
+    .filter({ hasText: /legacy_name/ })
+    .first()
+    .waitFor({ state: "hidden", timeout: 10_000 });
   const named = await hoverWhenBuilt('{"legacyName": "old"', '"json_named"');
   await wb.screenshot("hover-json-name");
   assert.match(named, /customJsonName/);
