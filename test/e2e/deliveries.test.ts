@@ -164,9 +164,19 @@ test("listener from the view title and status bar; deliveries received, opened, 
   assert.equal(await pane.locator("b").count(), 0, "no <b> element was created from the tag");
   await wb.screenshot("deliveries-received");
   // Its tooltip shows the author as written, too.
-  await rows.nth(1).locator(".label-name").hover();
   const tooltip = page.locator(".monaco-hover, .workbench-hover").filter({ hasText: `author: ${hostile}` });
-  await tooltip.first().waitFor({ state: "visible" });
+  // A tree tooltip shows after a delay and only for a pointer that moved onto the row: hover again
+  // until it does.
+  await poll("the hostile delivery's tooltip", async () => {
+    await page.mouse.move(700, 300);
+    await rows.nth(1).locator(".label-name").hover();
+    try {
+      await tooltip.first().waitFor({ state: "visible", timeout: 4000 });
+      return true;
+    } catch {
+      return undefined;
+    }
+  });
   assert.equal(await page.locator('img[src="x"]').count(), 0, "no <img> element in the tooltip");
   await wb.screenshot("hostile-tooltip");
   await page.mouse.move(700, 300);
