@@ -24,6 +24,11 @@ export function serverSettings(scope?: vscode.Uri): ServerSettings {
   };
   const bufPath = c.get<string>("bufPath", "");
   if (trusted && bufPath) settings.bufPath = bufPath;
+  if (c.get<string>("compiler", "buf") === "protoc") {
+    settings.compiler = "protoc";
+    const protocPath = c.get<string>("protocPath", "");
+    if (trusted && protocPath) settings.protocPath = protocPath;
+  }
   const environment = c.get<string>("environment", "");
   if (environment) settings.environment = environment;
   const envFile = c.get<string>("envFile", "");

@@ -12,9 +12,10 @@ import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { errorMessage } from "../core/errors";
+import { errorMessage, ProtocallError } from "../core/errors";
 import { buildWorkspace, CompilerError } from "../core/schema/compiler";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "../core/schema/descriptor-set-source";
+import { findBuf, findOnPath } from "../core/schema/find-buf";
 import { openSchema } from "../core/schema/open-schema";
 import type { FileSource } from "../core/schema/types";
 import { findWorkspaceRoots } from "../core/schema/workspace";
@@ -128,13 +129,26 @@ export class SchemaStore {
       out.push({ ...(await this.openFile(resolve(cwd, spec))), kind: "setting", origin: resolve(cwd, spec) });
     }
     if (!s.workspaceBuild) return out;
+    // protoc when the settings ask for it: the configured path, else protoc on PATH.
+    let protocPath: string | undefined;
+    let protocProblem: string | undefined;
+    if (s.compiler === "protoc") {
+      protocPath = s.protocPath ?? (await findOnPath("protoc", process.env));
+      if (!protocPath) {
+        protocProblem =
+          "protoc was not found on PATH: install it, set protocall.protocPath, or set protocall.compiler to buf";
+      }
+    }
+    // Which compiler builds, named in the log (a failure to find buf is reported by the build).
+    const compiler = protocPath ?? (await findBuf({ bufPath: s.bufPath }).catch(() => undefined));
     for (const folder of this.folders) {
       for (const root of await findWorkspaceRoots(folder)) {
         try {
+          if (protocProblem) throw new ProtocallError(protocProblem);
           const started = performance.now();
-          const { bytes, fromCache } = await buildWorkspace(root, { bufPath: s.bufPath });
+          const { bytes, fromCache } = await buildWorkspace(root, { bufPath: s.bufPath, protocPath });
           this.log(
-            `built ${root} (${Math.round(performance.now() - started)} ms${fromCache ? ", cached" : ""})`,
+            `built ${root} with ${compiler ?? "buf"} (${Math.round(performance.now() - started)} ms${fromCache ? ", cached" : ""})`,
           );
           out.push({
             source: openDescriptorSetBytes(bytes, `workspace ${root}`),

@@ -10,6 +10,10 @@ export interface ServerSettings {
   reflection: boolean;
   /** The buf binary to build with instead of the bundled one. */
   bufPath?: string;
+  /** The compiler of workspace builds (default buf). */
+  compiler?: "buf" | "protoc";
+  /** The protoc binary when `compiler` is protoc (default: protoc on PATH). */
+  protocPath?: string;
   /** The selected environment of `protocall.env.json`. */
   environment?: string;
   /** The environment file instead of `protocall.env.json` at the workspace root. */
@@ -31,6 +35,8 @@ export function mergeSettings(base: ServerSettings, raw: unknown): ServerSetting
   if (typeof r.workspaceBuild === "boolean") out.workspaceBuild = r.workspaceBuild;
   if (typeof r.reflection === "boolean") out.reflection = r.reflection;
   if (typeof r.bufPath === "string" && r.bufPath !== "") out.bufPath = r.bufPath;
+  if (r.compiler === "buf" || r.compiler === "protoc") out.compiler = r.compiler;
+  if (typeof r.protocPath === "string" && r.protocPath !== "") out.protocPath = r.protocPath;
   if (typeof r.environment === "string" && r.environment !== "") out.environment = r.environment;
   if (typeof r.envFile === "string" && r.envFile !== "") out.envFile = r.envFile;
   if (typeof r.reflectionTimeoutMs === "number" && r.reflectionTimeoutMs > 0) {
