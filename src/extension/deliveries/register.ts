@@ -114,9 +114,9 @@ export function registerDeliveries(shared: ExtensionShared): DeliveriesApi {
     treeView.description = running ? running.url.replace(/^https?:\/\//, "") : undefined;
     const shown = session.deliveries().length;
     const total = session.count();
-    if (running && total === 0) {
-      treeView.message = `Listening on ${running.callbackUrl}. Use it as a webhook's callback URL, or send a test push.`;
-    } else if (total > shown) {
+    // A running listener with no deliveries shows the view's welcome (with its Send Test Push
+    // button): a message would hide it. The address is in the status bar.
+    if (total > shown) {
       treeView.message = `Showing the newest ${shown} of ${total} deliveries; export them to see all.`;
     } else {
       treeView.message = undefined;
