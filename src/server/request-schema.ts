@@ -7,11 +7,9 @@ import { resolve } from "node:path";
 import { Readable } from "node:stream";
 import { readCurlHeaders } from "../core/invoke/headers";
 import type { CurlOptions } from "../core/invoke/options";
-import { chooseHttpMode, createCurlTransport } from "../core/invoke/transport";
 import { usesReflection } from "../core/invoke/url";
-import { createVerboseLog } from "../core/invoke/verbose";
-import { createReflectionSource } from "../core/schema/reflection-client";
 import type { FileSource } from "../core/schema/types";
+import { openReflectionSource } from "./reflection-source";
 import type { RequestSchema, SchemaStore } from "./schema-store";
 
 /**
@@ -77,7 +75,6 @@ export async function requestSchema(
     } catch {
       // Unreadable header files: reflect without them.
     }
-    const secure = base.startsWith("https:");
     const key = JSON.stringify([
       base,
       headers,
@@ -92,37 +89,17 @@ export async function requestSchema(
       o.servername,
     ]);
     keys.push(`reflect:${key}`);
-    const opened = await store.reflection(key, async () => {
-      const { mode } = chooseHttpMode(o, secure, true);
-      const transport = await createCurlTransport({
-        baseUrl: base,
-        protocol: o.protocol,
-        mode,
+    const opened = await store.reflection(key, () =>
+      openReflectionSource({
+        options: o,
+        base,
         authority,
-        unixSocket: o.unixSocket,
-        connectTimeoutMs: Math.min((o.connectTimeout ?? 3) * 1000, settings.reflectionTimeoutMs),
-        cacert: o.cacert,
-        cert: o.cert,
-        key: o.key,
-        insecure: o.insecure,
-        servername: o.servername,
-        cwd: baseDir,
-        log: createVerboseLog(false, () => {}),
-      });
-      const source = createReflectionSource({
-        transport: transport.transport,
         headers,
-        version: o.reflectProtocol ?? "auto",
-        label: `reflection at ${base}`,
+        baseDir,
+        connectTimeoutMs: Math.min((o.connectTimeout ?? 3) * 1000, settings.reflectionTimeoutMs),
         timeoutMs: settings.reflectionTimeoutMs,
-      });
-      const close = source.close.bind(source);
-      source.close = async () => {
-        await close().catch(() => {});
-        transport.close();
-      };
-      return source;
-    });
+      }),
+    );
     if (opened.source) sources.push(opened.source);
     else problems.push({ what: `reflection at ${base}`, problem: opened.problem ?? "unavailable" });
   }

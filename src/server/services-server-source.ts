@@ -6,11 +6,9 @@ import { Readable } from "node:stream";
 import { errorMessage, ProtocallError } from "../core/errors";
 import { readCurlHeaders } from "../core/invoke/headers";
 import { type CurlOptions, defaultCurlOptions } from "../core/invoke/options";
-import { chooseHttpMode, createCurlTransport } from "../core/invoke/transport";
-import { createVerboseLog } from "../core/invoke/verbose";
-import { createReflectionSource } from "../core/schema/reflection-client";
 import type { FileSource } from "../core/schema/types";
 import type { ServiceServer } from "./protocol";
+import { openReflectionSource } from "./reflection-source";
 import type { Opened, SchemaStore } from "./schema-store";
 
 /** The server's base URL without a trailing slash; throws a ProtocallError saying how to fix a bad one. */
@@ -71,33 +69,14 @@ export function openServerSource(
       stdinIsTTY: false,
       homedir: homedir(),
     });
-    const { mode } = chooseHttpMode(o, base.startsWith("https:"), true);
-    const transport = await createCurlTransport({
-      baseUrl: base,
-      protocol: o.protocol,
-      mode,
+    return openReflectionSource({
+      options: o,
+      base,
       authority: h.authority,
-      connectTimeoutMs: Math.min(3000, settings.reflectionTimeoutMs),
-      cacert: o.cacert,
-      cert: o.cert,
-      key: o.key,
-      insecure: o.insecure,
-      servername: o.servername,
-      cwd: baseDir,
-      log: createVerboseLog(false, () => {}),
-    });
-    const source = createReflectionSource({
-      transport: transport.transport,
       headers: h.headers,
-      version: o.reflectProtocol ?? "auto",
-      label: `reflection at ${base}`,
+      baseDir,
+      connectTimeoutMs: Math.min(3000, settings.reflectionTimeoutMs),
       timeoutMs: settings.reflectionTimeoutMs,
     });
-    const close = source.close.bind(source);
-    source.close = async () => {
-      await close().catch(() => {});
-      transport.close();
-    };
-    return source;
   });
 }
