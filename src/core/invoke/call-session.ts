@@ -29,7 +29,13 @@ import { collectAnyTypeNames, createMessageFormatter, reachesAny } from "./outpu
 import { type HeaderSplitter, headerSplitter } from "./repeated-headers";
 import { openRequestData } from "./request-data";
 import { formatRpcError, rpcExitCode } from "./rpc-error";
-import { type CurlTransport, chooseHttpMode, createCurlTransport, type HttpMode } from "./transport";
+import {
+  type CurlTransport,
+  chooseHttpMode,
+  createCurlTransport,
+  curlTransportSettings,
+  type HttpMode,
+} from "./transport";
 import { findUnknownFields, reachesExtendable } from "./unknown-fields";
 import { isListMode, parseCurlUrl, usesReflection } from "./url";
 import { validateCurlOptions } from "./validate";
@@ -251,21 +257,12 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
         currentSplit = headerSplitter(headers, h.reflectHeaders);
         const { mode } = u.url ? chooseHttpMode(o, u.secure, reflection) : { mode: "h1" as HttpMode };
         const transportFor = (m: HttpMode): TransportEntry => {
-          const settings = {
+          const settings = curlTransportSettings(o, {
             baseUrl: u.baseUrl,
-            protocol: o.protocol,
             mode: m,
             authority: h.authority,
-            unixSocket: o.unixSocket,
-            connectTimeoutMs: o.connectTimeout !== undefined ? o.connectTimeout * 1000 : undefined,
-            keepaliveMs: o.noKeepalive ? undefined : (o.keepaliveTime ?? 60) * 1000,
-            cacert: o.cacert,
-            cert: o.cert,
-            key: o.key,
-            insecure: o.insecure,
-            servername: o.servername,
             cwd: io.cwd,
-          };
+          });
           const key = JSON.stringify(settings);
           transportKey = key;
           return getTransport(key, () =>

@@ -26,7 +26,7 @@ import { collectAnyTypeNames, createMessageFormatter, reachesAny } from "./outpu
 import { headerSplitter } from "./repeated-headers";
 import { openRequestData } from "./request-data";
 import { formatRpcError, rpcExitCode } from "./rpc-error";
-import { type CurlTransport, chooseHttpMode, createCurlTransport } from "./transport";
+import { type CurlTransport, chooseHttpMode, createCurlTransport, curlTransportSettings } from "./transport";
 import { findUnknownFields, reachesExtendable, unknownFieldSize } from "./unknown-fields";
 import { isListMode, parseCurlUrl, usesReflection } from "./url";
 import { validateCurlOptions } from "./validate";
@@ -67,19 +67,7 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
     if (u.url) {
       const { mode } = chooseHttpMode(o, u.secure, reflection);
       transport = await createCurlTransport({
-        baseUrl: u.baseUrl,
-        protocol: o.protocol,
-        mode,
-        authority: h.authority,
-        unixSocket: o.unixSocket,
-        connectTimeoutMs: o.connectTimeout !== undefined ? o.connectTimeout * 1000 : undefined,
-        keepaliveMs: o.noKeepalive ? undefined : (o.keepaliveTime ?? 60) * 1000,
-        cacert: o.cacert,
-        cert: o.cert,
-        key: o.key,
-        insecure: o.insecure,
-        servername: o.servername,
-        cwd: io.cwd,
+        ...curlTransportSettings(o, { baseUrl: u.baseUrl, mode, authority: h.authority, cwd: io.cwd }),
         log,
         splitHeader: headerSplitter(headers, h.reflectHeaders),
       });

@@ -92,6 +92,28 @@ export interface CurlTransport {
   close(): void;
 }
 
+/** The connection settings that a curl command's options give (without the log and header splitter). */
+export function curlTransportSettings(
+  o: CurlOptions,
+  target: { baseUrl: string; mode: HttpMode; authority?: string; cwd?: string },
+): Omit<TransportSettings, "log" | "splitHeader"> {
+  return {
+    baseUrl: target.baseUrl,
+    protocol: o.protocol,
+    mode: target.mode,
+    authority: target.authority,
+    unixSocket: o.unixSocket,
+    connectTimeoutMs: o.connectTimeout !== undefined ? o.connectTimeout * 1000 : undefined,
+    keepaliveMs: o.noKeepalive ? undefined : (o.keepaliveTime ?? 60) * 1000,
+    cacert: o.cacert,
+    cert: o.cert,
+    key: o.key,
+    insecure: o.insecure,
+    servername: o.servername,
+    cwd: target.cwd,
+  };
+}
+
 /**
  * Chooses HTTP/1.1, HTTP/2 or negotiation. Returns a note for verbose output when HTTP/2 prior
  * knowledge is implied (gRPC or reflection over plain http need HTTP/2).
