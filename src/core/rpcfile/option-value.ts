@@ -4,8 +4,11 @@ import { ProtocallError } from "../errors";
 import { type CurlFlag, convertFlagValue, curlFlagsByName } from "../invoke/curl-flags";
 import { type CurlOptions, defaultCurlOptions } from "../invoke/options";
 
-/** Request options that are not flags of `protocall curl`: `@name` names the request. */
-export const extraOptionNames: readonly string[] = ["name"];
+/**
+ * Request options that are not flags of `protocall curl`: `@name` names the request, `@assert` and
+ * `@capture` test the response and keep its values (assertion-syntax.ts).
+ */
+export const extraOptionNames: readonly string[] = ["name", "assert", "capture"];
 
 /** The flag a request option stands for; undefined for unknown names (and `help`). */
 export function optionFlag(name: string): CurlFlag | undefined {

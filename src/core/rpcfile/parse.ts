@@ -13,12 +13,14 @@
 // Lines starting with `#` or `//` are comments outside JSON documents (between body documents too); a
 // line starting with `###` always starts a new request. A file without `###` holds one request. Values
 // (and JSON documents, strings included) may hold `{{...}}` references, which variables.ts resolves.
-// `# @name <text>` also names a request, as in .http files.
+// `# @name <text>` also names a request, as in .http files. `# @assert` and `# @capture` options
+// (assertion-syntax.ts) say what the response must be and which of its values later requests use.
 
 import { curlFlagsByName } from "../invoke/curl-flags";
 import { isProtocolOwnedHeader } from "../invoke/header-line";
 import { findJsonProblem } from "../invoke/json-error";
-import { checkOptionValue, optionFlag } from "./option-value";
+import { parseAssertion, parseCapture } from "./assertion-syntax";
+import { checkOptionValue, extraOptionNames, optionFlag } from "./option-value";
 import type {
   Position,
   Range,
@@ -114,6 +116,8 @@ function parseBlock(
     options: [],
     headers: [],
     body: [],
+    assertions: [],
+    captures: [],
   };
   if (separator) {
     req.separator = range(separator.line, 0, separator.line, separator.text.length);
@@ -156,6 +160,7 @@ function parseBlock(
       if (isBlank(l.text)) break;
       if (isComment(l.text)) {
         req.comments.push(commentToken(l));
+        if (misplacedCheck(l, out)) continue;
         if (optionLine.test(l.text)) {
           diag(
             out,
@@ -179,7 +184,11 @@ function parseBlock(
   req.range = range(first.line, 0, last.line, last.text.length);
 
   if (!req.url) {
-    const meaningful = req.options.length > 0 || req.name !== undefined;
+    const meaningful =
+      req.options.length > 0 ||
+      req.name !== undefined ||
+      req.assertions.length > 0 ||
+      req.captures.length > 0;
     if (meaningful) {
       diag(
         out,
@@ -206,6 +215,23 @@ function parseBlock(
   out.requests.push(req);
 }
 
+/**
+ * An `@assert` or `@capture` line after the request line would be a test that never runs: an error,
+ * not the warning other misplaced options get. True when the line is one.
+ */
+function misplacedCheck(l: Line, out: RpcFile): boolean {
+  const m = optionLine.exec(l.text);
+  if (!m || (m[2] !== "assert" && m[2] !== "capture")) return false;
+  diag(
+    out,
+    "error",
+    `@${m[2]} goes before the request line, with the request's other options; here it would be ignored`,
+    range(l.line, commentToken(l).range.start.character, l.line, l.text.trimEnd().length),
+    "misplaced-assertion",
+  );
+  return true;
+}
+
 function commentToken(l: Line): Token {
   const start = l.text.length - l.text.trimStart().length;
   return token(l, start, l.text.trimEnd().length);
@@ -223,6 +249,29 @@ function parseOption(l: Line, m: RegExpExecArray, req: RpcRequest, out: RpcFile)
   const lineRange = range(l.line, commentToken(l).range.start.character, l.line, l.text.trimEnd().length);
   const option: RpcOption = value ? { name, value, range: lineRange } : { name, range: lineRange };
 
+  if (nameText === "assert") {
+    const { assertion, diagnostics } = parseAssertion(value, lineRange);
+    out.diagnostics.push(...diagnostics);
+    if (assertion) req.assertions.push(assertion);
+    return;
+  }
+  if (nameText === "capture") {
+    const { capture, diagnostics } = parseCapture(value, lineRange);
+    out.diagnostics.push(...diagnostics);
+    if (!capture) return;
+    const previous = req.captures.find((c) => c.name.text === capture.name.text);
+    if (previous) {
+      diag(
+        out,
+        "warning",
+        `${capture.name.text} is captured twice in this request (first on line ${previous.range.start.line + 1}); the last capture wins`,
+        capture.name.range,
+        "duplicate-capture",
+      );
+    }
+    req.captures.push(capture);
+    return;
+  }
   if (nameText === "name") {
     // `# @name Greet` names the request, as .http files do.
     if (!value) {
@@ -458,6 +507,17 @@ function parseBody(lines: Line[], req: RpcRequest, out: RpcFile): void {
       }
       if (isComment(s)) {
         req.comments.push(commentToken(l));
+        misplacedCheck(l, out);
+        continue;
+      }
+      if (trimmed.startsWith("??")) {
+        diag(
+          out,
+          "error",
+          "assertions are request options: write `# @assert <path> <operator> <value>` (such as # @assert status == ok) before the request line",
+          range(l.line, lead, l.line, s.trimEnd().length),
+          "misplaced-assertion",
+        );
         continue;
       }
     }
@@ -616,7 +676,7 @@ export function offsetIn(text: string, start: Position, position: Position): num
 function suggest(name: string): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
-  for (const flag of curlFlagsByName.keys()) {
+  for (const flag of [...curlFlagsByName.keys(), ...extraOptionNames]) {
     if (flag === "help") continue;
     const d = distance(name.toLowerCase(), flag);
     if (d < bestDistance) {

@@ -2,6 +2,7 @@
 // zero-based lines and characters, characters counted in UTF-16 code units (JavaScript string
 // indices), the end exclusive. Editors use the ranges for diagnostics, hover, completion and code
 // lenses; the CLI turns them into `file:line:col` messages.
+import type { RpcAssertion, RpcCapture } from "./assertion-syntax";
 
 export interface Position {
   /** Zero-based line. */
@@ -24,6 +25,8 @@ export interface Diagnostic {
   range: Range;
   /** A stable identifier of the kind of problem (for quick fixes), such as "unknown-option". */
   code?: string;
+  /** Text that fixes the problem when it replaces the text at `range` (offered as a quick fix). */
+  replacement?: string;
 }
 
 /** A piece of the file: its text exactly as written (multi-line for JSON documents) and its range. */
@@ -88,6 +91,10 @@ export interface RpcRequest {
   body: RpcBodyPart[];
   /** From the first to the last body line; absent without a body. */
   bodyRange?: Range;
+  /** `# @assert` options: what the response must be. */
+  assertions: RpcAssertion[];
+  /** `# @capture` options: values of the response that later requests use as variables. */
+  captures: RpcCapture[];
 }
 
 export interface RpcFile {
