@@ -124,11 +124,14 @@ export class Analyzer {
     const ctx = this.context(a, doc);
     if (!ctx) return info;
     const known = new Set(a.file.diagnostics);
-    const full = ctx.toCurl(a.file, request);
+    // References to values that an earlier request captures are fine before anything has run.
+    const full = ctx.toCurl(a.file, request, { pendingCaptures: "defer" });
     info.conversion = full.diagnostics.filter((d) => !known.has(d));
     // Without the body and the file's parse errors, for the schema even when the body is wrong.
     let options =
-      full.options ?? ctx.toCurl({ ...a.file, diagnostics: [] }, { ...request, body: [] }).options;
+      full.options ??
+      ctx.toCurl({ ...a.file, diagnostics: [] }, { ...request, body: [] }, { pendingCaptures: "defer" })
+        .options;
     let names = options?.url ? resolvedNames(options.url) : {};
     if (!options) {
       // The request does not convert (an undefined variable, a bad option value): the workspace's

@@ -714,6 +714,11 @@ export function resolveAssertionValues(
     const before = diagnostics.length;
     const text = resolve({ text: v.text, range: v.range }, diagnostics);
     if (diagnostics.length > before) continue;
+    if (text.includes("{{")) {
+      // A reference kept for a capture that has not run yet (variables.ts, pendingCaptures).
+      out.push(a);
+      continue;
+    }
     const read = readJsonValue(text);
     const single = /^\{\{[^{}]*\}\}$/.test(v.text.trim());
     if (read?.json !== undefined) {

@@ -1,20 +1,33 @@
 // Everything a `.rpc` file's requests need besides their text: the selected environment, `.env`
-// values, the process environment and a file reader. Loaded once per file; each request then gets
-// its own variable resolver, so a file variable holding `{{$uuid}}` has one value per request.
+// values, the process environment, `--var` values and a file reader. Loaded once per file; each
+// request then gets its own variable resolver (with the values captured so far in the run), so a
+// file variable holding `{{$uuid}}` has one value per request.
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import {
   environmentFileName,
+  environmentLayers,
   findWorkspaceRoot,
   loadDotenv,
   type ReadText,
   readEnvironmentFiles,
   readTextFile,
-  selectEnvironment,
 } from "./environment";
-import { type CurlConversion, requestToCurl } from "./to-curl";
+import { type CurlConversion, requestLabel, requestToCurl } from "./to-curl";
 import type { RpcFile, RpcRequest } from "./types";
-import { VariableResolver, type VariableScope } from "./variables";
+import { type CaptureSource, VariableResolver, type VariableScope } from "./variables";
+
+/** Values a run adds to a file's variables (variables.ts has the order of precedence). */
+export interface RunVariables {
+  /** Values captured by the requests that ran before (`# @capture`), by name. */
+  captures?: Readonly<Record<string, string>>;
+  /**
+   * "defer" keeps references to values that an earlier request of the file captures, and that have
+   * not been captured yet, as written (to check a whole file before it runs); default "error", which
+   * names the request to run first.
+   */
+  pendingCaptures?: "error" | "defer";
+}
 
 export interface RpcContextOptions {
   /** Path of the .rpc file (relative paths are resolved against `cwd`). */
@@ -27,6 +40,8 @@ export interface RpcContextOptions {
   /** Default: the nearest directory holding protocall.env.json, else .git, else the file's directory. */
   workspaceRoot?: string;
   processEnv: Readonly<Record<string, string | undefined>>;
+  /** `--var name=value` values: above every other variable. */
+  overrides?: Readonly<Record<string, string>>;
   readText?: ReadText;
   now?: () => Date;
   random?: () => number;
@@ -40,9 +55,30 @@ export interface RpcContext {
   workspaceRoot: string;
   /** The environment file consulted (it may not exist). */
   envFile: string;
+  /** The selected environment's variables with the `$shared` defaults merged in. */
   environment: Record<string, string>;
-  /** Converts one request of the file to CurlOptions, resolving its references. */
-  toCurl(file: RpcFile, request: RpcRequest): CurlConversion;
+  /** The same in two layers: file variables rank between them (variables.ts). */
+  environmentLayers: { selected: Record<string, string>; shared: Record<string, string> };
+  /**
+   * Converts one request of the file to CurlOptions, resolving its references (and its assertions'
+   * values) with the run's captured values.
+   */
+  toCurl(file: RpcFile, request: RpcRequest, run?: RunVariables): CurlConversion;
+}
+
+/** Which requests of a file capture each variable name, in file order. */
+export function captureSources(file: RpcFile): Map<string, CaptureSource[]> {
+  const out = new Map<string, CaptureSource[]>();
+  for (const request of file.requests) {
+    for (const c of request.captures) {
+      const list = out.get(c.name.text) ?? [];
+      if (!list.some((s) => s.index === request.index)) {
+        list.push({ index: request.index, label: requestLabel(request), line: c.range.start.line });
+      }
+      out.set(c.name.text, list);
+    }
+  }
+  return out;
 }
 
 /** Loads the environment and `.env` values for a file. Throws ProtocallError for a bad environment file or name. */
@@ -54,18 +90,31 @@ export function openRpcContext(o: RpcContextOptions): RpcContext {
   const envFile = o.envFile
     ? resolve(o.cwd ?? process.cwd(), o.envFile)
     : join(workspaceRoot, environmentFileName);
-  const environment = selectEnvironment(readEnvironmentFiles(envFile, readText), o.environment);
+  const layers = environmentLayers(readEnvironmentFiles(envFile, readText), o.environment);
   const dotenv = loadDotenv(filePath, workspaceRoot, readText);
+  const sources = new WeakMap<RpcFile, Map<string, CaptureSource[]>>();
   return {
     filePath,
     baseDir,
     workspaceRoot,
     envFile,
-    environment,
-    toCurl(file, request) {
+    environment: { ...layers.shared, ...layers.selected },
+    environmentLayers: layers,
+    toCurl(file, request, run) {
+      let captured = sources.get(file);
+      if (!captured) {
+        captured = captureSources(file);
+        sources.set(file, captured);
+      }
       const scope: VariableScope = {
+        overrides: o.overrides,
+        captures: run?.captures,
         fileVariables: file.variables,
-        environment,
+        environment: layers.selected,
+        sharedEnvironment: layers.shared,
+        captureSources: captured,
+        requestIndex: request.index,
+        pendingCaptures: run?.pendingCaptures,
         environmentName: o.environment,
         processEnv: o.processEnv,
         dotenv,

@@ -8,7 +8,8 @@
 // git-ignored. A name resolves, from strongest to weakest: the private file's environment, the
 // shared file's environment, the private file's `$shared`, the shared file's `$shared`. So a
 // private value overrides a shareable one at the same level, and an environment's own value always
-// beats a `$shared` default. (The same two-file split as the VS Code REST Client's settings and
+// beats a `$shared` default; between the two rank the .rpc file's own variables (see variables.ts).
+// (The same two-file split as the VS Code REST Client's settings and
 // .env/.env.local, kept in JSON so the editor can offer completion and the status bar can list
 // environments.)
 import { readFileSync, statSync } from "node:fs";
@@ -121,6 +122,24 @@ export function selectEnvironment(files: EnvironmentFiles, name: string | undefi
     ...priv[sharedEnvironmentName],
     ...(name !== undefined ? pub[name] : {}),
     ...(name !== undefined ? priv[name] : {}),
+  };
+}
+
+/**
+ * The variables of environment `name` in two layers: its own values (private over shared file) and
+ * the `$shared` defaults (private over shared file). Variables rank file variables between the two
+ * (variables.ts). An unknown name throws as selectEnvironment does.
+ */
+export function environmentLayers(
+  files: EnvironmentFiles,
+  name: string | undefined,
+): { selected: Record<string, string>; shared: Record<string, string> } {
+  selectEnvironment(files, name);
+  const pub = files.shared?.content ?? {};
+  const priv = files.private?.content ?? {};
+  return {
+    selected: name !== undefined ? { ...pub[name], ...priv[name] } : {},
+    shared: { ...pub[sharedEnvironmentName], ...priv[sharedEnvironmentName] },
   };
 }
 

@@ -5,7 +5,8 @@
 
 import { ProtocallError } from "../errors";
 import type { CurlOptions, Protocol } from "../invoke/options";
-import { openRpcContext, type RpcContextOptions } from "./context";
+import type { RpcAssertion } from "./assertion-syntax";
+import { openRpcContext, type RpcContextOptions, type RunVariables } from "./context";
 import { parseRpcFile } from "./parse";
 import { requestLabel } from "./to-curl";
 import type { Range, RpcFile, RpcRequest } from "./types";
@@ -29,6 +30,10 @@ export interface PrepareSendOptions {
   defaultTimeoutSeconds?: number;
   /** Parsed text, when the caller has it already. */
   parsed?: RpcFile;
+  /** `--var name=value` values (above every other variable). */
+  overrides?: Readonly<Record<string, string>>;
+  /** Values captured so far in the run, and how to treat captures that have not run. */
+  run?: RunVariables;
 }
 
 export interface SendProblem {
@@ -44,6 +49,8 @@ export interface PreparedSend {
   label: string;
   /** The options to send; undefined when there are problems. */
   options?: CurlOptions;
+  /** The request's assertions with their values resolved (with `options`). */
+  assertions?: RpcAssertion[];
   problems: SendProblem[];
   /** The .rpc file's directory: the working directory of the call. */
   baseDir: string;
@@ -68,10 +75,11 @@ export function prepareSend(o: PrepareSendOptions): PreparedSend {
     environment: o.environment ? o.environment : undefined,
     envFile: o.envFile ? o.envFile : undefined,
     processEnv: o.processEnv,
+    overrides: o.overrides,
   };
   if (o.workspaceRoot) contextOptions.workspaceRoot = o.workspaceRoot;
   const ctx = openRpcContext(contextOptions);
-  const conversion = ctx.toCurl(file, request);
+  const conversion = ctx.toCurl(file, request, o.run);
   const problems = conversion.diagnostics
     .filter((d) => d.severity === "error")
     .map((d) => ({
@@ -87,5 +95,5 @@ export function prepareSend(o: PrepareSendOptions): PreparedSend {
   if (o.defaultTimeoutSeconds && o.defaultTimeoutSeconds > 0 && !sets("timeout")) {
     options.timeoutMs = Math.round(o.defaultTimeoutSeconds * 1000);
   }
-  return { request, label, options, problems, baseDir: ctx.baseDir };
+  return { request, label, options, assertions: conversion.assertions, problems, baseDir: ctx.baseDir };
 }

@@ -1,11 +1,12 @@
 // A parsed `.rpc` request → the CurlOptions that `protocall curl` would build from the same request
 // given as flags: options through the curl flag table, the verb as --protocol, headers as `-H "name:
 // value"`, the body (documents and included files) as inline `-d` data, the URL as the positional.
-// References are resolved first; every problem is a diagnostic with its range, and a request with an
+// References are resolved first (in assertion values too); every problem is a diagnostic with its range, and a request with an
 // error yields no options at all, so nothing unresolved is ever sent.
 import { isAbsolute, resolve } from "node:path";
 import { findJsonProblem } from "../invoke/json-error";
 import { type CurlOptions, defaultCurlOptions, type Protocol } from "../invoke/options";
+import { type RpcAssertion, resolveAssertionValues } from "./assertion-syntax";
 import { applyOption, optionFlag } from "./option-value";
 import { positionIn } from "./parse";
 import type { Diagnostic, RpcFile, RpcOption, RpcRequest, RpcVerb } from "./types";
@@ -23,6 +24,8 @@ export interface ToCurlContext {
 export interface CurlConversion {
   /** Undefined when there is an error among the diagnostics. */
   options?: CurlOptions;
+  /** The request's `# @assert` options with `{{...}}` in their values resolved (with `options`). */
+  assertions?: RpcAssertion[];
   diagnostics: Diagnostic[];
 }
 
@@ -134,8 +137,10 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
         continue;
       }
       const before = diagnostics.length;
+      const deferred = ctx.variables.deferred;
       const text = ctx.variables.resolve({ text: part.text, range: part.range }, diagnostics);
-      if (diagnostics.length === before) {
+      // A reference kept for a capture that has not run yet is checked when it has a value.
+      if (diagnostics.length === before && ctx.variables.deferred === deferred) {
         const problem = jsonProblem(text);
         if (problem !== undefined) {
           err(
@@ -150,8 +155,14 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
     o.data = parts.join("\n");
   }
 
+  const assertions = resolveAssertionValues(
+    request.assertions,
+    (token, out) => ctx.variables.resolve(token, out),
+    diagnostics,
+  );
+
   if (diagnostics.some((d) => d.severity === "error")) return { diagnostics };
-  return { options: o, diagnostics };
+  return { options: o, assertions, diagnostics };
 }
 
 function within(line: number, request: RpcRequest): boolean {

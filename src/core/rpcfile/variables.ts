@@ -1,6 +1,14 @@
 // `{{...}}` references in a `.rpc` file and their values:
 //
-//   {{name}}                file variables (`@name = value`), then the selected environment
+//   {{name}}                a variable, looked up in this order (the first that defines it wins):
+//                             1. `--var name=value` of `protocall run` (overrides)
+//                             2. values captured by earlier requests of the run (`# @capture`)
+//                             3. the selected environment (its private file over its shared file)
+//                             4. file variables (`@name = value`; the last definition wins)
+//                             5. the environment files' `$shared` defaults
+//                           so an environment points a file at another server without editing it
+//                           (`@host` in the file is the default, `host` in the environment wins), and
+//                           a file's own value beats a workspace-wide default.
 //   {{$env NAME}}           the process environment
 //   {{$dotenv NAME}}        a `.env` file next to the .rpc file, then one at the workspace root
 //   {{$uuid}}               a random UUID (v4)
@@ -9,8 +17,10 @@
 //   {{$randomInt MIN MAX}}  a random integer, MIN included, MAX excluded
 //
 // A reference that cannot be resolved is an error with the reference's range; it is never sent as
-// text. Variable values may refer to other variables; a cycle is an error.
+// text. A name that only a `# @capture` of the file defines says which request to run first.
+// Variable values may refer to other variables; a cycle is an error.
 import { randomUUID } from "node:crypto";
+import { ProtocallError } from "../errors";
 import { positionIn } from "./parse";
 import type { Diagnostic, Range, RpcVariable, Token } from "./types";
 
@@ -74,12 +84,38 @@ export function findReferences(tok: Token): VariableReference[] {
   return refs;
 }
 
-/** Where variable values come from. */
+/** A request of the file that captures a variable (`# @capture name = path`). */
+export interface CaptureSource {
+  /** Index of the request in the file. */
+  index: number;
+  /** The request's name, else `request N (line L)`. */
+  label: string;
+  /** Zero-based line of the capture. */
+  line: number;
+}
+
+/** Where variable values come from; the order of precedence is at the top of this file. */
 export interface VariableScope {
+  /** `--var name=value`: above everything else. */
+  overrides?: Readonly<Record<string, string>>;
+  /** Values captured by requests that ran before this one. */
+  captures?: Readonly<Record<string, string>>;
   /** File variables in order of definition; a later definition of a name wins. */
   fileVariables: readonly RpcVariable[];
-  /** The selected environment's variables (shared values merged in); empty without one. */
+  /** The selected environment's own variables (above file variables); empty without one. */
   environment: Readonly<Record<string, string>>;
+  /** The environment files' `$shared` values (below file variables). */
+  sharedEnvironment?: Readonly<Record<string, string>>;
+  /** Which requests of the file capture each name, in file order (for "run … first" messages). */
+  captureSources?: ReadonlyMap<string, readonly CaptureSource[]>;
+  /** The index of the request being resolved, to tell earlier captures from later ones. */
+  requestIndex?: number;
+  /**
+   * What a reference to a name that an earlier request captures, but that has no value yet, becomes:
+   * "error" (the default: it must run first) or "defer" (kept as written and counted in
+   * `VariableResolver.deferred`, for checking a file before its requests run).
+   */
+  pendingCaptures?: "error" | "defer";
   /** The name of the selected environment, for messages. */
   environmentName?: string;
   /** The process environment, for `$env`. */
@@ -97,6 +133,8 @@ export interface VariableScope {
  * `{{$uuid}}` behind `@id` has one value across the request.
  */
 export class VariableResolver {
+  /** How many references were kept as written because their capture has not run (see pendingCaptures). */
+  deferred = 0;
   private readonly cache = new Map<string, { value?: string; problem?: string }>();
   private readonly byName = new Map<string, RpcVariable>();
 
@@ -156,6 +194,13 @@ export class VariableResolver {
         code: "syntax",
       };
     }
+    const literal = (values: Readonly<Record<string, string>> | undefined) =>
+      values !== undefined && Object.hasOwn(values, name) ? { value: values[name] } : undefined;
+    const given = literal(this.scope.overrides) ?? literal(this.scope.captures);
+    if (given) return given;
+    if (Object.hasOwn(this.scope.environment, name)) {
+      return this.fromEnvironment(name, this.scope.environment[name], "environment variable", ref, stack);
+    }
     const cached = this.cache.get(name);
     if (cached) return cached;
     const variable = this.byName.get(name);
@@ -176,21 +221,66 @@ export class VariableResolver {
       this.cache.set(name, result);
       return result;
     }
-    if (Object.hasOwn(this.scope.environment, name)) {
-      const raw = this.scope.environment[name];
-      if (!raw.includes("{{")) return { value: raw };
-      if (stack.includes(name))
-        return { problem: `environment variable ${name} refers to itself`, code: "variable-cycle" };
-      const inner = this.substitute(raw, [...stack, name], { text: raw, range: ref.range });
-      return inner.problems.length > 0
-        ? { problem: `${inner.problems[0].message} (in environment variable ${name})` }
-        : { value: inner.value };
+    const shared = this.scope.sharedEnvironment;
+    if (shared !== undefined && Object.hasOwn(shared, name)) {
+      return this.fromEnvironment(name, shared[name], "shared environment variable", ref, stack);
     }
+    const pending = this.pendingCapture(ref, name);
+    if (pending) return pending;
     const where = this.scope.environmentName
       ? `the file or the environment "${this.scope.environmentName}"`
       : "the file, and no environment is selected";
     return {
       problem: `undefined variable {{${name}}}: it is not defined in ${where}; define it with \`@${name} = value\` at the top of the file${this.scope.environmentName ? " or in the environment file" : ", or select an environment"}`,
+    };
+  }
+
+  private fromEnvironment(
+    name: string,
+    raw: string,
+    what: string,
+    ref: VariableReference,
+    stack: string[],
+  ): { value?: string; problem?: string; code?: string } {
+    if (!raw.includes("{{")) return { value: raw };
+    if (stack.includes(name)) return { problem: `${what} ${name} refers to itself`, code: "variable-cycle" };
+    const inner = this.substitute(raw, [...stack, name], { text: raw, range: ref.range });
+    return inner.problems.length > 0
+      ? { problem: `${inner.problems[0].message} (in ${what} ${name})` }
+      : { value: inner.value };
+  }
+
+  /** A name that only `# @capture` defines: which request to run first, or kept for later. */
+  private pendingCapture(
+    ref: VariableReference,
+    name: string,
+  ): { value?: string; problem?: string; code?: string } | undefined {
+    const sources = this.scope.captureSources?.get(name);
+    if (!sources || sources.length === 0) return undefined;
+    const here = this.scope.requestIndex;
+    const earlier = here === undefined ? sources : sources.filter((s) => s.index < here);
+    const describe = (s: CaptureSource) => `request "${s.label}" (line ${s.line + 1})`;
+    if (earlier.length > 0) {
+      if (this.scope.pendingCaptures === "defer") {
+        this.deferred++;
+        return { value: ref.text };
+      }
+      const last = earlier[earlier.length - 1];
+      return {
+        problem: `{{${name}}} has no value yet: it is captured by ${describe(last)}; run that request first`,
+        code: "capture-not-run",
+      };
+    }
+    const own = sources.find((s) => s.index === here);
+    if (own) {
+      return {
+        problem: `{{${name}}} is captured by this request (line ${own.line + 1}), so it has no value before the request runs; capture it in an earlier request`,
+        code: "capture-order",
+      };
+    }
+    return {
+      problem: `{{${name}}} is captured by ${describe(sources[0])}, which comes after this one; move that request before this one`,
+      code: "capture-order",
     };
   }
 
@@ -247,4 +337,21 @@ export class VariableResolver {
   private now(): Date {
     return (this.scope.now ?? (() => new Date()))();
   }
+}
+
+/**
+ * Reads `name=value`, as `protocall run --var` takes it (the value may be empty and may hold `=`).
+ * Throws ProtocallError when it is not one.
+ */
+export function parseVariableAssignment(text: string): [name: string, value: string] {
+  const eq = text.indexOf("=");
+  const name = eq < 0 ? text : text.slice(0, eq);
+  if (eq < 0 || !/^[A-Za-z_][\w.-]*$/.test(name)) {
+    throw new ProtocallError(
+      eq < 0
+        ? `--var ${JSON.stringify(text)} needs a value: write --var name=value`
+        : `--var ${JSON.stringify(text)}: ${JSON.stringify(name)} is not a variable name (letters, digits, _ . and -, starting with a letter or _); write --var name=value`,
+    );
+  }
+  return [name, text.slice(eq + 1)];
 }

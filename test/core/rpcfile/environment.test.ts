@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import {
+  environmentLayers,
   environmentNames,
   findWorkspaceRoot,
   loadDotenv,
@@ -61,6 +62,16 @@ describe("environments", () => {
       token: "shared-secret",
     });
     assert.deepEqual(environmentNames(files), ["dev", "local", "prod"]);
+  });
+
+  test("in layers: the environment's own values, and the $shared defaults (file variables go between)", () => {
+    const files = readEnvironmentFiles(shared);
+    assert.deepEqual(environmentLayers(files, "dev"), {
+      selected: { host: "http://localhost:8080", port: "8080", tls: "false", token: "dev-secret" },
+      shared: { version: "v2", host: "http://shared", token: "shared-secret" },
+    });
+    assert.deepEqual(environmentLayers(files, undefined).selected, {});
+    assert.throws(() => environmentLayers(files, "nope"), /environment "nope" is not defined/);
   });
 
   test("an unknown environment names the known ones; without files it says to create one", () => {

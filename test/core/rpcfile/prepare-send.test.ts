@@ -106,3 +106,78 @@ test("a missing request or an unknown environment is a ProtocallError that says 
       err instanceof ProtocallError && /environment "prod" is not defined.*defined: dev/.test(err.message),
   );
 });
+
+const chained = `@host = http://127.0.0.1:1
+
+### Log in
+# @capture token = message.token
+# @capture n = message.count
+{{host}}/demo.v1.AuthService/Login
+
+### Me
+# @assert message.owner == "{{token}}"
+{{host}}/demo.v1.AuthService/Me
+Authorization: Bearer {{token}}
+
+{"token": "{{token}}", "n": {{n}}}
+`;
+
+test("an environment overrides a file variable; --var values override everything", () => {
+  const dir = workspace({
+    "protocall.env.json": JSON.stringify({
+      $shared: { host: "http://shared:3" },
+      staging: { host: "http://staging:2" },
+    }),
+  });
+  const send = (o: { environment?: string; overrides?: Record<string, string> }) =>
+    prepareSend({ text: chained, filePath: join(dir, "a.rpc"), requestIndex: 0, processEnv: {}, ...o })
+      .options?.url;
+  assert.equal(send({}), "http://127.0.0.1:1/demo.v1.AuthService/Login");
+  assert.equal(send({ environment: "staging" }), "http://staging:2/demo.v1.AuthService/Login");
+  assert.equal(
+    send({ environment: "staging", overrides: { host: "http://var:4" } }),
+    "http://var:4/demo.v1.AuthService/Login",
+  );
+});
+
+test("captured values resolve later requests and their assertion values", () => {
+  const dir = workspace({});
+  const p = prepareSend({
+    text: chained,
+    filePath: join(dir, "a.rpc"),
+    requestIndex: 1,
+    processEnv: {},
+    run: { captures: { token: "t-42", n: "5" } },
+  });
+  assert.deepEqual(p.problems, []);
+  assert.deepEqual(p.options?.headers, ["Authorization: Bearer t-42"]);
+  assert.equal(p.options?.data, '{"token": "t-42", "n": 5}');
+  assert.deepEqual(
+    p.assertions?.map((a) => a.value?.kind === "json" && a.value.json),
+    ["t-42"],
+  );
+});
+
+test("a capture that has not run names the request to run first; defer mode keeps it for later", () => {
+  const dir = workspace({});
+  const base = { text: chained, filePath: join(dir, "a.rpc"), requestIndex: 1, processEnv: {} };
+  const p = prepareSend(base);
+  assert.equal(p.options, undefined);
+  assert.deepEqual(
+    p.problems.map((x) => x.text.replace(dir, "DIR")),
+    [
+      'DIR/a.rpc:11:23: {{token}} has no value yet: it is captured by request "Log in" (line 4); run that request first',
+      'DIR/a.rpc:13:12: {{token}} has no value yet: it is captured by request "Log in" (line 4); run that request first',
+      'DIR/a.rpc:13:29: {{n}} has no value yet: it is captured by request "Log in" (line 5); run that request first',
+      'DIR/a.rpc:9:29: {{token}} has no value yet: it is captured by request "Log in" (line 4); run that request first',
+    ],
+  );
+  const deferred = prepareSend({ ...base, run: { pendingCaptures: "defer" } });
+  assert.deepEqual(deferred.problems, []);
+  // The body is not JSON until {{n}} has a value: it is checked then.
+  assert.equal(deferred.options?.data, '{"token": "{{token}}", "n": {{n}}}');
+  assert.equal(
+    deferred.assertions?.[0].value?.kind === "json" && deferred.assertions[0].value.json,
+    undefined,
+  );
+});

@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseRpcFile } from "../../../src/core/rpcfile/parse";
 import type { Diagnostic, Token } from "../../../src/core/rpcfile/types";
-import { findReferences, VariableResolver, type VariableScope } from "../../../src/core/rpcfile/variables";
+import {
+  type CaptureSource,
+  findReferences,
+  parseVariableAssignment,
+  VariableResolver,
+  type VariableScope,
+} from "../../../src/core/rpcfile/variables";
 
 function scope(text: string, extra: Partial<VariableScope> = {}): VariableScope {
   return {
@@ -55,15 +61,39 @@ describe("findReferences", () => {
 });
 
 describe("VariableResolver", () => {
-  test("file variables win over the environment; values may refer to other variables", () => {
+  test("the selected environment wins over file variables; values may refer to other variables", () => {
     const s = scope("@host = http://{{domain}}:{{port}}\n@port = 8080\n", {
       environment: { domain: "example.com", port: "9999" },
       environmentName: "dev",
     });
     assert.deepEqual(resolve(s, "{{host}}/a.B/C"), {
-      value: "http://example.com:8080/a.B/C",
+      value: "http://example.com:9999/a.B/C",
       diagnostics: [],
     });
+  });
+
+  test("precedence: --var, then captures, then the environment, then file variables, then $shared", () => {
+    const file = "@a = file\n@b = file\n@c = file\n@d = file\n@e = file\n";
+    const layers: Partial<VariableScope> = {
+      overrides: { a: "var" },
+      captures: { a: "captured", b: "captured" },
+      environment: { a: "env", b: "env", c: "env" },
+      sharedEnvironment: { a: "shared", b: "shared", c: "shared", d: "shared", f: "shared" },
+      environmentName: "dev",
+    };
+    const s = scope(file, layers);
+    assert.equal(
+      resolve(s, "{{a}} {{b}} {{c}} {{d}} {{e}} {{f}}").value,
+      "var captured env file file shared",
+    );
+    // --var and captured values are taken as they are, never resolved again.
+    assert.equal(resolve(scope("", { overrides: { x: "{{y}}" } }), "{{x}}").value, "{{y}}");
+    assert.equal(resolve(scope("", { captures: { x: "{{$uuid}}" } }), "{{x}}").value, "{{$uuid}}");
+    // An environment value (and a $shared one) may still refer to file variables.
+    assert.equal(
+      resolve(scope("@v = 2\n", { sharedEnvironment: { base: "api/v{{v}}" } }), "{{base}}").value,
+      "api/v2",
+    );
   });
 
   test("environment values may refer to other variables too", () => {
@@ -147,5 +177,84 @@ describe("VariableResolver", () => {
       assert.match(r.diagnostics[0].message, pattern, text);
       assert.equal(r.diagnostics[0].severity, "error");
     }
+  });
+});
+
+describe("captured variables that have not run", () => {
+  const sources = new Map<string, CaptureSource[]>([
+    ["token", [{ index: 0, label: "Log in", line: 2 }]],
+    ["later", [{ index: 5, label: "request 6 (line 40)", line: 38 }]],
+    ["own", [{ index: 2, label: "Me", line: 20 }]],
+  ]);
+
+  test("a name an earlier request captures, without a value, names the request to run first", () => {
+    const r = resolve(scope("", { captureSources: sources, requestIndex: 2 }), "Bearer {{token}}");
+    assert.deepEqual(
+      r.diagnostics.map((d) => [d.code, d.message, d.range.start.character]),
+      [
+        [
+          "capture-not-run",
+          '{{token}} has no value yet: it is captured by request "Log in" (line 3); run that request first',
+          11,
+        ],
+      ],
+    );
+  });
+
+  test("captured by a later request, or by the request itself: an error about the order", () => {
+    const s = scope("", { captureSources: sources, requestIndex: 2, pendingCaptures: "defer" });
+    assert.deepEqual(
+      resolve(s, "{{later}}").diagnostics.map((d) => [d.code, d.message]),
+      [
+        [
+          "capture-order",
+          '{{later}} is captured by request "request 6 (line 40)" (line 39), which comes after this one; move that request before this one',
+        ],
+      ],
+    );
+    assert.deepEqual(
+      resolve(s, "{{own}}").diagnostics.map((d) => d.message),
+      [
+        "{{own}} is captured by this request (line 21), so it has no value before the request runs; capture it in an earlier request",
+      ],
+    );
+  });
+
+  test("in defer mode the reference is kept as written and counted; a captured value or another definition wins", () => {
+    const resolver = new VariableResolver(
+      scope("", { captureSources: sources, requestIndex: 2, pendingCaptures: "defer" }),
+    );
+    const diagnostics: Diagnostic[] = [];
+    assert.equal(resolver.resolve(tok('{"t": {{token}}}'), diagnostics), '{"t": {{token}}}');
+    assert.deepEqual(diagnostics, []);
+    assert.equal(resolver.deferred, 1);
+    assert.equal(
+      resolve(scope("", { captureSources: sources, requestIndex: 2, captures: { token: "t1" } }), "{{token}}")
+        .value,
+      "t1",
+    );
+    assert.equal(
+      resolve(scope("@token = dev\n", { captureSources: sources, requestIndex: 2 }), "{{token}}").value,
+      "dev",
+    );
+  });
+});
+
+describe("parseVariableAssignment", () => {
+  test("name=value; the value may be empty or hold =", () => {
+    assert.deepEqual(parseVariableAssignment("host=http://x:1"), ["host", "http://x:1"]);
+    assert.deepEqual(parseVariableAssignment("q=a=b"), ["q", "a=b"]);
+    assert.deepEqual(parseVariableAssignment("empty="), ["empty", ""]);
+  });
+
+  test("a missing value or an invalid name is a one-line error", () => {
+    assert.throws(
+      () => parseVariableAssignment("host"),
+      /^ProtocallError: --var "host" needs a value: write --var name=value$/,
+    );
+    assert.throws(
+      () => parseVariableAssignment("1x=a"),
+      /^ProtocallError: --var "1x=a": "1x" is not a variable name \(letters, digits, _ \. and -, starting with a letter or _\); write --var name=value$/,
+    );
   });
 });
