@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { createRegistry, type DescMessage } from "@bufbuild/protobuf";
+import { createRegistry, type DescMessage, type DescMethod } from "@bufbuild/protobuf";
 import { parseRpcFile, splitLines } from "../../../src/core/rpcfile/parse";
 import type { Range } from "../../../src/core/rpcfile/types";
 import {
@@ -13,8 +13,8 @@ import { DemoService } from "../../../src/gen/demo/v1/demo_pb";
 import { GreetService } from "../../../src/gen/demo/v1/greet_pb";
 import { file_google_rpc_error_details } from "../../../src/gen/google/rpc/error_details_pb";
 
-const echo = DemoService.method.echo;
-const count = DemoService.method.count;
+const echo: DescMethod = DemoService.method.echo;
+const count: DescMethod = DemoService.method.count;
 const registry = createRegistry(file_google_rpc_error_details);
 const detailType = (name: string) => registry.getMessage(name) as DescMessage | undefined;
 
