@@ -82,6 +82,11 @@ export class Analyzer {
     return this.context(this.get(doc), doc)?.environment ?? {};
   }
 
+  /** The same in two layers: the selected environment's own values, and the `$shared` defaults. */
+  environmentLayers(doc: TextDocument): RpcContext["environmentLayers"] {
+    return this.context(this.get(doc), doc)?.environmentLayers ?? { selected: {}, shared: {} };
+  }
+
   private context(a: Analysis, doc: TextDocument): RpcContext | undefined {
     if (a.context === undefined) a.context = this.openContext(a, doc) ?? null;
     return a.context ?? undefined;

@@ -1,7 +1,8 @@
 // Checks a request body document against the method's input message, as protobuf JSON reads it:
 // unknown fields (with the closest names), values of the wrong type, unknown enum values, two
 // members of one oneof, repeated keys, and deprecated fields (hints). Problems carry offsets into the
-// document; `{{...}}` references are accepted wherever a value may be.
+// document; `{{...}}` references are accepted wherever a value may be. Unknown names carry the
+// closest one as a replacement (the editor's quick fix).
 import {
   type DescEnum,
   type DescExtension,
@@ -19,6 +20,8 @@ export interface BodyProblem {
   message: string;
   severity: "error" | "hint";
   deprecated?: boolean;
+  /** Text that fixes the problem when it replaces the text from `start` to `end`. */
+  replacement?: string;
 }
 
 type Field = DescField | DescExtension;
@@ -48,8 +51,15 @@ export function checkBody(root: JsonNode, message: DescMessage): BodyProblem[] {
   return out;
 }
 
-function err(out: BodyProblem[], node: { start: number; end: number }, message: string): void {
-  out.push({ start: node.start, end: node.end, message, severity: "error" });
+function err(
+  out: BodyProblem[],
+  node: { start: number; end: number },
+  message: string,
+  replacement?: string,
+): void {
+  const p: BodyProblem = { start: node.start, end: node.end, message, severity: "error" };
+  if (replacement !== undefined) p.replacement = replacement;
+  out.push(p);
 }
 
 function describeNode(node: JsonNode): string {
@@ -101,6 +111,7 @@ function checkMessage(node: JsonNode, message: DescMessage, out: BodyProblem[]):
         out,
         m.key,
         `unknown field "${key}" in message ${name}${hint.length > 0 ? ` (did you mean "${hint[0]}"?)` : ""}; its fields: ${names.join(", ") || "none"}`,
+        hint.length > 0 && m.key.closed ? JSON.stringify(hint[0]) : undefined,
       );
       continue;
     }
@@ -193,6 +204,7 @@ function checkEnum(node: JsonNode, desc: DescEnum, out: BodyProblem[]): void {
       out,
       node,
       `unknown value "${node.value}" of enum ${desc.typeName}${hint.length > 0 ? ` (did you mean "${hint[0]}"?)` : ""}; its values: ${names.join(", ")}`,
+      hint.length > 0 && node.closed ? JSON.stringify(hint[0]) : undefined,
     );
     return;
   }

@@ -1,6 +1,7 @@
-// Completion: request options after `# @`, common header names, the service and method in the URL,
-// and in a body the fields of the message at the cursor (inserting `"name": `), enum values, and
-// JSON skeletons of messages.
+// Completion: request options after `# @`, paths, operators and values in `# @assert` and
+// `# @capture` lines (assertion-completion.ts), common header names, the service and method in the
+// URL, and in a body the fields of the message at the cursor (inserting `"name": `), enum values,
+// and JSON skeletons of messages.
 import type { DescExtension, DescField, DescMessage } from "@bufbuild/protobuf";
 import {
   type CompletionItem,
@@ -14,12 +15,14 @@ import {
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { curlFlags } from "../core/invoke/curl-flags";
 import { isProtocolOwnedHeader } from "../core/invoke/header-line";
+import { captureSources } from "../core/rpcfile/context";
 import { positionIn } from "../core/rpcfile/parse";
 import { requestAt } from "../core/rpcfile/request-at";
 import type { RpcRequest } from "../core/rpcfile/types";
 import { systemVariables } from "../core/rpcfile/variables";
 import { fieldSkeleton, messageSkeleton } from "../core/schema/skeleton";
 import type { Analyzer } from "./analysis";
+import { assertionItems } from "./assertion-completion";
 import { bodyPlace, documentAt } from "./body-location";
 import { fieldComments, fieldTypeText } from "./schema-docs";
 import type { SchemaStore } from "./schema-store";
@@ -59,6 +62,16 @@ export async function complete(
   const before = lineText.slice(0, p.character);
   const option = /^\s*(?:#|\/\/)\s*@([\w-]*)$/.exec(before);
   if (option) return optionItems(p, p.character - option[1].length, wordEnd(lineText, p.character));
+  const assertion = await assertionItems(
+    analyzer,
+    store,
+    doc,
+    requestAt(analyzer.get(doc).file, p),
+    p,
+    lineText,
+    before,
+  );
+  if (assertion) return assertion;
   const optionValue = /^\s*(?:#|\/\/)\s*@([\w-]+)\s+([\w-]*)$/.exec(before);
   if (optionValue) {
     const values = optionValues(optionValue[1]);
@@ -108,7 +121,10 @@ function wordEnd(text: string, at: number): number {
   return i;
 }
 
-/** `{{` references: file variables, the selected environment's variables, system variables. */
+/**
+ * `{{` references: file variables, names captured by requests of the file, the selected
+ * environment's variables, system variables.
+ */
 function variableItems(
   analyzer: Analyzer,
   doc: TextDocument,
@@ -130,6 +146,16 @@ function variableItems(
       kind: CompletionItemKind.Variable,
       detail: v.value.text,
       textEdit: edit(v.name.text),
+    });
+  }
+  for (const [name, sources] of captureSources(analyzer.get(doc).file)) {
+    if (seen.has(name)) continue;
+    seen.add(name);
+    items.push({
+      label: name,
+      kind: CompletionItemKind.Variable,
+      detail: `captured by ${sources.map((s) => s.label).join(", ")}`,
+      textEdit: edit(name),
     });
   }
   for (const [name, value] of Object.entries(analyzer.environment(doc))) {
@@ -181,6 +207,24 @@ function optionItems(p: Position, start: number, end: number): CompletionItem[] 
       textEdit: { range: range(p.line, start, end), newText: "name " },
     },
   ];
+  items.push(
+    {
+      label: "assert",
+      kind: CompletionItemKind.Property,
+      detail: "@assert <path> <operator> [value]",
+      documentation:
+        'What the response must be, such as `# @assert status == ok` or `# @assert messages[0].name == "x"`.',
+      textEdit: { range: range(p.line, start, end), newText: "assert " },
+    },
+    {
+      label: "capture",
+      kind: CompletionItemKind.Property,
+      detail: "@capture <name> = <path>",
+      documentation:
+        "Keeps a value of the response as {{name}} for the requests after this one, such as `# @capture token = message.token`.",
+      textEdit: { range: range(p.line, start, end), newText: "capture " },
+    },
+  );
   for (const flag of curlFlags) {
     if (flag.name === "help") continue;
     items.push({

@@ -1,7 +1,9 @@
 // Diagnostics of a .rpc file: the parser's, the conversion's (undefined variables, bad option
 // values), then the schema's: unknown service or method (with the closest names), body documents
 // against the input message, more than one document for a method that takes one, and deprecated
-// methods and fields as hints with the Deprecated tag.
+// methods and fields as hints with the Deprecated tag; then `@assert` / `@capture` paths and values
+// against the output type (assertion-check.ts). Where the fix is sure (the closest name), the
+// diagnostic carries it as `data.replacement` for the quick fix.
 import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { DescMessage } from "@bufbuild/protobuf";
@@ -11,6 +13,7 @@ import { positionIn } from "../core/rpcfile/parse";
 import type { Diagnostic, Range, Severity, Token } from "../core/rpcfile/types";
 import { closest } from "../core/schema/resolver";
 import type { Analyzer, RequestInfo } from "./analysis";
+import { assertionDiagnostics } from "./assertion-check";
 import { checkBody } from "./body-check";
 import { parseJsonTree } from "./json-tree";
 import { prefetchDocs } from "./schema-docs";
@@ -28,11 +31,21 @@ const source = "protocall";
 function toLsp(d: Diagnostic): LspDiagnostic {
   const out: LspDiagnostic = { range: d.range, severity: severities[d.severity], message: d.message, source };
   if (d.code) out.code = d.code;
+  if (d.replacement !== undefined) out.data = { replacement: d.replacement };
   return out;
 }
 
-function make(range: Range, severity: DiagnosticSeverity, message: string, code: string): LspDiagnostic {
-  return { range, severity, message, source, code };
+/** A diagnostic; `replacement` is the text that fixes it at `range` (the quick fix, code-actions.ts). */
+function make(
+  range: Range,
+  severity: DiagnosticSeverity,
+  message: string,
+  code: string,
+  replacement?: string,
+): LspDiagnostic {
+  const d: LspDiagnostic = { range, severity, message, source, code };
+  if (replacement !== undefined) d.data = { replacement };
+  return d;
 }
 
 /** Every diagnostic of the document's current version. */
@@ -54,8 +67,9 @@ export async function computeDiagnostics(
       ),
     );
   }
-  for (const info of infos) {
-    out.push(...requestDiagnostics(info, a.baseDir));
+  const checks = await Promise.all(infos.map((info) => assertionDiagnostics(store, info)));
+  for (const [i, info] of infos.entries()) {
+    out.push(...requestDiagnostics(info, a.baseDir), ...checks[i]);
     if (info.method && info.schema) prefetchDocs(store, info.schema, info.method);
   }
   return out;
@@ -120,6 +134,7 @@ function requestDiagnostics(info: RequestInfo, baseDir: string): LspDiagnostic[]
         DiagnosticSeverity.Error,
         `unknown service "${info.serviceName}"${hint.length > 0 ? `; did you mean ${hint.map((h) => `"${h}"`).join(" or ")}?` : ""} (looked in ${schema.sources.map((s) => s.label).join(", ")})`,
         "unknown-service",
+        serviceRange !== urlRange ? hint[0] : undefined,
       ),
     );
     return out;
@@ -146,6 +161,7 @@ function requestDiagnostics(info: RequestInfo, baseDir: string): LspDiagnostic[]
         DiagnosticSeverity.Error,
         `unknown method "${info.methodName}" of service ${service.typeName}${hint.length > 0 ? `; did you mean ${hint.map((h) => `"${h}"`).join(" or ")}?` : ""} (its methods: ${names.join(", ")})`,
         "unknown-method",
+        methodRange !== urlRange ? hint[0] : undefined,
       ),
     );
     return out;
@@ -190,6 +206,7 @@ function requestDiagnostics(info: RequestInfo, baseDir: string): LspDiagnostic[]
         p.severity === "hint" ? DiagnosticSeverity.Hint : DiagnosticSeverity.Error,
         p.message,
         p.deprecated ? "deprecated" : "body",
+        p.replacement,
       );
       if (p.deprecated) d.tags = [DiagnosticTag.Deprecated];
       out.push(d);

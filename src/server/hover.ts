@@ -1,8 +1,10 @@
 // Hover: the method or service in the URL, a JSON key in a body (its field), an enum value in a body,
-// and request options (the flag's help). Markdown comes from the schema engine's renderDocs.
+// request options (the flag's help), `{{references}}` (where the value comes from), and the parts of
+// `@assert` and `@capture` lines (assertion-hover.ts). Markdown comes from the schema engine's renderDocs.
 import type { Hover, Position } from "vscode-languageserver";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { curlFlagsByName } from "../core/invoke/curl-flags";
+import { captureSources } from "../core/rpcfile/context";
 import { positionIn } from "../core/rpcfile/parse";
 import { requestAt } from "../core/rpcfile/request-at";
 import type { Range, RpcRequest, Token } from "../core/rpcfile/types";
@@ -10,6 +12,7 @@ import { findReferences, systemVariables } from "../core/rpcfile/variables";
 import { code, escapeMarkdown } from "../core/schema/docs";
 import { fullNameOf } from "../core/schema/lookup";
 import type { Analyzer } from "./analysis";
+import { assertionHover } from "./assertion-hover";
 import { bodyPlace } from "./body-location";
 import { hoverMarkdown } from "./schema-docs";
 import type { SchemaStore } from "./schema-store";
@@ -42,6 +45,8 @@ export async function hover(
   }
   const reference = referenceHover(analyzer, doc, request, p);
   if (reference) return reference;
+  const assertion = await assertionHover(analyzer, store, doc, request, p);
+  if (assertion) return assertion;
   const url = request.url;
   const inUrl = url && within(url.range, p);
   const inBody = request.bodyRange && within(request.bodyRange, p);
@@ -83,7 +88,7 @@ export async function hover(
   return null;
 }
 
-/** A `{{...}}` reference: where its value comes from, and the value (file variables, environment). */
+/** A `{{...}}` reference: where its value comes from, and the value (environment, file, captures). */
 function referenceHover(
   analyzer: Analyzer,
   doc: TextDocument,
@@ -95,6 +100,7 @@ function referenceHover(
   for (const h of request.headers) tokens.push(h.name, h.value);
   for (const o of request.options) if (o.value) tokens.push(o.value);
   for (const part of request.body) tokens.push(part.kind === "json" ? part : part.path);
+  for (const a of request.assertions) if (a.value?.kind === "json") tokens.push(a.value);
   const token = tokens.find((t) => within(t.range, p) && t.text.includes("{{"));
   if (!token) return null;
   const ref = findReferences(token).find((r) => within(r.range, p));
@@ -104,20 +110,28 @@ function referenceHover(
     if (!spec) return null;
     return markdown(`${code([ref.name, ...spec.args].join(" "))} — ${escapeMarkdown(spec.doc)}`, ref.range);
   }
-  const variables = analyzer.get(doc).file.variables;
-  const variable = variables.findLast((v) => v.name.text === ref.expression);
-  if (variable) {
+  const file = analyzer.get(doc).file;
+  const name = ref.expression;
+  const variable = file.variables.findLast((v) => v.name.text === name);
+  const fileText = variable
+    ? `file variable ${code(`@${variable.name.text}`)} = ${code(variable.value.text)} (line ${variable.range.start.line + 1})`
+    : undefined;
+  // In the order variables resolve (variables.ts): the selected environment, the file, $shared.
+  const { selected, shared } = analyzer.environmentLayers(doc);
+  if (Object.hasOwn(selected, name)) {
     return markdown(
-      `File variable ${code(`@${variable.name.text}`)} = ${code(variable.value.text)} (line ${variable.range.start.line + 1})`,
+      `Environment variable ${code(name)} = ${code(selected[name])}${fileText ? `, over the ${fileText}` : ""}`,
       ref.range,
     );
   }
-  const environment = analyzer.environment(doc);
-  if (Object.hasOwn(environment, ref.expression)) {
-    return markdown(
-      `Environment variable ${code(ref.expression)} = ${code(environment[ref.expression])}`,
-      ref.range,
-    );
+  if (fileText) return markdown(`${fileText[0].toUpperCase()}${fileText.slice(1)}`, ref.range);
+  if (Object.hasOwn(shared, name)) {
+    return markdown(`Environment variable ${code(name)} = ${code(shared[name])} (from $shared)`, ref.range);
+  }
+  const captured = captureSources(file).get(name);
+  if (captured) {
+    const by = captured.map((s) => `request ${code(s.label)} (line ${s.line + 1})`).join(", ");
+    return markdown(`Captured by ${by}: it has a value once that request has run`, ref.range);
   }
   return null;
 }

@@ -1,10 +1,11 @@
 // The language server for .rpc files over any LSP connection: documents, settings, watched files,
-// and the features (diagnostics, completion, hover, code lenses, document symbols). Work that needs
-// a schema runs asynchronously; results are published when ready and dropped when the document has
-// changed since.
+// and the features (diagnostics, quick fixes, completion, hover, code lenses, document symbols).
+// Work that needs a schema runs asynchronously; results are published when ready and dropped when
+// the document has changed since.
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
+  CodeActionKind,
   type Connection,
   type Diagnostic,
   DiagnosticSeverity,
@@ -17,6 +18,7 @@ import {
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { errorMessage } from "../core/errors";
 import { Analyzer } from "./analysis";
+import { codeActions } from "./code-actions";
 import { complete } from "./completion";
 import { computeDiagnostics } from "./diagnostics";
 import { hover } from "./hover";
@@ -147,6 +149,7 @@ export function startLanguageServer(connection: Connection): void {
         textDocumentSync: TextDocumentSyncKind.Incremental,
         completionProvider: { triggerCharacters: ["@", '"', "/", ":", "{", ",", " "] },
         hoverProvider: true,
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
         codeLensProvider: { resolveProvider: false },
         documentSymbolProvider: true,
         workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
@@ -230,6 +233,8 @@ export function startLanguageServer(connection: Connection): void {
       return [];
     }
   });
+
+  connection.onCodeAction((params) => codeActions(params));
 
   connection.onCodeLens((params) => {
     const doc = documents.get(params.textDocument.uri);
