@@ -316,7 +316,10 @@ x-name: {{name}}
     const details = await complete(base("assert error.details["), at("assert error.details["));
     assert.ok(labels(details).includes("google.rpc.BadRequest"), labels(details).join());
     const badRequest = details.find((i) => i.label === "google.rpc.BadRequest");
-    assert.equal((badRequest?.textEdit as { newText: string } | undefined)?.newText, "google.rpc.BadRequest]");
+    assert.equal(
+      (badRequest?.textEdit as { newText: string } | undefined)?.newText,
+      "google.rpc.BadRequest]",
+    );
     assert.deepEqual(
       labels(
         await complete(
