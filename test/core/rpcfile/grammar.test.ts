@@ -63,6 +63,10 @@ describe("rpc.tmLanguage.json", () => {
       "separator",
       "file-variable",
       "option",
+      "assertion",
+      "capture",
+      "response-path",
+      "assertion-value",
       "comment",
       "variable",
       "request",
@@ -126,6 +130,93 @@ describe("rpc.tmLanguage.json", () => {
     const v = regex("file-variable").exec("@token = {{$dotenv API_TOKEN}}");
     assert.deepEqual([v?.[2], v?.[4]], ["token", "{{$dotenv API_TOKEN}}"]);
     assert.equal(grammar.repository.option.captures?.["3"].name, "keyword.other.option.rpc");
+  });
+
+  test("@assert lines: path, operator and value get their own scopes, before the generic option rule", () => {
+    const a = regex("assertion");
+    const parts = (line: string) => a.exec(line)?.slice(3, 7);
+    assert.deepEqual(parts('# @assert messages[0].greeting == "Hello, world"'), [
+      "assert",
+      "messages[0].greeting",
+      "==",
+      '"Hello, world"',
+    ]);
+    assert.deepEqual(parts('// @assert headers["content type"] contains grpc'), [
+      "assert",
+      'headers["content type"]',
+      "contains",
+      "grpc",
+    ]);
+    assert.deepEqual(parts("# @assert error !exists"), ["assert", "error", "!exists", undefined]);
+    assert.deepEqual(parts("# @assert message.t !matches /^a\\/b[/]c$/i"), [
+      "assert",
+      "message.t",
+      "!matches",
+      "/^a\\/b[/]c$/i",
+    ]);
+    assert.equal(a.test("# @timeout 5s"), false);
+    const top = grammar.patterns.map((p) => p.include);
+    assert.ok(top.indexOf("#assertion") < top.indexOf("#option"));
+    assert.ok(top.indexOf("#capture") < top.indexOf("#option"));
+    const inRequest = (grammar.repository.request.patterns ?? []).map((p) => p.include);
+    assert.ok(inRequest.indexOf("#assertion") < inRequest.indexOf("#option"));
+    const captures = grammar.repository.assertion.captures ?? {};
+    assert.equal(captures["3"].name, "keyword.other.option.rpc keyword.control.assert.rpc");
+    assert.equal(captures["4"].patterns?.[0].include, "#response-path");
+    assert.equal(captures["5"].name, "keyword.operator.comparison.rpc");
+    assert.equal(captures["6"].patterns?.[0].include, "#assertion-value");
+  });
+
+  test("@capture lines: the variable and the path", () => {
+    const c = regex("capture").exec("# @capture token = messages[-1].token");
+    assert.deepEqual(c?.slice(3, 7), ["capture", "token", "=", "messages[-1].token"]);
+    assert.equal(grammar.repository.capture.captures?.["4"].name, "variable.other.definition.rpc");
+  });
+
+  test("paths and values: roots, indexes, detail types, quoted names; regexes, JSON, bare words", () => {
+    // As a TextMate tokenizer goes: from each position, the earliest match of the rule's patterns
+    // (the first pattern on a tie) takes its text.
+    const scopesOf = (rule: string, text: string) => {
+      const found: [string, string][] = [];
+      let pos = 0;
+      while (pos < text.length) {
+        let best: { index: number; end: number; name: string } | undefined;
+        for (const p of grammar.repository[rule].patterns ?? []) {
+          if (!p.match || !p.name) continue;
+          const re = new RegExp(p.match, "g");
+          re.lastIndex = pos;
+          const m = re.exec(text);
+          if (m && m[0].length > 0 && (!best || m.index < best.index)) {
+            best = { index: m.index, end: m.index + m[0].length, name: p.name };
+          }
+        }
+        if (!best) break;
+        found.push([best.name, text.slice(best.index, best.end)]);
+        pos = best.end;
+      }
+      return found.filter(([name]) => !name.startsWith("punctuation"));
+    };
+    assert.deepEqual(
+      scopesOf("response-path", 'error.details[google.rpc.BadRequest].fieldViolations[*]["a b"]'),
+      [
+        ["variable.language.path-root.rpc", "error"],
+        ["variable.other.property.rpc", "details"],
+        ["entity.name.type.detail.rpc", "google.rpc.BadRequest"],
+        ["variable.other.property.rpc", "fieldViolations"],
+        ["constant.numeric.index.rpc", "*"],
+        ["string.quoted.double.rpc", '"a b"'],
+      ],
+    );
+    assert.deepEqual(scopesOf("assertion-value", "/^he(l+)o$/i"), [["string.regexp.rpc", "/^he(l+)o$/i"]]);
+    assert.deepEqual(scopesOf("assertion-value", '["a", 1.5, true, null]'), [
+      ["string.quoted.double.rpc", '"a"'],
+      ["constant.numeric.rpc", "1.5"],
+      ["constant.language.rpc", "true"],
+      ["constant.language.rpc", "null"],
+    ]);
+    assert.deepEqual(scopesOf("assertion-value", "COLOR_RED"), [["constant.other.enum.rpc", "COLOR_RED"]]);
+    assert.deepEqual(scopesOf("assertion-value", "string"), [["support.type.json-type.rpc", "string"]]);
+    assert.equal(grammar.repository["assertion-value"].patterns?.[0].include, "#variable");
   });
 
   test("request lines: optional verb and URL; requests end at the next separator", () => {
