@@ -1,7 +1,8 @@
 // `@assert` and `@capture` in the language server over a real LSP connection: diagnostics against the
 // method's output type (a workspace built by the real buf), quick fixes, completion and hover.
 import assert from "node:assert/strict";
-import { rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -14,6 +15,7 @@ import type {
   Position,
 } from "vscode-languageserver-protocol";
 import { bufPath } from "../support/buf";
+import { repoRoot } from "../support/cli";
 import { LspClient, positionOf } from "./lsp-client";
 import { createWorkspace } from "./workspace";
 
@@ -418,5 +420,36 @@ ${host}/acme.v1.CheckService/Look
       markdown(await client.hover(uri, positionOf(text, "who", 1))),
       "Captured as `{{who}}` for the requests after this one: the value at `message.fullName`.",
     );
+  });
+
+  it("the README's example has no diagnostics against the demo schema", async () => {
+    const examples = mkdtempSync(join(tmpdir(), "protocall-examples-"));
+    cpSync(join(repoRoot, "examples/proto"), join(examples, "proto"), { recursive: true });
+    cpSync(join(repoRoot, "examples/buf.yaml"), join(examples, "buf.yaml"));
+    const other = await LspClient.start({
+      rootDir: examples,
+      initializationOptions: { bufPath, reflection: false },
+    });
+    try {
+      const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+      const section = readme.slice(readme.indexOf("## Request files that test themselves"));
+      const example = /```\n([\s\S]*?)```/.exec(section)?.[1];
+      assert.ok(example);
+      const uri = pathToFileURL(join(examples, "readme.rpc")).href;
+      other.open(uri, example);
+      assert.deepEqual(await other.diagnosticsFor(uri, 1), []);
+      // And the schema is really checked there: a typo is found.
+      other.change(uri, example.replace("message.greeting ==", "message.greting =="), 2);
+      const typo = await other.diagnosticsFor(uri, 2);
+      assert.deepEqual(
+        typo.map((d) => d.message),
+        [
+          'unknown field "greting" in message demo.v1.GreetResponse (did you mean "greeting"?); its fields: greeting',
+        ],
+      );
+    } finally {
+      await other.close();
+      rmSync(examples, { recursive: true, force: true });
+    }
   });
 });
