@@ -146,3 +146,17 @@ test("build of a workspace with unresolved dependencies says to run buf dep upda
   );
   assert.equal(lines.length, 2);
 });
+
+test("build of a workspace whose buf.yaml is malformed says where, in one line", async () => {
+  const dir = tree({
+    "buf.yaml": "version: v2\nmodules:\n  - path: proto\n   excludes: [tmp\n",
+    "proto/a.proto": 'syntax = "proto3";\nmessage A {}\n',
+  });
+  const r = await run(["build", "-o", "-"], dir);
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout.length, 0);
+  assert.match(
+    r.stderr,
+    /^protocall: \S*buf\.yaml:4:1: invalid YAML: [^\n]+; fix the file \(buf cannot read it either\)\n$/,
+  );
+});

@@ -2,6 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
+import { readBufYaml } from "./buf-config";
 import { type CompilerDiagnostic, CompilerError, parseBufErrors } from "./compiler-diagnostics";
 
 export interface BufBuildArgsOptions {
@@ -72,8 +73,9 @@ export async function nameMissingImports(
 
 /** When buf.yaml declares dependencies, missing imports may be dependencies buf has not fetched. */
 async function dependencyHint(workspace: string): Promise<string | undefined> {
-  const yaml = await readFile(resolve(workspace, "buf.yaml"), "utf8").catch(() => "");
-  if (!/^deps:/m.test(yaml)) return undefined;
+  // A hint only: a buf.yaml that cannot be read gives none (buf's own error says why).
+  const config = await readBufYaml(resolve(workspace)).catch(() => undefined);
+  if (!config?.deps.length) return undefined;
   const hasLock = await readFile(resolve(workspace, "buf.lock"), "utf8").then(
     () => true,
     () => false,

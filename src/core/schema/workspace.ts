@@ -1,8 +1,10 @@
 // Finds what to build in a folder: buf workspaces and modules (buf.yaml, buf.work.yaml), and plain
-// folders of .proto files, and the root a single .proto file builds within.
+// folders of .proto files, and the root a single .proto file builds within. The configuration files
+// are read by buf-config.ts (a YAML parser, errors with file:line).
 import type { Dirent } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
+import { readBufWorkYaml, readBufYaml } from "./buf-config";
 
 /** Directories never searched for .proto files: dependencies and hidden folders (.git, .vscode…). */
 function skipDir(name: string): boolean {
@@ -23,37 +25,49 @@ async function isFile(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined))?.isFile() ?? false;
 }
 
+/** True when `dir` holds a v1 (or v1beta1) buf.yaml: a module on its own. A v2 file is a workspace. */
+async function isV1Module(dir: string): Promise<boolean> {
+  const yaml = await readBufYaml(dir);
+  return yaml !== undefined && yaml.version !== "v2";
+}
+
+/** A module directory of a workspace and the directories excluded from it (relative, slash-separated). */
+interface Member {
+  readonly path: string;
+  readonly excludes: readonly string[];
+}
+
 /**
- * When `dir` holds a buf.work.yaml or a v2 buf.yaml (a workspace spanning modules), the module
- * directories it lists (`directories:` items, `- path:` entries; `.` when a v2 file lists none).
- * Undefined when `dir` is no such workspace. List items are read loosely (an `excludes:` item counts
- * too), which at worst treats a directory as a member when it is not.
+ * When `dir` holds a buf.work.yaml or a v2 buf.yaml (a workspace spanning modules), its module
+ * directories (buf.work.yaml `directories`, v2 `modules`; `.` when a v2 file lists none). Undefined
+ * when `dir` is no such workspace. Throws ProtocallError (file:line) for a file buf would refuse.
  */
-async function workspaceMembers(dir: string): Promise<string[] | undefined> {
-  const work = await readFile(join(dir, "buf.work.yaml"), "utf8").catch(() => undefined);
-  if (work !== undefined) return listItems(work);
-  const yaml = await readFile(join(dir, "buf.yaml"), "utf8").catch(() => undefined);
-  if (yaml === undefined || !/^version:\s*["']?v2["']?\s*(#.*)?$/m.test(yaml)) return undefined;
-  const items = listItems(yaml);
-  return /^modules:/m.test(yaml) && items.length > 0 ? items : ["."];
+async function workspaceMembers(dir: string): Promise<readonly Member[] | undefined> {
+  const work = await readBufWorkYaml(dir);
+  if (work) return work.directories.map((path) => ({ path, excludes: [] }));
+  const yaml = await readBufYaml(dir);
+  return yaml?.version === "v2" ? yaml.modules : undefined;
 }
 
-function listItems(text: string): string[] {
-  const items: string[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    const m = /^\s*-\s*(?:path:\s*)?["']?([^"'#\s]+)["']?/.exec(line);
-    if (m) items.push(m[1].replace(/^\.\//, "").replace(/\/+$/, "") || ".");
-  }
-  return items;
+/** True when `rel` (slash-separated, relative) is `base` or below it; everything is below `.`. */
+function within(rel: string, base: string): boolean {
+  return base === "." || rel === base || rel.startsWith(`${base}/`);
 }
 
-/** True when `dir` is a workspace whose modules include `target` (a directory at or below `dir`). */
+/**
+ * True when `dir` is a workspace whose modules include `target` (a directory at or below `dir`):
+ * inside a module and not in one of its excludes, or a folder that holds a module.
+ */
 async function workspaceIncludes(dir: string, target: string): Promise<boolean> {
   const members = await workspaceMembers(dir);
   if (!members) return false;
   if (target === dir) return true;
   const rel = toSlash(relative(dir, target));
-  return members.some((m) => m === "." || rel === m || rel.startsWith(`${m}/`) || m.startsWith(`${rel}/`));
+  return members.some(
+    (m) =>
+      (within(rel, m.path) && !m.excludes.some((e) => within(rel, e))) ||
+      (m.path !== "." && m.path.startsWith(`${rel}/`)),
+  );
 }
 
 /**
@@ -113,8 +127,8 @@ async function importRootOf(file: string, top: string): Promise<string> {
 
 /**
  * The directory to build a single .proto file in, and the file's path relative to it: the nearest
- * enclosing buf.work.yaml or v2 buf.yaml workspace, else the nearest v1 buf.yaml module, else the
- * file's own folder (as `buf build <file>.proto` does).
+ * enclosing buf.work.yaml or v2 buf.yaml workspace whose modules hold the file (not in an exclude),
+ * else the nearest v1 buf.yaml module, else the file's own folder (as `buf build <file>.proto` does).
  */
 export async function findBuildRoot(file: string): Promise<{ root: string; path: string }> {
   const abs = resolve(file);
@@ -122,7 +136,7 @@ export async function findBuildRoot(file: string): Promise<{ root: string; path:
   let dir = dirname(abs);
   for (;;) {
     if (await workspaceIncludes(dir, dirname(abs))) return { root: dir, path: toSlash(relative(dir, abs)) };
-    if (nearestModule === undefined && (await isFile(join(dir, "buf.yaml")))) nearestModule = dir;
+    if (nearestModule === undefined && (await isV1Module(dir))) nearestModule = dir;
     const parent = dirname(dir);
     if (parent === dir) break;
     dir = parent;

@@ -121,3 +121,64 @@ test("listProtoFiles lists .proto files, skipping node_modules and hidden folder
   });
   assert.deepEqual(await listProtoFiles(dir), [join(dir, "b.proto"), join(dir, "sub/a.proto")]);
 });
+
+test("findBuildRoot reads the config as YAML: excludes are not modules, flow and quoted forms count", async () => {
+  const dir = tree({
+    "buf.yaml": [
+      "version: v2",
+      "# - path: commented",
+      "modules:",
+      "  - path: proto",
+      "    excludes:",
+      "      - proto/tmp",
+      "      - other",
+      "",
+    ].join("\n"),
+    "proto/a/a.proto": proto("a"),
+    "proto/tmp/t.proto": proto("t"),
+    "other/o.proto": proto("o"),
+    "commented/c.proto": proto("c"),
+  });
+  assert.deepEqual(await findBuildRoot(join(dir, "proto/a/a.proto")), { root: dir, path: "proto/a/a.proto" });
+  // An excluded folder, an exclude item and a comment are no modules of the workspace.
+  for (const file of ["proto/tmp/t.proto", "other/o.proto", "commented/c.proto"]) {
+    assert.deepEqual(await findBuildRoot(join(dir, file)), {
+      root: dirname(join(dir, file)),
+      path: file.split("/").pop(),
+    });
+  }
+  const flow = tree({
+    "buf.work.yaml": "version: v1\ndirectories: [\"m1\", './m2/'] # two modules\n",
+    "m2/buf.yaml": "version: v1\n",
+    "m2/b/b.proto": proto("b"),
+    "m3/buf.yaml": "version: v1\n",
+    "m3/c.proto": proto("c"),
+  });
+  assert.deepEqual(await findBuildRoot(join(flow, "m2/b/b.proto")), { root: flow, path: "m2/b/b.proto" });
+  assert.deepEqual(await findBuildRoot(join(flow, "m3/c.proto")), {
+    root: join(flow, "m3"),
+    path: "c.proto",
+  });
+  const mapped = tree({
+    "buf.yaml": "version: v2\nmodules: [{path: a}]\n",
+    "a/a.proto": proto("a"),
+    "b/b.proto": proto("b"),
+  });
+  assert.equal(await enclosingWorkspace(join(mapped, "a")), mapped);
+  assert.equal(await enclosingWorkspace(join(mapped, "b")), join(mapped, "b"));
+});
+
+test("a malformed buf.yaml or buf.work.yaml fails with its file:line:column", async () => {
+  const dir = tree({
+    "buf.yaml": "version: v2\nmodules:\n  - path: proto\n   excludes: [x\n",
+    "proto/a.proto": proto("a"),
+  });
+  await assert.rejects(findBuildRoot(join(dir, "proto/a.proto")), {
+    name: "ProtocallError",
+    message: new RegExp(`^${join(dir, "buf.yaml").replace(/[./]/g, "\\$&")}:4:1: invalid YAML: `),
+  });
+  const work = tree({ "buf.work.yaml": "version: v1\ndirectories: 7\n", "m/a.proto": proto("a") });
+  await assert.rejects(enclosingWorkspace(join(work, "m")), {
+    message: `${join(work, "buf.work.yaml")}:2:14: "directories" must be a list; write its items as "- item" lines or [a, b]`,
+  });
+});
