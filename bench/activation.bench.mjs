@@ -2,8 +2,8 @@
 // Activation time of the extension in the real extension host (VS Code 1.100 in code-server), as the
 // packaged extension runs it: `npm run package` (release bundles) makes the universal .vsix, code-server
 // installs it with --install-extension, and BENCH_ACTIVATION_RUNS (default 5) fresh code-servers each
-// load it next to the test-runner extension (test/vscode), which times require() of dist/extension.js
-// (loading the code) and then the activate() call. Target: activation ≤ 50 ms.
+// run the extension tests of test/vscode with that folder as the extension under development; the
+// suite index times require() of dist/extension.js (loading the code) and then the activate() call. Target: activation ≤ 50 ms.
 // BENCH_ACTIVATION_SOURCE=dist measures the repository's dist/ as it is instead (no package step).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";

@@ -1,5 +1,5 @@
 // Measures Protocall's activation in the real extension host (code-server): `runs` fresh servers, each
-// with the test-runner extension timing require() of dist/extension.js and then activate(). Prints
+// with the suite index (test/vscode) timing require() of dist/extension.js and then activate(). Prints
 // one JSON line per run: { activationMs, loadMs, activateCallMs }.
 // Usage: node --import tsx bench/lib/activation-run.ts <runs> [folder of an installed Protocall]
 import { runInCodeServer } from "../../test/vscode/run-suites";

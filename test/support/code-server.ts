@@ -112,6 +112,22 @@ export const defaultSettings: Record<string, unknown> = {
   "editor.quickSuggestions": { other: false, comments: false, strings: false },
 };
 
+/**
+ * The user settings of a test editor (code-server or desktop VS Code): the defaults above, and
+ * workspace trust off (trusted) or on with the folder untrusted and no prompt (restricted mode).
+ */
+export function editorSettings(trust: boolean): Record<string, unknown> {
+  const settings: Record<string, unknown> = { ...defaultSettings };
+  if (trust) settings["security.workspace.trust.enabled"] = false;
+  else {
+    settings["security.workspace.trust.enabled"] = true;
+    settings["security.workspace.trust.startupPrompt"] = "never";
+    settings["security.workspace.trust.banner"] = "always";
+    settings["security.workspace.trust.untrustedFiles"] = "open";
+  }
+  return settings;
+}
+
 const running = new Set<ChildProcess>();
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -166,16 +182,10 @@ export async function startCodeServer(o: CodeServerOptions): Promise<CodeServer>
     links.push(link);
   }
   const trust = o.trust ?? true;
-  const settings: Record<string, unknown> = { ...defaultSettings };
-  if (trust) settings["security.workspace.trust.enabled"] = false;
-  else {
-    settings["security.workspace.trust.enabled"] = true;
-    settings["security.workspace.trust.startupPrompt"] = "never";
-    settings["security.workspace.trust.banner"] = "always";
-    settings["security.workspace.trust.untrustedFiles"] = "open";
-  }
-  Object.assign(settings, o.settings ?? {});
-  await writeFile(join(userDataDir, "User/settings.json"), JSON.stringify(settings, null, 2));
+  await writeFile(
+    join(userDataDir, "User/settings.json"),
+    JSON.stringify({ ...editorSettings(trust), ...o.settings }, null, 2),
+  );
   const config = join(root, "config.yaml");
   await writeFile(config, "auth: none\n");
 

@@ -1,5 +1,5 @@
-// The contract between the extension-API suites (test/vscode/suites/<name>.suite.ts) and the test-runner
-// extension that runs them inside the real extension host. See test/vscode/README.md.
+// The contract between the extension-API suites (test/vscode/suites/<name>.suite.ts) and the suite
+// index that runs them inside the real extension host (runner/suite-index.ts). See test/vscode/README.md.
 
 /** One test of a suite: runs inside VS Code's extension host with the real `vscode` API. */
 export interface VscodeTest {

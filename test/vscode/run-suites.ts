@@ -1,10 +1,11 @@
-// Runs extension-API suites: builds the test-runner extension (test/vscode/runner) with the suites in
-// test/vscode/suites bundled into it, starts the demo server and code-server with Protocall and the
-// runner loaded, opens the workbench (the extension host starts when a window connects), waits for
-// the results file. Suites that declare
-// `export const workspaceTrust = false` run in a second code-server whose workspace is not trusted.
+// Runs extension-API suites: builds the suite index (test/vscode/runner/suite-index.ts) with the suites
+// of test/vscode/suites bundled in, starts code-server and opens a window that runs it as VS Code runs
+// extension tests (Protocall as the extension under development, the index as --extensionTestsPath:
+// the same paths @vscode/test-electron gives desktop VS Code in run-desktop.ts), and waits for the
+// results file. Suites that declare `export const workspaceTrust = false` run in a second
+// code-server whose workspace is not trusted.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as esbuild from "esbuild";
@@ -44,28 +45,19 @@ export function selectedSuites(): SuiteFile[] {
   return all.filter((s) => wanted.includes(s.name));
 }
 
-/** Builds the runner extension with `suites` bundled into it; returns its folder (with package.json). */
-export async function buildRunner(suites: SuiteFile[]): Promise<string> {
+/**
+ * Builds the suite index (test/vscode/runner/suite-index.ts) with `suites` bundled in: one file,
+ * `<dir>/index.js`, that VS Code loads as --extensionTestsPath and runs by calling its run(). Both
+ * runners use it: code-server here (runInCodeServer) and desktop VS Code (run-desktop.ts).
+ */
+export async function buildRunner(suites: SuiteFile[]): Promise<{ dir: string; index: string }> {
   const dir = await mkdtemp(join(tmpdir(), "protocall-test-runner-"));
-  await writeFile(
-    join(dir, "package.json"),
-    JSON.stringify({
-      name: "protocall-test-runner",
-      publisher: "protocall-test",
-      version: "0.0.1",
-      engines: { vscode: "^1.100.0" },
-      activationEvents: ["*"],
-      main: "./extension.js",
-      // Runs in restricted mode too (the restricted-mode suites need it).
-      capabilities: { untrustedWorkspaces: { supported: true }, virtualWorkspaces: false },
-    }),
-  );
+  const index = join(dir, "index.js");
   const imports = suites.map((s, i) => `import * as s${i} from ${JSON.stringify(s.path)};`).join("\n");
   const list = suites.map((s, i) => `{ name: ${JSON.stringify(s.name)}, tests: s${i}.tests }`).join(", ");
   const contents = `${imports}
-import { runSuites } from "./runner/extension";
-export function activate() { void runSuites([${list}]); }
-export function deactivate() {}
+import { suiteIndex } from "./runner/suite-index";
+export const { run } = suiteIndex([${list}]);
 `;
   await esbuild.build({
     stdin: {
@@ -74,7 +66,7 @@ export function deactivate() {}
       loader: "ts",
       sourcefile: "runner-entry.ts",
     },
-    outfile: join(dir, "extension.js"),
+    outfile: index,
     bundle: true,
     platform: "node",
     target: "node20",
@@ -83,7 +75,58 @@ export function deactivate() {}
     external: ["vscode"],
     logLevel: "warning",
   });
-  return dir;
+  return { dir, index };
+}
+
+/**
+ * What VS Code is told to load for a test run, the same in code-server and on the desktop: Protocall
+ * as the extension under development, and the suite index as the extension tests.
+ */
+export interface ExtensionTestPaths {
+  /** --extensionDevelopmentPath: the folder with Protocall's package.json (the repository). */
+  extensionDevelopmentPath: string;
+  /** --extensionTestsPath: the built suite index. */
+  extensionTestsPath: string;
+}
+
+export function extensionTestPaths(runnerIndex: string, protocallFolder = repoRoot): ExtensionTestPaths {
+  return { extensionDevelopmentPath: protocallFolder, extensionTestsPath: runnerIndex };
+}
+
+/** The environment the suite index reads inside the extension host (see envVars in harness.ts). */
+export function runnerEnv(o: {
+  resultsFile: string;
+  demoUrl: string;
+  workspace: string;
+  activationBreakdown?: boolean;
+  activationProfile?: string;
+}): Record<string, string> {
+  return {
+    ...(o.activationBreakdown ? { [envVars.activationBreakdown]: "1" } : {}),
+    ...(o.activationProfile ? { [envVars.activationProfile]: o.activationProfile } : {}),
+    [envVars.results]: o.resultsFile,
+    [envVars.demoUrl]: o.demoUrl,
+    [envVars.workspace]: o.workspace,
+    [envVars.artifacts]: join(repoRoot, "test-results/vscode"),
+  };
+}
+
+/**
+ * The workbench URL that makes code-server's window run extension tests: the web workbench reads
+ * the desktop's --extensionDevelopmentPath and --extensionTestsPath from its `payload` parameter, as
+ * URIs on the server (vscode-remote://<host>/<path>).
+ */
+export function codeServerTestUrl(workbenchUrl: string, paths: ExtensionTestPaths): string {
+  const url = new URL(workbenchUrl);
+  const remote = (path: string) => `vscode-remote://${url.host}${path}`;
+  url.searchParams.set(
+    "payload",
+    JSON.stringify([
+      ["extensionDevelopmentPath", remote(paths.extensionDevelopmentPath)],
+      ["extensionTestsPath", remote(paths.extensionTestsPath)],
+    ]),
+  );
+  return url.toString();
 }
 
 export interface RunOutcome {
@@ -111,31 +154,25 @@ export async function runInCodeServer(
 ): Promise<RunOutcome> {
   const runner = await buildRunner(suites);
   const workspace = await copyExamplesWorkspace();
-  const resultsFile = join(runner, "results.json");
+  const resultsFile = join(runner.dir, "results.json");
   const group = trust ? "trusted" : "restricted";
+  const paths = extensionTestPaths(runner.index, options.protocallFolder);
+  // Protocall loads from extensionDevelopmentPath (as on the desktop), not from the extensions folder.
   const server = await startCodeServer({
     workspace,
     trust,
-    extraExtensions: options.protocallFolder ? [runner, options.protocallFolder] : [runner],
-    withoutProtocall: options.protocallFolder !== undefined,
-    env: {
-      ...(options.activationBreakdown ? { [envVars.activationBreakdown]: "1" } : {}),
-      ...(options.activationProfile ? { [envVars.activationProfile]: options.activationProfile } : {}),
-      [envVars.results]: resultsFile,
-      [envVars.demoUrl]: demoUrl,
-      [envVars.workspace]: workspace,
-      [envVars.artifacts]: join(repoRoot, "test-results/vscode"),
-    },
+    withoutProtocall: true,
+    env: runnerEnv({ resultsFile, demoUrl, workspace, ...options }),
   });
   let wb: Awaited<ReturnType<typeof openWorkbench>> | undefined;
   try {
     wb = await openWorkbench(
-      server.url,
+      codeServerTestUrl(server.url, paths),
       workspace,
       options.artifacts ?? join(repoRoot, `test-results/vscode-${group}`),
     );
-    // The runner writes the file once Protocall activated (seconds after the window opens), then after
-    // each test: no file within 90 s means the runner never ran.
+    // The suite index writes the file once Protocall activated (seconds after the window opens), then
+    // after each test: no file within 90 s means VS Code never ran it.
     await poll(
       "the test runner to start (its results file)",
       async () => (existsSync(resultsFile) ? true : undefined),
@@ -165,7 +202,7 @@ export async function runInCodeServer(
   } finally {
     await wb?.close();
     await server.close();
-    await rm(runner, { recursive: true, force: true });
+    await rm(runner.dir, { recursive: true, force: true });
     await rm(join(workspace, ".."), { recursive: true, force: true });
   }
 }

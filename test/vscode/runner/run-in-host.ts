@@ -1,7 +1,6 @@
-// The test-runner extension (publisher protocall-test), loaded next to Protocall in code-server and
-// activated on start-up. It runs the suites bundled into it (test/vscode/extension-api.test.ts builds
-// it with an entry that lists them) inside the real extension host, one test at a time with a
-// timeout, and writes the results to the JSON file named by PROTOCALL_VSCODE_RESULTS after each test.
+// Runs the extension-API suites inside the real extension host, one test at a time with a timeout,
+// and writes the results to a JSON file after each test (the outer test process reads it). Called
+// by the suite index (suite-index.ts), which code-server and desktop VS Code load alike.
 import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
@@ -100,10 +99,15 @@ async function startProfile(): Promise<{ stop(): Promise<unknown> }> {
   };
 }
 
-export async function runSuites(suites: BundledSuite[]): Promise<void> {
-  const resultsPath = process.env[envVars.results];
-  if (!resultsPath) return; // loaded outside a test run: do nothing
+/**
+ * Runs `suites` one test at a time and returns the results, written after each test to `resultsPath`
+ * when given (the outer test process reads that file while the editor runs).
+ */
+export async function runSuites(suites: BundledSuite[], resultsPath?: string): Promise<VscodeResults> {
   const results: VscodeResults = { done: false, results: [] };
+  const save = () => {
+    if (resultsPath) write(resultsPath, results);
+  };
   const artifactsRoot = process.env[envVars.artifacts] ?? join(process.cwd(), "test-results/vscode");
   try {
     const ext = vscode.extensions.getExtension("protocall.protocall");
@@ -141,7 +145,7 @@ export async function runSuites(suites: BundledSuite[]): Promise<void> {
       const bundle = realpathSync(join(ext.extensionPath, ext.packageJSON.main as string));
       Object.assign(results, timeInBundle(profile, bundle));
     }
-    write(resultsPath, results);
+    save();
 
     for (const suite of suites) {
       const env: VscodeTestEnv = {
@@ -177,12 +181,13 @@ export async function runSuites(suites: BundledSuite[]): Promise<void> {
         await vscode.commands
           .executeCommand("workbench.action.closeAllEditors")
           .then(undefined, () => undefined);
-        write(resultsPath, results);
+        save();
       }
     }
   } catch (err) {
     results.error = describe(err);
   }
   results.done = true;
-  write(resultsPath, results);
+  save();
+  return results;
 }
