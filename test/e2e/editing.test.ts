@@ -56,11 +56,15 @@ test("completion in the body offers the input message's field names", { timeout:
   }
 });
 
-/** The hover over `token`, retried while the workspace build (buf, at start-up) is still running. */
-async function hoverWhenBuilt(lineText: string, token: string): Promise<string> {
+/**
+ * The hover over `token` once it shows `expect`: retried while the workspace build (buf, at start-up)
+ * is still running, and while the hover shows only the field's diagnostic (the documentation comes
+ * from the language server after it).
+ */
+async function hoverWhenBuilt(lineText: string, token: string, expect: RegExp): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await wb.hover(lineText, token);
+      return await wb.hover(lineText, token, expect);
     } catch (err) {
       if (attempt >= 3) throw err;
       await wb.page.keyboard.press("Escape");
@@ -69,7 +73,7 @@ async function hoverWhenBuilt(lineText: string, token: string): Promise<string> 
 }
 
 test("hovering a JSON key shows the field's comment, type and options", { timeout: 150_000 }, async () => {
-  const hover = await hoverWhenBuilt('{"legacyName": "old"', '"legacyName"');
+  const hover = await hoverWhenBuilt('{"legacyName": "old"', '"legacyName"', /Use text instead\./);
   await wb.screenshot("hover-deprecated-field");
   assert.match(hover, /Use text instead\./);
   assert.match(hover, /legacy_name/);
@@ -82,7 +86,7 @@ test("hovering a JSON key shows the field's comment, type and options", { timeou
     .filter({ hasText: /legacy_name/ })
     .first()
     .waitFor({ state: "hidden", timeout: 10_000 });
-  const named = await hoverWhenBuilt('{"legacyName": "old"', '"json_named"');
+  const named = await hoverWhenBuilt('{"legacyName": "old"', '"json_named"', /customJsonName/);
   await wb.screenshot("hover-json-name");
   assert.match(named, /customJsonName/);
   await wb.page.keyboard.press("Escape");

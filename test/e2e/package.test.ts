@@ -107,7 +107,7 @@ async function hoverName(
       return { hover: "", log: log.replace(/\u00a0/g, " ") };
     }
     const hover = await wb
-      .hover('{"name": "world"}', '"name"')
+      .hover('{"name": "world"}', '"name"', /The name of the person/)
       .catch((err: Error) => `(no hover: ${err.message})`);
     await wb.screenshot("hover");
     return { hover, log: log.replace(/\u00a0/g, " ") };

@@ -280,12 +280,12 @@ describe("Services view requests", { timeout: 120_000 }, () => {
   });
 
   it("says how to fix an unreachable server", async () => {
-    const started = Date.now();
     const r = await children({ source: `server:${deadUrl}`, server: { url: deadUrl } });
     assert.deepEqual(r.children, []);
     assert.match(r.error ?? "", new RegExp(`reflection at ${deadUrl.replace(/\./g, "\\.")}`));
+    // The refused connection is the reason given, not the reflection timeout running out.
+    assert.match(r.error ?? "", /connection refused/);
     assert.match(r.error ?? "", /Check that the server is running/);
-    assert.ok(Date.now() - started < 10_000);
   });
 
   it("writes a new request for a method: comments, URL, skeleton; a server's protocol and headers", async () => {

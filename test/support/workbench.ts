@@ -41,8 +41,12 @@ export interface Workbench {
   runCommand(title: string): Promise<void>;
   /** Waits until `text` shows within `within` (default: the whole workbench); returns that element. */
   waitForText(text: string | RegExp, within?: Locator, timeoutMs?: number): Promise<Locator>;
-  /** Moves the mouse over `token` on the first line of the active editor containing `lineText`; returns the hover's text. */
-  hover(lineText: string, token: string): Promise<string>;
+  /**
+   * Moves the mouse over `token` on the first line of the active editor containing `lineText`; returns
+   * the hover's text. With `expect`, hovers again until the text matches it (a hover shows what has
+   * arrived: a diagnostic's message may show before the documentation).
+   */
+  hover(lineText: string, token: string, expect?: RegExp): Promise<string>;
   /** Places the cursor in the active editor after `token` on the line containing `lineText` (at the end of the line without a token). */
   placeCursor(lineText: string, token?: string): Promise<void>;
   /** Triggers suggestions (Ctrl+Space) and returns them all (in list order) once the list shows. */
@@ -207,7 +211,7 @@ export async function openWorkbench(
         return loc;
       },
 
-      async hover(lineText, token) {
+      async hover(lineText, token, expect) {
         const editor = activeEditor(page);
         const point = await tokenPoint(page, lineText, token);
         const hoverWidget = page.locator(".monaco-hover:not(.hidden)").filter({ hasText: /\S/ });
@@ -223,8 +227,9 @@ export async function openWorkbench(
           }
           // biome-ignore lint/performance/useDomNodeTextContent: the hover as it reads, one line per block
           const text = (await hoverWidget.first().innerText()).trim();
-          // A "Loading..." hover turns into the real one: wait for it.
+          // A "Loading..." hover turns into the real one, and a partial one into the whole: wait.
           if (!text || /^Loading\.\.\.$/.test(text)) return undefined;
+          if (expect && !expect.test(text)) return undefined;
           void editor;
           return text;
         });

@@ -28,7 +28,7 @@ function options(url: string, more: Partial<CurlOptions> = {}): CurlOptions {
   return { ...defaultCurlOptions(), url, ...more };
 }
 
-describe("call session", { timeout: 60_000 }, () => {
+describe("call session", { timeout: 300_000 }, () => {
   let demo: DemoServer;
   let noReflection: DemoServer;
   let http1: DemoServer;
@@ -109,7 +109,6 @@ describe("call session", { timeout: 60_000 }, () => {
     const session = createCallSession();
     try {
       const events: string[] = [];
-      const times: number[] = [];
       const r = await session.call(
         options(`${demo.url}/demo.v1.DemoService/Count`, {
           protocol: "grpc",
@@ -119,10 +118,7 @@ describe("call session", { timeout: 60_000 }, () => {
         {
           method: (m) => events.push(`method ${m.name} ${m.kind}`),
           headers: () => events.push("headers"),
-          message: (json, i) => {
-            events.push(`message ${i} ${JSON.parse(json).number}`);
-            times.push(performance.now());
-          },
+          message: (json, i) => events.push(`message ${i} ${JSON.parse(json).number}`),
         },
       );
       assert.equal(r.ok, true, r.error?.message);
@@ -133,8 +129,8 @@ describe("call session", { timeout: 60_000 }, () => {
         "message 1 2",
         "message 2 3",
       ]);
-      // Streamed, not collected at the end: the messages arrive about 150 ms apart.
-      assert.ok(times[2] - times[0] >= 250, `messages arrived together: ${times.map((t) => t - times[0])}`);
+      // That each message is handed over as it arrives, not collected at the end, the cancel test
+      // below shows without a clock: it ends a stream from its first message's callback.
       assert.ok(
         r.trailers.some(([n]) => n === "grpc-status"),
         JSON.stringify(r.trailers),
@@ -186,9 +182,9 @@ describe("call session", { timeout: 60_000 }, () => {
     const session = createCallSession();
     try {
       const controller = new AbortController();
-      const started = performance.now();
+      // The stream would run for hours: only the cancel can end it.
       const r = await session.call(
-        options(`${demo.url}/demo.v1.DemoService/Count`, { data: '{"count": 50, "delayMs": 1000}' }),
+        options(`${demo.url}/demo.v1.DemoService/Count`, { data: '{"count": 50, "delayMs": 600000}' }),
         io,
         { message: () => controller.abort() },
         controller.signal,
@@ -196,8 +192,8 @@ describe("call session", { timeout: 60_000 }, () => {
       assert.equal(r.ok, false);
       assert.equal(r.code, "canceled");
       assert.equal(r.exitCode, 8);
+      // The first message arrived while the stream was open (streamed, not collected at the end).
       assert.equal(r.messages.length, 1);
-      assert.ok(performance.now() - started < 5000);
       // The session still works after a cancel.
       const again = await session.call(options(`${demo.url}/demo.v1.GreetService/Greet`, { data: "{}" }), io);
       assert.equal(again.ok, true, again.error?.message);
@@ -208,17 +204,17 @@ describe("call session", { timeout: 60_000 }, () => {
 
   test("cancel before the call: a server that never answers reflection; the call ends as canceled at once", async () => {
     const sockets = new Set<Socket>();
+    const controller = new AbortController();
     const silent = createServer((socket) => {
       sockets.add(socket);
       socket.on("error", () => {});
+      // Cancel once the call waits on the server (it never answers, so nothing else ends the call).
+      controller.abort();
     });
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const session = createCallSession();
     try {
       const port = (silent.address() as AddressInfo).port;
-      const controller = new AbortController();
-      setTimeout(() => controller.abort(), 200);
-      const started = performance.now();
       const r = await session.call(
         options(`http://127.0.0.1:${port}/demo.v1.GreetService/Greet`, { data: "{}" }),
         io,
@@ -227,7 +223,6 @@ describe("call session", { timeout: 60_000 }, () => {
       );
       assert.equal(r.code, "canceled");
       assert.equal(r.exitCode, 8);
-      assert.ok(performance.now() - started < 3000, `took ${performance.now() - started} ms`);
     } finally {
       await session.close();
       for (const s of sockets) s.destroy();

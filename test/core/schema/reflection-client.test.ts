@@ -562,18 +562,18 @@ describe("reflection client against misbehaving servers", () => {
         stream.write(grpcFrame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x07, 0x07])));
       });
     });
+    // Fails on the bytes, not by the timeout (which would say deadline_exceeded after a minute).
     const source = createReflectionSource({
       transport: transportFor("grpc", server.baseUrl),
-      timeoutMs: 3000,
+      timeoutMs: 60_000,
     });
-    const started = Date.now();
     try {
       await assert.rejects(source.listServices(), (err: unknown) => {
         assert.ok(err instanceof ConnectError);
+        assert.notEqual(err.code, Code.DeadlineExceeded, err.rawMessage);
         assert.match(err.rawMessage, /list_services failed/);
         return true;
       });
-      assert.ok(Date.now() - started < 2500, "fails fast, not by the timeout");
     } finally {
       await source.close();
       await server.close();

@@ -74,11 +74,14 @@ export function startCliServer(
   });
 }
 
-/** Polls `check` every 20 ms until it returns a truthy value, or fails after `timeoutMs`. */
+/**
+ * Polls `check` every 20 ms until it returns a truthy value, or fails after `timeoutMs` (only a guard
+ * against a hang: generous, for a busy machine).
+ */
 export async function waitFor<T>(
   check: () => T | Promise<T>,
   what: string,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -49,7 +49,7 @@ function requests(env: VscodeTestEnv): string {
 ### Slow
 {{host}}/demo.v1.DemoService/Count
 
-{"count": 2, "delayMs": 2000}
+{"count": 2, "delayMs": 600000}
 `;
 }
 
@@ -135,10 +135,10 @@ export const tests: VscodeTest[] = [
       const config = vscode.workspace.getConfiguration("protocall");
       await config.update("timeout", 0.5, vscode.ConfigurationTarget.Workspace);
       try {
+        // The request's stream would run for ten minutes: only the 0.5 s limit can end it.
         const outcome = await send(uri, 3);
         assert.equal(outcome.result?.code, "deadline_exceeded");
         assert.equal(outcome.result?.exitCode, 32);
-        assert.ok((outcome.result?.durationMs ?? 0) < 1900, `took ${outcome.result?.durationMs} ms`);
       } finally {
         await config.update("timeout", undefined, vscode.ConfigurationTarget.Workspace);
       }

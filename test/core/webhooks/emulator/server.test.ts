@@ -162,11 +162,11 @@ test("push: delivered within one batch interval, with the commit's author and ta
   const before = store.count();
   const res = await push("petapis", ["v1.2.3"]);
   assert.equal(res.eventQueued, true);
-  await waitFor(() => store.count() > before, "the delivery", INTERVAL * 10);
+  await waitFor(() => store.count() > before, "the delivery", 60_000);
   const elapsed = Date.now() - started;
-  // Not before one interval; the upper bound is loose because a busy CI machine may be slow (that the
-  // first batch carries the event is checked below, without a clock).
-  assert.ok(elapsed >= INTERVAL - 20 && elapsed < INTERVAL * 10, `delivered after ${elapsed} ms`);
+  // Not before one interval; no upper bound (a busy machine may be slow): that the first batch
+  // carries the event is checked below, without a clock.
+  assert.ok(elapsed >= INTERVAL - 20, `delivered after ${elapsed} ms`);
   const last = (await store.list()).at(-1)!;
   const push0 = (last.event as { payload: { repositoryPush: Record<string, Record<string, unknown>> } })
     .payload.repositoryPush;
@@ -268,7 +268,7 @@ test("events pending when the webhook is deleted are still delivered; delete ret
   assert.equal(res.status, 200);
   assert.equal(res.body.toString(), "{}");
   assert.deepEqual(await alice.listWebhooks("acme", "petapis"), []);
-  await waitFor(() => store.count() === before + 2, "the pending deliveries", INTERVAL * 5);
+  await waitFor(() => store.count() === before + 2, "the pending deliveries", 60_000);
   const after = await push("petapis");
   assert.equal(after.eventQueued, false);
 });
