@@ -1,75 +1,60 @@
-// The extension's entry point: thin wiring only. Each part registers its commands and views; the
+// The extension's entry point: thin wiring only. activate() creates the one context (context.ts), the
+// features (features.ts), and registers the command table (command-table.ts) in one loop; the
 // language server starts the first time an .rpc file or a Protocall view needs it.
 import * as vscode from "vscode";
-import type { LanguageClient } from "vscode-languageclient/node";
-import { registerDeliveries } from "./deliveries/register";
-import { createLanguageClient } from "./language-client";
-import { registerSend } from "./send/register";
-import { registerServices } from "./services/register";
-import type { ExtensionShared } from "./shared";
-import { registerWebhooks } from "./webhooks/register";
-
-let client: LanguageClient | undefined;
+import { commandTable } from "./command-table";
+import { ProtocallContext } from "./context";
+import type { DeliveriesApi } from "./deliveries/api";
+import { createFeatures } from "./features";
+import type { SendApi } from "./send/api";
+import type { ServicesApi } from "./services/services-feature";
+import type { WebhooksApi } from "./webhooks/api";
 
 /** What activate() returns: each part's API, for other extensions and the extension-API tests. */
 export interface ProtocallApi {
-  send: ReturnType<typeof registerSend>;
-  services: ReturnType<typeof registerServices>;
-  webhooks: ReturnType<typeof registerWebhooks>;
-  deliveries: ReturnType<typeof registerDeliveries>;
+  send: SendApi;
+  services: ServicesApi;
+  webhooks: WebhooksApi;
+  deliveries: DeliveriesApi;
 }
 
-export function activate(context: vscode.ExtensionContext): ProtocallApi {
-  const log = vscode.window.createOutputChannel("Protocall", { log: true });
-  context.subscriptions.push(log);
+/**
+ * The context of the running activation, for deactivate() (VS Code calls it without arguments); the
+ * features never read it: they are given the context.
+ */
+let active: ProtocallContext | undefined;
 
-  let starting: Promise<LanguageClient> | undefined;
-  const languageClient = (): Promise<LanguageClient> => {
-    if (!starting) {
-      const c = createLanguageClient(context, log);
-      client = c;
-      starting = c.start().then(
-        () => c,
-        (err: unknown) => {
-          starting = undefined;
-          client = undefined;
-          log.error(`The Protocall language server did not start: ${String(err)}`);
-          throw err;
-        },
-      );
-    }
-    return starting;
-  };
-  const shared: ExtensionShared = { context, log, languageClient };
+export function activate(extension: vscode.ExtensionContext): ProtocallApi {
+  const ctx = new ProtocallContext(extension, vscode.window.createOutputChannel("Protocall", { log: true }));
+  active = ctx;
+  const features = createFeatures(ctx);
+  for (const { id, run } of commandTable) {
+    ctx.subscriptions.push(
+      vscode.commands.registerCommand(id, (...args: unknown[]) => run(features, ...(args as never[]))),
+    );
+  }
 
   // The server serves .rpc files: start it when the first one is open (now or later).
   const startForRpc = (doc: vscode.TextDocument) => {
-    if (doc.languageId === "rpc") void languageClient().catch(() => undefined);
+    if (doc.languageId === "rpc") void ctx.languageClient().catch(() => undefined);
   };
   vscode.workspace.textDocuments.forEach(startForRpc);
-  context.subscriptions.push(vscode.workspace.onDidOpenTextDocument(startForRpc));
-
-  context.subscriptions.push(
-    vscode.commands.registerCommand("protocall.showOutput", () => log.show()),
-    vscode.commands.registerCommand("protocall.restartLanguageServer", async () => {
-      if (!client) return void (await languageClient());
-      await client.restart();
-    }),
-    vscode.workspace.onDidGrantWorkspaceTrust(async () => {
-      // Trust changes what the server may do (build, reflect): restart it with the new settings.
-      if (client) await client.restart();
-    }),
+  ctx.subscriptions.push(
+    vscode.workspace.onDidOpenTextDocument(startForRpc),
+    // Trust changes what the server may do (build, reflect): restart it with the new settings.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => ctx.languageServer.restartIfRunning()),
   );
 
   return {
-    send: registerSend(shared),
-    services: registerServices(shared),
-    webhooks: registerWebhooks(shared),
-    deliveries: registerDeliveries(shared),
+    send: features.send.api,
+    services: features.services.api,
+    webhooks: features.webhooks.api,
+    deliveries: features.deliveries.api,
   };
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
-  client = undefined;
+  const ctx = active;
+  active = undefined;
+  await ctx?.dispose();
 }

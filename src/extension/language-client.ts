@@ -1,6 +1,7 @@
-// Starts the .rpc language server (dist/server.js, a Node process over stdio) the first time an .rpc
-// file or a Protocall view needs it, and maps the `protocall` settings to the server's settings. In a
-// restricted (untrusted) workspace the server neither builds .proto files nor calls reflection.
+// The .rpc language server (dist/server.js, a Node process over stdio) as the extension holds it:
+// started the first time an .rpc file or a Protocall view needs it, restarted on demand or when the
+// workspace becomes trusted, stopped with the extension. Its settings come from the settings reader
+// (`Settings.server`), which in a restricted workspace turns builds and reflection off.
 import * as vscode from "vscode";
 import {
   type ConfigurationParams,
@@ -9,59 +10,85 @@ import {
   type ServerOptions,
   TransportKind,
 } from "vscode-languageclient/node";
-import type { ServerSettings } from "../server/protocol";
+import type { Settings } from "./settings";
 
-/** The language server's settings from the `protocall` configuration of `scope`, given the workspace's trust. */
-export function serverSettings(scope?: vscode.Uri): ServerSettings {
-  const c = vscode.workspace.getConfiguration("protocall", scope);
-  const trusted = vscode.workspace.isTrusted;
-  const timeout = c.get<number>("reflectionTimeout", 5);
-  const settings: ServerSettings = {
-    schemas: trusted ? c.get<string[]>("schemas", []) : [],
-    workspaceBuild: trusted && c.get<boolean>("workspaceBuild", true),
-    reflection: trusted && c.get<boolean>("reflection", true),
-    reflectionTimeoutMs: Math.max(100, Math.round(timeout * 1000)),
-  };
-  const bufPath = c.get<string>("bufPath", "");
-  if (trusted && bufPath) settings.bufPath = bufPath;
-  if (c.get<string>("compiler", "buf") === "protoc") {
-    settings.compiler = "protoc";
-    const protocPath = c.get<string>("protocPath", "");
-    if (trusted && protocPath) settings.protocPath = protocPath;
+export class LanguageServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient> | undefined;
+
+  constructor(
+    private readonly extension: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly settings: Settings,
+  ) {}
+
+  /** Starts the server if it is not running yet; resolves once it is ready. */
+  start(): Promise<LanguageClient> {
+    if (!this.starting) {
+      const c = this.create();
+      this.client = c;
+      this.starting = c.start().then(
+        () => c,
+        (err: unknown) => {
+          this.starting = undefined;
+          this.client = undefined;
+          this.log.error(`The Protocall language server did not start: ${String(err)}`);
+          throw err;
+        },
+      );
+    }
+    return this.starting;
   }
-  const environment = c.get<string>("environment", "");
-  if (environment) settings.environment = environment;
-  const envFile = c.get<string>("envFile", "");
-  if (trusted && envFile) settings.envFile = envFile;
-  return settings;
-}
 
-export function createLanguageClient(
-  context: vscode.ExtensionContext,
-  log: vscode.LogOutputChannel,
-): LanguageClient {
-  const module = context.asAbsolutePath("dist/server.js");
-  const serverOptions: ServerOptions = {
-    run: { module, transport: TransportKind.stdio },
-    debug: { module, transport: TransportKind.stdio, options: { execArgv: ["--enable-source-maps"] } },
-  };
-  const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ language: "rpc" }],
-    outputChannel: log,
-    initializationOptions: serverSettings(),
-    // The server registers its own file watchers (.proto, buf.yaml, descriptor sets, environments).
-    synchronize: { configurationSection: "protocall" },
-    middleware: {
-      workspace: {
-        // The server asks for the `protocall` section; answer with its own settings shape.
-        configuration: (params: ConfigurationParams) =>
-          params.items.map((item) =>
-            item.section === "protocall"
-              ? serverSettings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined)
-              : null,
-          ),
+  /** Restarts a running server (with the current settings and trust), or starts it. */
+  async restart(): Promise<void> {
+    if (!this.client) {
+      await this.start();
+      return;
+    }
+    await this.client.restart();
+  }
+
+  /** Restarts the server only if it runs (its settings changed in a way it cannot follow live). */
+  async restartIfRunning(): Promise<void> {
+    if (this.client) await this.client.restart();
+  }
+
+  async stop(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    this.starting = undefined;
+    await c?.stop();
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+
+  private create(): LanguageClient {
+    const module = this.extension.asAbsolutePath("dist/server.js");
+    const serverOptions: ServerOptions = {
+      run: { module, transport: TransportKind.stdio },
+      debug: { module, transport: TransportKind.stdio, options: { execArgv: ["--enable-source-maps"] } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ language: "rpc" }],
+      outputChannel: this.log,
+      initializationOptions: this.settings.server(),
+      // The server registers its own file watchers (.proto, buf.yaml, descriptor sets, environments).
+      synchronize: { configurationSection: "protocall" },
+      middleware: {
+        workspace: {
+          // The server asks for the `protocall` section; answer with its own settings shape.
+          configuration: (params: ConfigurationParams) =>
+            params.items.map((item) =>
+              item.section === "protocall"
+                ? this.settings.server(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined)
+                : null,
+            ),
+        },
       },
-    },
-  };
-  return new LanguageClient("protocall", "Protocall Language Server", serverOptions, clientOptions);
+    };
+    return new LanguageClient("protocall", "Protocall Language Server", serverOptions, clientOptions);
+  }
 }

@@ -1,7 +1,12 @@
-// What the editor extension and the language server agree on: the commands the code lenses run,
-// the custom request that refreshes schemas, and the settings (initializationOptions and the
-// `protocall` configuration section). Plain constants, so the extension can import them without
-// pulling in the server.
+// What the editor extension and the language server agree on, in one file both import: the commands
+// the code lenses run, the settings (initializationOptions and the `protocall` configuration section),
+// and every custom LSP message as a typed `RequestType` constant with its parameters' check, so a
+// method name or a shape cannot drift between the two ends. The server checks parameters on arrival
+// (`checkedRequest` in custom-requests.ts) and answers bad ones with an InvalidParams error.
+// Nothing here imports the server: the extension imports this file without pulling the server in.
+import { RequestType, RequestType0 } from "vscode-languageserver-protocol";
+import { arrayOf, type Check, isBoolean, isString, objectOf, oneOf, optional } from "./param-checks";
+
 export type { ServerSettings } from "./settings";
 
 /** "▶ Send": arguments `[documentUri: string, requestIndex: number]`. */
@@ -9,7 +14,7 @@ export const sendCommand = "protocall.send";
 /** "Copy as curl": arguments `[documentUri: string, requestIndex: number]`. */
 export const copyAsCurlCommand = "protocall.copyAsCurl";
 /** Request (no params, returns null): drop every cached schema, reflection included, and check all files again. */
-export const refreshRequest = "protocall/refreshSchemas";
+export const refreshRequest = new RequestType0<null, void>("protocall/refreshSchemas");
 
 // ---- The Services view ----------------------------------------------------------------------------
 
@@ -117,9 +122,57 @@ export interface ServiceRequestTextResult {
   error?: string;
 }
 
-/** Request: ServiceSourcesParams → ServiceSourcesResult. */
-export const serviceSourcesRequest = "protocall/serviceSources";
-/** Request: ServiceChildrenParams → ServiceChildrenResult. */
-export const serviceChildrenRequest = "protocall/serviceChildren";
-/** Request: ServiceRequestTextParams → ServiceRequestTextResult. */
-export const serviceRequestTextRequest = "protocall/serviceRequestText";
+/** Request: the Services view's sources (the workspace's, then the given servers). */
+export const serviceSourcesRequest = new RequestType<ServiceSourcesParams, ServiceSourcesResult, void>(
+  "protocall/serviceSources",
+);
+/** Request: the children of a source, a package or a service. */
+export const serviceChildrenRequest = new RequestType<ServiceChildrenParams, ServiceChildrenResult, void>(
+  "protocall/serviceChildren",
+);
+/** Request: the `.rpc` text of a new request for a method. */
+export const serviceRequestTextRequest = new RequestType<
+  ServiceRequestTextParams,
+  ServiceRequestTextResult,
+  void
+>("protocall/serviceRequestText");
+
+// ---- Parameter checks (one per request with parameters) -------------------------------------------
+
+const optionalString = optional(isString);
+
+/** The check of one `protocall.servers` entry. */
+export const checkServiceServer: Check = objectOf<ServiceServer>({
+  url: isString,
+  name: optionalString,
+  headers: optional(arrayOf(isString)),
+  protocol: optional(oneOf("connect", "grpc", "grpcweb")),
+  http2PriorKnowledge: optional(isBoolean),
+  insecure: optional(isBoolean),
+  cacert: optionalString,
+  cert: optionalString,
+  key: optionalString,
+  servername: optionalString,
+  reflectProtocol: optional(oneOf("grpc-v1", "grpc-v1alpha")),
+});
+
+/** The parameters' check of each custom request, by method. */
+export const paramsChecks: Record<string, Check> = {
+  [serviceSourcesRequest.method]: objectOf<ServiceSourcesParams>({ servers: arrayOf(checkServiceServer) }),
+  [serviceChildrenRequest.method]: objectOf<ServiceChildrenParams>({
+    source: isString,
+    server: optional(checkServiceServer),
+    parent: optional(
+      objectOf<NonNullable<ServiceChildrenParams["parent"]>>({
+        kind: oneOf("package", "service"),
+        name: isString,
+      }),
+    ),
+  }),
+  [serviceRequestTextRequest.method]: objectOf<ServiceRequestTextParams>({
+    source: isString,
+    server: optional(checkServiceServer),
+    method: isString,
+    baseUrl: isString,
+  }),
+};

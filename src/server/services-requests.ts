@@ -19,6 +19,7 @@ import {
   type ServiceEntry,
 } from "../core/schema/service-tree";
 import type { FileSource } from "../core/schema/types";
+import { onCheckedRequest } from "./checked-request";
 import {
   type ServiceChildrenParams,
   type ServiceChildrenResult,
@@ -46,9 +47,9 @@ export interface ServicesContext {
 /** Registers the Services view's requests on a connection. */
 export function registerServicesRequests(connection: Connection, ctx: ServicesContext): void {
   const view = new ServicesView(ctx);
-  connection.onRequest(serviceSourcesRequest, (p: ServiceSourcesParams) => view.sources(p));
-  connection.onRequest(serviceChildrenRequest, (p: ServiceChildrenParams) => view.children(p));
-  connection.onRequest(serviceRequestTextRequest, (p: ServiceRequestTextParams) => view.requestText(p));
+  onCheckedRequest(connection, serviceSourcesRequest, (p) => view.sources(p));
+  onCheckedRequest(connection, serviceChildrenRequest, (p) => view.children(p));
+  onCheckedRequest(connection, serviceRequestTextRequest, (p) => view.requestText(p));
 }
 
 export class ServicesView {
@@ -57,7 +58,7 @@ export class ServicesView {
 
   constructor(private readonly ctx: ServicesContext) {}
 
-  async sources(params: ServiceSourcesParams | undefined): Promise<ServiceSourcesResult> {
+  async sources(params: ServiceSourcesParams): Promise<ServiceSourcesResult> {
     const sources: ServiceSourceInfo[] = [];
     const folders = this.ctx.folders();
     for (const o of await this.ctx.store.workspaceSources()) {
@@ -71,12 +72,12 @@ export class ServicesView {
       if (!o.source) info.error = problemText(o);
       sources.push(info);
     }
-    for (const server of Array.isArray(params?.servers) ? params.servers : []) {
-      const url = typeof server?.url === "string" ? server.url : "";
+    for (const server of params.servers) {
+      const url = server.url;
       const info: ServiceSourceInfo = {
         id: `server:${url}`,
         kind: "server",
-        label: typeof server?.name === "string" && server.name.trim() ? server.name.trim() : url,
+        label: server.name?.trim() || url,
         origin: url,
       };
       try {

@@ -17,6 +17,11 @@ test("extension-API suites in the real extension host", { timeout: 900_000 }, as
       if (group.length === 0) continue;
       const { results } = await runInCodeServer(group, trust, demo.url);
       assert.equal(results.error, undefined, `the test runner failed: ${results.error}`);
+      assert.notEqual(
+        results.lazyBundleAtActivation,
+        true,
+        "activating the extension loaded dist/extension-lazy.js: add the module activation uses to activationModules in esbuild.mjs",
+      );
       for (const suite of group) {
         const mine = results.results.filter((r) => r.suite === suite.name);
         await t.test(suite.name, async (st) => {

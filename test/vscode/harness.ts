@@ -33,6 +33,12 @@ export interface VscodeResults {
   done: boolean;
   /** Milliseconds the protocall.protocall extension took to activate, timed by the runner. */
   activationMs?: number;
+  /**
+   * Whether activating (by the runner, with no .rpc file open) loaded dist/extension-lazy.js, which
+   * activation must not need (esbuild.mjs's `activationModules`); undefined when the extension was
+   * already active.
+   */
+  lazyBundleAtActivation?: boolean;
   /** With the breakdown on: loading (require) of dist/extension.js, and then the activate() call. */
   loadMs?: number;
   activateCallMs?: number;

@@ -6,12 +6,13 @@ import { isAbsolute, join } from "node:path";
 import * as vscode from "vscode";
 import { errorMessage } from "../../core/errors";
 import { environmentFileName, environmentNames, readEnvironmentFiles } from "../../core/rpcfile/environment";
+import type { Settings } from "../settings";
 
 /** The environment file of the workspace: the setting (relative to the first folder), else protocall.env.json. */
-export function workspaceEnvironmentFile(scope?: vscode.Uri): string | undefined {
+export function workspaceEnvironmentFile(settings: Settings, scope?: vscode.Uri): string | undefined {
   const folder =
     (scope && vscode.workspace.getWorkspaceFolder(scope)) ?? vscode.workspace.workspaceFolders?.[0];
-  const setting = vscode.workspace.getConfiguration("protocall", scope).get<string>("envFile", "");
+  const setting = settings.get("envFile", scope);
   if (setting) return isAbsolute(setting) || !folder ? setting : join(folder.uri.fsPath, setting);
   return folder ? join(folder.uri.fsPath, environmentFileName) : undefined;
 }
@@ -23,15 +24,15 @@ export interface EnvironmentStatus extends vscode.Disposable {
   select(): Promise<string | undefined>;
 }
 
-export function createEnvironmentStatus(): EnvironmentStatus {
+export function createEnvironmentStatus(settings: Settings): EnvironmentStatus {
   const item = vscode.window.createStatusBarItem("protocall.environment", vscode.StatusBarAlignment.Left, 50);
   item.name = "Protocall Environment";
   item.command = "protocall.selectEnvironment";
   const disposables: vscode.Disposable[] = [item];
 
   const refresh = () => {
-    const env = vscode.workspace.getConfiguration("protocall").get<string>("environment", "");
-    const file = workspaceEnvironmentFile();
+    const env = settings.get("environment");
+    const file = workspaceEnvironmentFile(settings);
     const hasFile = file !== undefined && existsSync(file);
     item.text = `$(server-environment) ${env || "No Environment"}`;
     item.tooltip = hasFile
@@ -43,7 +44,7 @@ export function createEnvironmentStatus(): EnvironmentStatus {
   };
 
   const select = async (): Promise<string | undefined> => {
-    const file = workspaceEnvironmentFile();
+    const file = workspaceEnvironmentFile(settings);
     if (!file) {
       void vscode.window.showWarningMessage(
         "Open a folder to use environments (protocall.env.json at its root).",
@@ -73,7 +74,7 @@ export function createEnvironmentStatus(): EnvironmentStatus {
       refresh();
       return undefined;
     }
-    const current = vscode.workspace.getConfiguration("protocall").get<string>("environment", "");
+    const current = settings.get("environment");
     const none = "No Environment";
     const picked = await vscode.window.showQuickPick(
       [
@@ -83,10 +84,7 @@ export function createEnvironmentStatus(): EnvironmentStatus {
       { title: "Protocall: Select Environment", placeHolder: `Environments of ${file}` },
     );
     if (!picked) return undefined;
-    const target = vscode.workspace.workspaceFolders
-      ? vscode.ConfigurationTarget.Workspace
-      : vscode.ConfigurationTarget.Global;
-    await vscode.workspace.getConfiguration("protocall").update("environment", picked.value, target);
+    await settings.update("environment", picked.value);
     refresh();
     return picked.value;
   };
@@ -98,7 +96,7 @@ export function createEnvironmentStatus(): EnvironmentStatus {
     watcher.onDidDelete(refresh),
     vscode.window.onDidChangeActiveTextEditor(refresh),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration("protocall")) refresh();
+      if (settings.affects(e)) refresh();
     }),
   );
   refresh();

@@ -5,24 +5,30 @@
 import * as vscode from "vscode";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import type { SchemaSource } from "../../core/schema/types";
+import type { ProtocallContext } from "../context";
 
 type Found = Awaited<ReturnType<SchemaSource["findType"]>>;
+
+/** The compiler settings a workspace build uses. */
+interface BuildSettings {
+  bufPath?: string;
+}
 
 export class WorkspaceSources implements vscode.Disposable {
   private source: SchemaSource | undefined;
   private opened: Promise<SchemaSource[]> | undefined;
 
-  constructor(private readonly log: vscode.LogOutputChannel) {}
+  constructor(private readonly ctx: ProtocallContext) {}
 
   /** The fallback sources for the current settings (empty when the workspace is untrusted). */
   sources(): readonly SchemaSource[] {
-    const config = vscode.workspace.getConfiguration("protocall");
-    if (!vscode.workspace.isTrusted || !config.get<boolean>("workspaceBuild", true)) return [];
+    const read = this.ctx.settings.reader();
+    if (!vscode.workspace.isTrusted || !read("workspaceBuild")) return [];
     const folders = vscode.workspace.workspaceFolders ?? [];
     if (folders.length === 0) return [];
     this.source ??= this.lazySource(
       folders.map((f) => f.uri.fsPath),
-      config.get<string>("bufPath", ""),
+      { bufPath: read("bufPath") || undefined },
     );
     return [this.source];
   }
@@ -39,36 +45,37 @@ export class WorkspaceSources implements vscode.Disposable {
     this.invalidate();
   }
 
-  private lazySource(folders: string[], bufPath: string): SchemaSource {
-    const open = (): Promise<SchemaSource[]> => {
-      this.opened ??= (async () => {
-        const [{ findWorkspaceRoots }, { openSchema }] = await Promise.all([
-          import("../../core/schema/workspace"),
-          import("../../core/schema/open-schema"),
-        ]);
-        const out: SchemaSource[] = [];
-        for (const folder of folders) {
-          for (const root of await findWorkspaceRoots(folder)) {
-            try {
-              out.push(
-                await openSchema(root, { cwd: folder, stdin: process.stdin, bufPath: bufPath || undefined }),
-              );
-            } catch (err) {
-              this.log.warn(`The workspace build of ${root} failed: ${errorMessage(err)}`);
-              throw err instanceof ProtocallError
-                ? err
-                : new ProtocallError(`the workspace build of ${root} failed: ${errorMessage(err)}`);
-            }
+  /** Builds every root of the folders, once (a failed build is tried again at the next look-up). */
+  private open(folders: string[], build: BuildSettings): Promise<SchemaSource[]> {
+    this.opened ??= (async () => {
+      const [{ findWorkspaceRoots }, { openSchema }] = await Promise.all([
+        import("../../core/schema/workspace"),
+        import("../../core/schema/open-schema"),
+      ]);
+      const out: SchemaSource[] = [];
+      for (const folder of folders) {
+        for (const root of await findWorkspaceRoots(folder)) {
+          try {
+            out.push(await openSchema(root, { cwd: folder, stdin: process.stdin, ...build }));
+          } catch (err) {
+            this.ctx.log.warn(`The workspace build of ${root} failed: ${errorMessage(err)}`);
+            throw err instanceof ProtocallError
+              ? err
+              : new ProtocallError(`the workspace build of ${root} failed: ${errorMessage(err)}`);
           }
         }
-        return out;
-      })();
-      const opened = this.opened;
-      opened.catch(() => {
-        if (this.opened === opened) this.opened = undefined;
-      });
-      return opened;
-    };
+      }
+      return out;
+    })();
+    const opened = this.opened;
+    opened.catch(() => {
+      if (this.opened === opened) this.opened = undefined;
+    });
+    return opened;
+  }
+
+  private lazySource(folders: string[], build: BuildSettings): SchemaSource {
+    const open = () => this.open(folders, build);
     return {
       label: "workspace build",
       async listServices() {

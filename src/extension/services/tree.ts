@@ -4,6 +4,7 @@
 // Everything shown comes from schemas that may come from servers we do not control: tooltips are
 // Markdown with the text escaped, never trusted, never HTML.
 import * as vscode from "vscode";
+import type { RequestType } from "vscode-languageserver-protocol";
 import {
   type ServiceChildrenParams,
   type ServiceChildrenResult,
@@ -14,7 +15,7 @@ import {
   serviceChildrenRequest,
   serviceSourcesRequest,
 } from "../../server/protocol";
-import type { ExtensionShared } from "../shared";
+import type { ProtocallContext } from "../context";
 
 export const servicesViewId = "protocall.services";
 
@@ -78,11 +79,7 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   /** How long the last request waited for the language server to be ready (its start, the first time). */
   private readyMs = 0;
 
-  constructor(
-    private readonly shared: ExtensionShared,
-    /** The servers of the view (the `protocall.servers` setting). */
-    private readonly servers: () => ServiceServer[],
-  ) {}
+  constructor(private readonly ctx: ProtocallContext) {}
 
   /** Asks for every level again (the language server's caches decide what is rebuilt). */
   refresh(): void {
@@ -121,12 +118,12 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   }
 
   private async roots(): Promise<ServicesElement[]> {
-    const servers = this.servers();
+    const servers = this.ctx.settings.servers();
     let result: ServiceSourcesResult;
     const started = performance.now();
     try {
-      result = await this.request<ServiceSourcesResult>(serviceSourcesRequest, { servers });
-      this.shared.log.info(
+      result = await this.request(serviceSourcesRequest, { servers });
+      this.ctx.log.info(
         `Services view: ${result.sources.length} sources listed in ${Math.round(performance.now() - started)} ms (language server ready after ${Math.round(this.readyMs)} ms)`,
       );
     } catch (err) {
@@ -140,6 +137,9 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
     }
     const out: ServicesElement[] = [];
     if (!vscode.workspace.isTrusted) out.push({ type: "restricted" });
+    for (const message of this.ctx.settings.serverProblems()) {
+      out.push({ type: "error", message, fix: openServersSetting });
+    }
     let serverIndex = 0;
     for (const info of result.sources) {
       const server = info.kind === "server" ? servers[serverIndex++] : undefined;
@@ -154,11 +154,11 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   ): Promise<ServicesElement[]> {
     let result: ServiceChildrenResult;
     try {
-      result = await this.request<ServiceChildrenResult>(serviceChildrenRequest, {
+      result = await this.request(serviceChildrenRequest, {
         source: source.info.id,
         server: source.server,
         parent,
-      } satisfies ServiceChildrenParams);
+      });
     } catch (err) {
       return [sourceError(source, err instanceof Error ? err.message : String(err))];
     }
@@ -172,16 +172,16 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   }
 
   /** A request to the language server (started now if needed), with the view's progress bar. */
-  private request<T>(method: string, params: unknown): Promise<T> {
+  private request<P, R>(type: RequestType<P, R, void>, params: P): Promise<R> {
     return Promise.resolve(
       vscode.window.withProgress({ location: { viewId: servicesViewId } }, async () => {
         const started = performance.now();
-        const client = await this.shared.languageClient();
+        const client = await this.ctx.languageClient();
         const ready = performance.now();
         this.readyMs = ready - started;
-        const result = await client.sendRequest<T>(method, params);
-        this.shared.log.trace(
-          `Services view: ${method} answered in ${Math.round(performance.now() - ready)} ms (language server ready after ${Math.round(ready - started)} ms)`,
+        const result = await client.sendRequest(type, params);
+        this.ctx.log.trace(
+          `Services view: ${type.method} answered in ${Math.round(performance.now() - ready)} ms (language server ready after ${Math.round(ready - started)} ms)`,
         );
         return result;
       }),
@@ -189,16 +189,18 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   }
 }
 
+const openServersSetting: vscode.Command = {
+  title: "Open Settings",
+  command: "workbench.action.openSettings",
+  arguments: ["protocall.servers"],
+};
+
 function sourceError(source: SourceElement, message: string): ErrorElement {
   let fix: vscode.Command | undefined;
   if (/Problems panel/.test(message)) {
     fix = { title: "Show Problems", command: "workbench.actions.view.problems" };
   } else if (source.info.kind === "server") {
-    fix = {
-      title: "Open Settings",
-      command: "workbench.action.openSettings",
-      arguments: ["protocall.servers"],
-    };
+    fix = openServersSetting;
   }
   return { type: "error", message, source, fix };
 }

@@ -10,6 +10,7 @@ import { errorMessage, ProtocallError } from "../../core/errors";
 import type { LocalRegistry } from "../../core/webhooks/local-registry";
 import { registryBaseUrl, registryUrlProblem } from "../../core/webhooks/registry-url";
 import { parseRepositoryName, repositoryNameProblem } from "../../core/webhooks/repository-name";
+import type { ProtocallContext } from "../context";
 
 export interface RegistryEntry {
   /** Stable key: the base URL, or `local` for the local registry (whose port changes per run). */
@@ -38,11 +39,11 @@ export class RegistryStore implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
   private readonly subscriptions: vscode.Disposable[] = [];
 
-  constructor(private readonly context: vscode.ExtensionContext) {
+  constructor(private readonly context: ProtocallContext) {
     this.subscriptions.push(
       this.changed,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration("protocall.registries")) this.changed.fire();
+        if (context.settings.affects(e, "registries")) this.changed.fire();
       }),
       context.secrets.onDidChange((e) => {
         if (e.key.startsWith("protocall.registryToken:")) this.changed.fire();
@@ -63,8 +64,7 @@ export class RegistryStore implements vscode.Disposable {
       entries.push(this.localRegistry.entry);
       seen.add(this.localRegistry.entry.url);
     }
-    const configured = vscode.workspace.getConfiguration("protocall").get<unknown>("registries", []);
-    (Array.isArray(configured) ? configured : []).forEach((item, i) => {
+    this.context.settings.get("registries").forEach((item, i) => {
       const where = `Setting protocall.registries[${i}]`;
       const obj = item as { name?: unknown; url?: unknown; caFile?: unknown } | null;
       if (!obj || typeof obj !== "object" || typeof obj.url !== "string") {

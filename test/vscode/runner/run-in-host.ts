@@ -115,6 +115,7 @@ export async function runSuites(suites: BundledSuite[], resultsPath?: string): P
     const profilePath = process.env[envVars.activationProfile];
     const breakdown = process.env[envVars.activationBreakdown] === "1";
     const profiler = profilePath || breakdown ? await startProfile() : undefined;
+    const wasActive = ext.isActive || vscode.workspace.textDocuments.some((d) => d.languageId === "rpc");
     const start = performance.now();
     const cpu0 = process.cpuUsage();
     const cpuMs = (since: NodeJS.CpuUsage) => {
@@ -137,6 +138,11 @@ export async function runSuites(suites: BundledSuite[], resultsPath?: string): P
       await ext.activate();
     }
     results.activationMs = performance.now() - start;
+    if (!wasActive) {
+      results.lazyBundleAtActivation = Object.keys(require.cache).some((p) =>
+        p.endsWith("extension-lazy.js"),
+      );
+    }
     results.activationCpuMs = cpuMs(cpu0);
     if (profiler) {
       const profile = (await profiler.stop()) as CpuProfile;

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { encodeEvent, samplePushEvent } from "../../../src/core/webhooks/event";
-import type { DeliveriesApi } from "../../../src/extension/deliveries/register";
+import type { DeliveriesApi } from "../../../src/extension/deliveries/api";
 import type { VscodeTest } from "../harness";
 
 const hostileAuthor = "<img src=x onerror=alert(1)>";

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { startDemoServer } from "../../../src/demo/server";
-import type { SendApi, SendOutcome } from "../../../src/extension/send/register";
+import type { SendApi, SendOutcome } from "../../../src/extension/send/api";
 import type { VscodeTest, VscodeTestEnv } from "../harness";
 
 async function api(): Promise<SendApi> {

@@ -3,7 +3,7 @@
 // workspace's value there) and reflected only when its node is expanded.
 import assert from "node:assert/strict";
 import * as vscode from "vscode";
-import type { ServicesApi } from "../../../src/extension/services/register";
+import type { ServicesApi } from "../../../src/extension/services/services-feature";
 import type { ServicesElement, SourceElement } from "../../../src/extension/services/tree";
 import { type VscodeTest, waitFor } from "../harness";
 

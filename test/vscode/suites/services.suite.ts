@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import * as vscode from "vscode";
-import type { ServicesApi } from "../../../src/extension/services/register";
+import type { ServicesApi } from "../../../src/extension/services/services-feature";
 import type { NodeElement, ServicesElement, SourceElement } from "../../../src/extension/services/tree";
 import { type VscodeTest, waitFor } from "../harness";
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import * as vscode from "vscode";
 import { defaultRegistryConfig } from "../../../src/core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
-import type { DeliveriesApi } from "../../../src/extension/deliveries/register";
+import type { DeliveriesApi } from "../../../src/extension/deliveries/api";
 import type { WebhooksApi, WebhooksTreeSnapshot } from "../../../src/extension/webhooks/api";
 import { createTestPki } from "../../support/tls";
 import type { VscodeTest } from "../harness";

@@ -1,0 +1,78 @@
+// Everything a part of the extension needs, in one object created by activate() and passed to each
+// feature as its only dependency: the output channel, the typed settings, the language server (started
+// on demand), the running listener's handle, secret storage and the editor's state. Nothing lives in
+// module-level variables: a second activation (tests, a reload) gets a fresh context.
+import type * as vscode from "vscode";
+import type { LanguageClient } from "vscode-languageclient/node";
+import { LanguageServer } from "./language-client";
+import { ListenerHandle } from "./listener-handle";
+import { Settings } from "./settings";
+
+export class ProtocallContext implements vscode.Disposable {
+  /** The typed reader of the `protocall.*` settings. */
+  readonly settings = new Settings();
+  /** The language server of .rpc files, started on first need. */
+  readonly languageServer: LanguageServer;
+  /** The local webhook listener as every part sees it (the Deliveries part sets it). */
+  readonly listener: ListenerHandle;
+
+  constructor(
+    /** VS Code's context of this activation. */
+    readonly extension: vscode.ExtensionContext,
+    /** The "Protocall" output channel; verbose transcripts go here, with secrets redacted. */
+    readonly log: vscode.LogOutputChannel,
+  ) {
+    this.languageServer = new LanguageServer(extension, log, this.settings);
+    this.listener = new ListenerHandle(extension.globalStorageUri.fsPath);
+    extension.subscriptions.push(log, this.listener);
+  }
+
+  /** Starts the language server if it is not running yet; resolves once it is ready. */
+  languageClient(): Promise<LanguageClient> {
+    return this.languageServer.start();
+  }
+
+  /** Disposed when the extension deactivates. */
+  get subscriptions(): vscode.Disposable[] {
+    return this.extension.subscriptions;
+  }
+
+  /** The editor's secret storage (registry tokens). */
+  get secrets(): vscode.SecretStorage {
+    return this.extension.secrets;
+  }
+
+  /** State kept for the user across workspaces. */
+  get globalState(): vscode.Memento {
+    return this.extension.globalState;
+  }
+
+  /** State kept for this workspace. */
+  get workspaceState(): vscode.Memento {
+    return this.extension.workspaceState;
+  }
+
+  get extensionUri(): vscode.Uri {
+    return this.extension.extensionUri;
+  }
+
+  /** The extension's version, from its package.json. */
+  get version(): string {
+    return (this.extension.extension?.packageJSON as { version?: string } | undefined)?.version ?? "0.0.0";
+  }
+
+  /** Where files of the extension are kept for the user (the listener's certificate, the local registry's). */
+  get globalStoragePath(): string {
+    return this.extension.globalStorageUri.fsPath;
+  }
+
+  /** Where files of this workspace are kept (the deliveries store); the global storage without a workspace. */
+  get workspaceStoragePath(): string {
+    return (this.extension.storageUri ?? this.extension.globalStorageUri).fsPath;
+  }
+
+  /** Stops the language server (deactivate() waits for it). */
+  dispose(): Promise<void> {
+    return this.languageServer.stop();
+  }
+}

@@ -1,0 +1,29 @@
+// The extension's features, one module each, all created by activate() from the one context. The
+// command table (command-table.ts) maps each command id to a method of one of them; activate()
+// returns their APIs.
+import type { ProtocallContext } from "./context";
+import { DeliveriesFeature } from "./deliveries/deliveries-feature";
+import { RequestFilesFeature } from "./request-files/request-files-feature";
+import { SendFeature } from "./send/send-feature";
+import { ServicesFeature } from "./services/services-feature";
+import { WebhooksFeature } from "./webhooks/webhooks-feature";
+
+export interface Features {
+  readonly ctx: ProtocallContext;
+  readonly send: SendFeature;
+  readonly requestFiles: RequestFilesFeature;
+  readonly services: ServicesFeature;
+  readonly webhooks: WebhooksFeature;
+  readonly deliveries: DeliveriesFeature;
+}
+
+export function createFeatures(ctx: ProtocallContext): Features {
+  return {
+    ctx,
+    send: new SendFeature(ctx),
+    requestFiles: new RequestFilesFeature(ctx),
+    services: new ServicesFeature(ctx),
+    webhooks: new WebhooksFeature(ctx),
+    deliveries: new DeliveriesFeature(ctx),
+  };
+}

@@ -1,0 +1,291 @@
+// "Send" and its companions: protocall.send (CodeLens "▶ Send", Ctrl/Cmd+Alt+R, the palette), the
+// response panel and its history, the verbose transcript in the output channel (secrets redacted),
+// "Copy as" protocall curl / buf curl / grpcurl, and the environment status bar. Requests run in the
+// extension host through the core's call session (no child process), which keeps connections and
+// schemas warm between sends. The commands are listed in ../command-table.ts.
+import { homedir } from "node:os";
+import * as vscode from "vscode";
+import { errorMessage } from "../../core/errors";
+import type { CallObserver, CallResult } from "../../core/invoke/call-session";
+import type { CurlOptions } from "../../core/invoke/options";
+import { redactSecrets } from "../../core/invoke/redact";
+import {
+  type CopiedCommand,
+  copyAsBufCurl,
+  copyAsGrpcurl,
+  copyAsProtocallCurl,
+} from "../../core/rpcfile/copy-as";
+import type { PreparedSend } from "../../core/rpcfile/prepare-send";
+import type { ProtocallContext } from "../context";
+import type { ResponseEntry } from "../response/render";
+import type { CopyFormat, SendApi, SendOutcome } from "./api";
+import { CallEngine } from "./call-engine";
+import { createEnvironmentStatus, type EnvironmentStatus } from "./environment-status";
+import { preparedProblems, prepareTarget, restrictedProblem } from "./prepare";
+import { ResponseHistory } from "./response-history";
+import { requestKey, resolveSendTarget, type SendTarget } from "./send-target";
+import { WorkspaceSources } from "./workspace-sources";
+
+/** A call still running after this long shows a cancellable progress notification. */
+const NOTIFY_AFTER_MS = 700;
+
+const copyMakers: Record<CopyFormat, { name: string; make: (o: CurlOptions) => CopiedCommand }> = {
+  protocall: { name: "protocall curl", make: copyAsProtocallCurl },
+  buf: { name: "buf curl", make: copyAsBufCurl },
+  grpcurl: { name: "grpcurl", make: copyAsGrpcurl },
+};
+
+export class SendFeature {
+  readonly api: SendApi;
+  private readonly engine: CallEngine;
+  private readonly history: ResponseHistory;
+  private readonly status: EnvironmentStatus;
+  private readonly running = new Map<number, AbortController>();
+  /** Requests (key and URL) the user confirmed in a restricted workspace. */
+  private readonly confirmed = new Set<string>();
+  private nextId = 1;
+
+  constructor(private readonly ctx: ProtocallContext) {
+    const workspace = new WorkspaceSources(ctx);
+    this.engine = new CallEngine(ctx, workspace);
+    this.history = new ResponseHistory(ctx.extensionUri, ctx.settings, (e) =>
+      this.running.get(e.id)?.abort(),
+    );
+    this.status = createEnvironmentStatus(ctx.settings);
+    ctx.subscriptions.push(this.history, this.status, workspace, this.engine, {
+      dispose: () => {
+        for (const c of this.running.values()) c.abort();
+      },
+    });
+    this.watchSchemas();
+    this.api = {
+      send: (uri, index) => this.send(uri, index),
+      copyAs: (format, uri, index) => this.copyAs(format, uri, index),
+      panel: () => this.history.panel.state(),
+      history: (uri, index) => {
+        const u = typeof uri === "string" ? vscode.Uri.parse(uri) : uri;
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === u.toString());
+        return doc ? this.history.list(requestKey(doc, index)) : [];
+      },
+      refresh: () => this.engine.refresh(),
+    };
+  }
+
+  /** protocall.send: sends the request and shows its response. */
+  async send(uriArg?: unknown, indexArg?: unknown): Promise<SendOutcome | undefined> {
+    const target = await resolveSendTarget(uriArg, indexArg);
+    if (!target) return undefined;
+    const prepared = prepareTarget(this.ctx.settings, target);
+    if ("error" in prepared) return this.notSent(target, `request ${target.index + 1}`, [prepared.error]);
+    const o = prepared.options;
+    if (!o) return this.notSent(target, prepared.label, preparedProblems(prepared) ?? []);
+    const restricted = restrictedProblem(o);
+    if (restricted) return this.notSent(target, prepared.label, [restricted]);
+    const key = requestKey(target.document, target.index);
+    if (!(await this.confirmRestricted(key, prepared.label, o))) {
+      return { sent: false, problems: ["not confirmed"] };
+    }
+    return this.call(key, prepared, o);
+  }
+
+  /** protocall.copyAsCurl / copyAsBufCurl / copyAsGrpcurl: the request as a command line on the clipboard. */
+  async copyAs(format: CopyFormat, uriArg?: unknown, indexArg?: unknown): Promise<string | undefined> {
+    const target = await resolveSendTarget(uriArg, indexArg);
+    if (!target) return undefined;
+    const prepared = prepareTarget(this.ctx.settings, target);
+    const problems = preparedProblems(prepared);
+    if (problems || "error" in prepared || !prepared.options) {
+      void vscode.window.showErrorMessage(`Protocall: cannot copy the request: ${problems?.[0]}`);
+      return undefined;
+    }
+    const { name, make } = copyMakers[format];
+    const copied = make(prepared.options);
+    // Not awaited: in a browser window the write may wait for the page to have focus.
+    vscode.env.clipboard
+      .writeText(copied.command)
+      .then(undefined, (err: unknown) =>
+        this.ctx.log.warn(`Could not write to the clipboard: ${errorMessage(err)}`),
+      );
+    if (copied.notes.length > 0) {
+      void vscode.window.showWarningMessage(`Copied as ${name}. Note: ${copied.notes.join("; ")}.`);
+    } else {
+      void vscode.window.setStatusBarMessage(`Protocall: copied as ${name}`, 3000);
+    }
+    return copied.command;
+  }
+
+  /** protocall.selectEnvironment. */
+  selectEnvironment(): Promise<string | undefined> {
+    return this.status.select();
+  }
+
+  /** protocall.showResponse. */
+  showResponse(): void {
+    if (!this.history.panel.reveal()) {
+      void vscode.window.showInformationMessage("Protocall: no response yet. Send a request first.");
+    }
+  }
+
+  /** Schemas change with the workspace's .proto files and the settings: drop what is cached. */
+  private watchSchemas(): void {
+    let pending: NodeJS.Timeout | undefined;
+    const refreshSoon = () => {
+      if (pending) clearTimeout(pending);
+      pending = setTimeout(() => void this.engine.refresh(), 300);
+    };
+    const watcher = vscode.workspace.createFileSystemWatcher("**/{*.proto,buf.yaml,buf.work.yaml,buf.lock}");
+    this.ctx.subscriptions.push(
+      watcher,
+      watcher.onDidChange(refreshSoon),
+      watcher.onDidCreate(refreshSoon),
+      watcher.onDidDelete(refreshSoon),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (this.ctx.settings.affects(e, "schemas", "workspaceBuild", "bufPath", "compiler", "protocPath")) {
+          refreshSoon();
+        }
+      }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => refreshSoon()),
+      { dispose: () => pending && clearTimeout(pending) },
+    );
+  }
+
+  /** In a restricted workspace, a request goes out only once the user confirmed its URL. */
+  private async confirmRestricted(key: string, label: string, o: CurlOptions): Promise<boolean> {
+    if (vscode.workspace.isTrusted) return true;
+    const what = `${key}\n${o.url ?? ""}`;
+    if (this.confirmed.has(what)) return true;
+    const answer = await vscode.window.showWarningMessage(
+      `Send "${label}" to ${o.url ?? "(no URL)"}?`,
+      {
+        modal: true,
+        detail: "This workspace is in Restricted Mode: Protocall sends a request only when you confirm it.",
+      },
+      "Send",
+    );
+    if (answer !== "Send") return false;
+    this.confirmed.add(what);
+    return true;
+  }
+
+  private notSent(target: SendTarget, label: string, problems: string[]): SendOutcome {
+    const entry: ResponseEntry = {
+      id: this.nextId++,
+      requestLabel: label,
+      startedAt: Date.now(),
+      state: "not-sent",
+      headers: [],
+      messages: [],
+      problems,
+    };
+    this.history.add(requestKey(target.document, target.index), entry);
+    this.ctx.log.warn(`Not sent: ${label}: ${problems.join("; ")}`);
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
+    void vscode.window.showErrorMessage(`Protocall: ${label} was not sent: ${problems[0]}${more}`);
+    return { sent: false, entry, problems };
+  }
+
+  /** Runs the call, showing it in the panel as it goes, with progress and Cancel. */
+  private async call(key: string, prepared: PreparedSend, o: CurlOptions): Promise<SendOutcome> {
+    const entry: ResponseEntry = {
+      id: this.nextId++,
+      requestLabel: prepared.label,
+      url: o.url,
+      protocol: o.protocol,
+      startedAt: Date.now(),
+      state: "running",
+      headers: [],
+      messages: [],
+    };
+    this.history.add(key, entry);
+    const controller = new AbortController();
+    this.running.set(entry.id, controller);
+    const log = this.ctx.log;
+    log.info(
+      `Send ${prepared.label}: ${redactSecrets(copyAsProtocallCurl({ ...o, verbose: true }).command)}`,
+    );
+    const progress = { report: (_message: string) => {} };
+    const io = { cwd: prepared.baseDir, env: process.env, homedir: homedir() };
+    const call = this.engine
+      .session()
+      .then((session) => session.call(o, io, this.observer(entry, progress), controller.signal));
+    const result = await this.showProgress(prepared.label, call, controller, progress);
+    this.running.delete(entry.id);
+    this.finish(entry, prepared.label, result);
+    return { sent: true, entry, result, problems: [] };
+  }
+
+  /** What a running call reports goes to the log, the panel and the progress notification. */
+  private observer(entry: ResponseEntry, progress: { report(message: string): void }): CallObserver {
+    const panel = this.history.panel;
+    let reported = 0;
+    return {
+      log: (line) => this.ctx.log.info(redactSecrets(line)),
+      method: (m) => {
+        entry.method = m.name;
+        panel.update(entry);
+      },
+      headers: (h) => {
+        entry.headers = h;
+        panel.update(entry);
+      },
+      message: (json, i) => {
+        entry.messages.push(json);
+        panel.appendMessage(entry, i);
+        // At most a few progress updates a second, however fast a stream is.
+        const now = Date.now();
+        if (now - reported >= 200) {
+          reported = now;
+          progress.report(`${i + 1} message${i === 0 ? "" : "s"}`);
+        }
+      },
+    };
+  }
+
+  /**
+   * Progress: at once in the status bar; a call still running after a moment also gets a
+   * notification with Cancel (a quick call does not flash one). Cancel aborts the call.
+   */
+  private async showProgress(
+    label: string,
+    call: Promise<CallResult>,
+    controller: AbortController,
+    progress: { report(message: string): void },
+  ): Promise<CallResult> {
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: `Protocall: ${label}` },
+      () => call,
+    );
+    const slow = setTimeout(() => {
+      void vscode.window.withProgress(
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `Protocall: sending ${label}`,
+          cancellable: true,
+        },
+        (notification, token) => {
+          token.onCancellationRequested(() => controller.abort());
+          progress.report = (message) => notification.report({ message });
+          return call;
+        },
+      );
+    }, NOTIFY_AFTER_MS);
+    return call.finally(() => clearTimeout(slow));
+  }
+
+  /** The call ended: the panel shows the result, the log its summary (and the error's text). */
+  private finish(entry: ResponseEntry, label: string, result: CallResult): void {
+    entry.state = "done";
+    entry.result = result;
+    entry.method = result.method ?? entry.method;
+    if (result.headers.length > 0) entry.headers = result.headers;
+    this.history.panel.update(entry);
+    const log = this.ctx.log;
+    const summary = `${label}: ${result.code ?? "failed"} (exit ${result.exitCode}) in ${Math.round(result.durationMs)} ms`;
+    if (result.ok) {
+      log.info(summary);
+      return;
+    }
+    log.error(summary);
+    for (const line of (result.error?.text ?? "").trimEnd().split("\n")) log.error(redactSecrets(line));
+  }
+}
