@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { parseCurlArgs } from "../../../src/cli/commands/curl-args";
 import { openRpcContext } from "../../../src/core/rpcfile/context";
-import { curlToRequestText } from "../../../src/core/rpcfile/from-curl";
+import type { CurlOptions } from "../../../src/core/invoke/options";
+import { copyAsBufCurl, copyAsGrpcurl, copyAsProtocallCurl, csvField } from "../../../src/core/rpcfile/copy-as";
+import { commandLineToRequests, csvFields, curlToRequestText } from "../../../src/core/rpcfile/from-curl";
 import { parseRpcFile } from "../../../src/core/rpcfile/parse";
 
 const dir = mkdtempSync(join(tmpdir(), "protocall-fromcurl-"));
@@ -124,5 +126,112 @@ describe("curlToRequestText", () => {
         "",
       ].join("\n"),
     );
+  });
+});
+
+/** The options of the only request of pasted text. */
+function pasted(text: string): CurlOptions {
+  const r = commandLineToRequests(text);
+  assert.equal(r.count, 1, r.text);
+  return back(r.text);
+}
+
+describe("commandLineToRequests (Paste as Request)", () => {
+  const request = (args: string[]) => parseCurlArgs(args).options;
+
+  test("a copied protocall curl or buf curl command pastes back to the same options", () => {
+    const cases = [
+      request(["-H", "Accept-Language: en, fr", "-H", 'x-q: say "hi"', "-d", '{"name": "it\'s"}', "http://h:1/a.v1.S/M"]),
+      request(["--protocol", "grpc", "--http2-prior-knowledge", "--reflect-header", "x-r: a,b", "--timeout", "2s", "http://h:1/a.v1.S/M"]),
+      request(["--schema", "/p/a,b.binpb", "-k", "--servername", "api.test", "https://h/a.v1.S/M"]),
+    ];
+    for (const o of cases) {
+      assert.deepEqual(pasted(copyAsProtocallCurl(o).command), o, copyAsProtocallCurl(o).command);
+      // buf curl reads -H, --reflect-header and --schema as CSV; the copy quotes them so.
+      const buf = copyAsBufCurl(o).command;
+      const back = pasted(buf);
+      assert.deepEqual({ ...back, http2PriorKnowledge: o.http2PriorKnowledge }, o, buf);
+    }
+  });
+
+  test("a copied grpcurl command pastes back to the same gRPC call", () => {
+    const o = request([
+      "--protocol",
+      "grpc",
+      "-H",
+      "authorization: Bearer t",
+      "--reflect-header",
+      "*",
+      "-d",
+      '{"a": 1}',
+      "--timeout",
+      "1500ms",
+      "--connect-timeout",
+      "2",
+      "--cacert",
+      "/c/ca.pem",
+      "--emit-defaults",
+      "https://api.test:8443/a.v1.S/M",
+    ]);
+    const copied = copyAsGrpcurl(o);
+    assert.deepEqual(copied.notes, []);
+    assert.deepEqual(pasted(copied.command), o, copied.command);
+  });
+
+  test("grpcurl: address and method, -plaintext, -rpc-header, -d @ with < file, list", () => {
+    const o = pasted(
+      "grpcurl -plaintext -rpc-header 'x-a: 1' -authority api.test -d @ localhost:8080 demo.v1.GreetService.Greet < body.json",
+    );
+    assert.equal(o.url, "http://localhost:8080/demo.v1.GreetService/Greet");
+    assert.equal(o.protocol, "grpc");
+    assert.deepEqual(o.headers, ["x-a: 1", "Host: api.test"]);
+    assert.deepEqual(o.reflectHeaders, []);
+    assert.equal(o.data, '{"number": 1}', "the file's content (written to body.json below)");
+    const list = commandLineToRequests("grpcurl --plaintext=true 127.0.0.1:9 list");
+    assert.match(list.text, /^### List services\n# @protocol grpc\n# @list-services\nhttp:\/\/127\.0\.0\.1:9\n$/);
+  });
+
+  test("a prompt, variables, npx and several commands; each request is named for its method", () => {
+    const r = commandLineToRequests(
+      "$ TOKEN=x npx protocall curl -H \"Authorization: Bearer $TOKEN\" http://h/a.v1.S/Get\nbuf curl --list-services http://h\n",
+    );
+    assert.equal(r.count, 2);
+    assert.deepEqual(r.tools, ["protocall curl", "buf curl"]);
+    const file = parseRpcFile(r.text);
+    assert.deepEqual(
+      file.requests.map((q) => q.name?.text),
+      ["Get", "List services"],
+    );
+    assert.match(r.text, /Authorization: Bearer \{\{\$env TOKEN\}\}/);
+  });
+
+  test("what a request leaves out is noted", () => {
+    const r = commandLineToRequests("grpcurl -plaintext -max-msg-sz 10 h:1 a.S/M > out.json");
+    assert.deepEqual(r.notes, [
+      "the output redirection > out.json was left out: set # @output out.json to keep it",
+      "grpcurl -max-msg-sz has no equivalent in a request and was left out",
+    ]);
+  });
+
+  test("a text that is not such a command line is refused, saying what to paste", () => {
+    const refused: [string, RegExp][] = [
+      ["", /the text is empty: copy a buf curl, protocall curl or grpcurl command line/],
+      ["curl -X POST http://h/x", /"curl -X" is not one: copy a buf curl, protocall curl or grpcurl command line/],
+      ["buf build", /"buf build" is not one/],
+      ["buf curl -d '{}'", /the buf curl command names no URL/],
+      ["protocall curl --bogus http://h/a.S/M", /unknown flag --bogus/],
+      ["grpcurl -plaintext h:1", /names no method/],
+      ["grpcurl -plaintext h:1 describe a.S", /describe has no request equivalent/],
+      ["grpcurl -format text h:1 a.S/M", /-format text has no equivalent/],
+      ["grpcurl -bogus h:1 a.S/M", /grpcurl flag -bogus is not known/],
+      ["grpcurl -max-time soon h:1 a.S/M", /-max-time takes seconds/],
+      ["buf curl -H '\"open' http://h/a.S/M", /unclosed quote, as buf reads it/],
+    ];
+    for (const [text, message] of refused) assert.throws(() => commandLineToRequests(text), message, text);
+  });
+
+  test("csvFields reads what csvField writes", () => {
+    for (const v of ["plain", "a, b", 'say "hi"', "", ","]) assert.deepEqual(csvFields(csvField(v)), [v]);
+    assert.deepEqual(csvFields("a,b"), ["a", "b"]);
   });
 });
