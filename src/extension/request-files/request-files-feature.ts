@@ -20,9 +20,10 @@ export class RequestFilesFeature {
 
   /**
    * protocall.pasteAsRequest: the command line in `text`, else on the clipboard, as requests. A text
-   * that is not such a command line gets an error message saying why (and nothing is added).
+   * that is not such a command line gets an error message saying why (also returned as `error`), and
+   * nothing is added.
    */
-  async pasteAsRequest(text?: unknown): Promise<PastedRequest | undefined> {
+  async pasteAsRequest(text?: unknown): Promise<PastedRequest | { error: string } | undefined> {
     const commandLine = typeof text === "string" ? text : await vscode.env.clipboard.readText();
     let pasted: ReturnType<typeof commandLineToRequests>;
     try {
@@ -31,7 +32,7 @@ export class RequestFilesFeature {
       const message = `Protocall: cannot paste as a request: ${errorMessage(err)}`;
       this.ctx.log.warn(message);
       void vscode.window.showErrorMessage(message);
-      return undefined;
+      return { error: message };
     }
     const added = await addRequestToEditor(this.ctx.settings, pasted.text);
     if (!added) return undefined;

@@ -133,7 +133,9 @@ describe("curlToRequestText", () => {
 function pasted(text: string): CurlOptions {
   const r = commandLineToRequests(text);
   assert.equal(r.count, 1, r.text);
-  return back(r.text);
+  const options = back(r.text);
+  assert.ok(options, r.text);
+  return options;
 }
 
 describe("commandLineToRequests (Paste as Request)", () => {
