@@ -29,10 +29,12 @@ import { WorkspaceSources } from "./workspace-sources";
 /** A call still running after this long shows a cancellable progress notification. */
 const NOTIFY_AFTER_MS = 700;
 
+// Functions, not the imports themselves: reading an export of the core at load time would load the
+// lazy bundle (dist/extension-lazy.js) during activation.
 const copyMakers: Record<CopyFormat, { name: string; make: (o: CurlOptions) => CopiedCommand }> = {
-  protocall: { name: "protocall curl", make: copyAsProtocallCurl },
-  buf: { name: "buf curl", make: copyAsBufCurl },
-  grpcurl: { name: "grpcurl", make: copyAsGrpcurl },
+  protocall: { name: "protocall curl", make: (o) => copyAsProtocallCurl(o) },
+  buf: { name: "buf curl", make: (o) => copyAsBufCurl(o) },
+  grpcurl: { name: "grpcurl", make: (o) => copyAsGrpcurl(o) },
 };
 
 export class SendFeature {
