@@ -43,14 +43,26 @@ describe("custom requests check their parameters", { timeout: 60_000 }, () => {
   }
 
   const cases: [string, unknown, RegExp][] = [
-    [serviceSourcesRequest.method, {}, /^protocall\/serviceSources: params\.servers must be an array, not missing$/],
-    [serviceSourcesRequest.method, { servers: [{ url: 3 }] }, /params\.servers\[0\]\.url must be a string, not number 3/],
+    [
+      serviceSourcesRequest.method,
+      {},
+      /^protocall\/serviceSources: params\.servers must be an array, not missing$/,
+    ],
+    [
+      serviceSourcesRequest.method,
+      { servers: [{ url: 3 }] },
+      /params\.servers\[0\]\.url must be a string, not number 3/,
+    ],
     [
       serviceSourcesRequest.method,
       { servers: [{ url: "http://h", insecure: "yes" }] },
       /params\.servers\[0\]\.insecure must be true or false, not string "yes"/,
     ],
-    [serviceChildrenRequest.method, { source: 7 }, /^protocall\/serviceChildren: params\.source must be a string/],
+    [
+      serviceChildrenRequest.method,
+      { source: 7 },
+      /^protocall\/serviceChildren: params\.source must be a string/,
+    ],
     [
       serviceChildrenRequest.method,
       { source: "build:x", parent: { kind: "method", name: "a.B" } },

@@ -4,9 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { parseCurlArgs } from "../../../src/cli/commands/curl-args";
-import { openRpcContext } from "../../../src/core/rpcfile/context";
 import type { CurlOptions } from "../../../src/core/invoke/options";
-import { copyAsBufCurl, copyAsGrpcurl, copyAsProtocallCurl, csvField } from "../../../src/core/rpcfile/copy-as";
+import { openRpcContext } from "../../../src/core/rpcfile/context";
+import {
+  copyAsBufCurl,
+  copyAsGrpcurl,
+  copyAsProtocallCurl,
+  csvField,
+} from "../../../src/core/rpcfile/copy-as";
 import { commandLineToRequests, csvFields, curlToRequestText } from "../../../src/core/rpcfile/from-curl";
 import { parseRpcFile } from "../../../src/core/rpcfile/parse";
 
@@ -143,8 +148,25 @@ describe("commandLineToRequests (Paste as Request)", () => {
 
   test("a copied protocall curl or buf curl command pastes back to the same options", () => {
     const cases = [
-      request(["-H", "Accept-Language: en, fr", "-H", 'x-q: say "hi"', "-d", '{"name": "it\'s"}', "http://h:1/a.v1.S/M"]),
-      request(["--protocol", "grpc", "--http2-prior-knowledge", "--reflect-header", "x-r: a,b", "--timeout", "2s", "http://h:1/a.v1.S/M"]),
+      request([
+        "-H",
+        "Accept-Language: en, fr",
+        "-H",
+        'x-q: say "hi"',
+        "-d",
+        '{"name": "it\'s"}',
+        "http://h:1/a.v1.S/M",
+      ]),
+      request([
+        "--protocol",
+        "grpc",
+        "--http2-prior-knowledge",
+        "--reflect-header",
+        "x-r: a,b",
+        "--timeout",
+        "2s",
+        "http://h:1/a.v1.S/M",
+      ]),
       request(["--schema", "/p/a,b.binpb", "-k", "--servername", "api.test", "https://h/a.v1.S/M"]),
     ];
     for (const o of cases) {
@@ -190,12 +212,15 @@ describe("commandLineToRequests (Paste as Request)", () => {
     assert.deepEqual(o.reflectHeaders, []);
     assert.equal(o.data, '{"number": 1}', "the file's content (written to body.json below)");
     const list = commandLineToRequests("grpcurl --plaintext=true 127.0.0.1:9 list");
-    assert.match(list.text, /^### List services\n# @protocol grpc\n# @list-services\nhttp:\/\/127\.0\.0\.1:9\n$/);
+    assert.match(
+      list.text,
+      /^### List services\n# @protocol grpc\n# @list-services\nhttp:\/\/127\.0\.0\.1:9\n$/,
+    );
   });
 
   test("a prompt, variables, npx and several commands; each request is named for its method", () => {
     const r = commandLineToRequests(
-      "$ TOKEN=x npx protocall curl -H \"Authorization: Bearer $TOKEN\" http://h/a.v1.S/Get\nbuf curl --list-services http://h\n",
+      '$ TOKEN=x npx protocall curl -H "Authorization: Bearer $TOKEN" http://h/a.v1.S/Get\nbuf curl --list-services http://h\n',
     );
     assert.equal(r.count, 2);
     assert.deepEqual(r.tools, ["protocall curl", "buf curl"]);
@@ -218,7 +243,10 @@ describe("commandLineToRequests (Paste as Request)", () => {
   test("a text that is not such a command line is refused, saying what to paste", () => {
     const refused: [string, RegExp][] = [
       ["", /the text is empty: copy a buf curl, protocall curl or grpcurl command line/],
-      ["curl -X POST http://h/x", /"curl -X" is not one: copy a buf curl, protocall curl or grpcurl command line/],
+      [
+        "curl -X POST http://h/x",
+        /"curl -X" is not one: copy a buf curl, protocall curl or grpcurl command line/,
+      ],
       ["buf build", /"buf build" is not one/],
       ["buf curl -d '{}'", /the buf curl command names no URL/],
       ["protocall curl --bogus http://h/a.S/M", /unknown flag --bogus/],

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { splitCommands } from "../../../src/core/rpcfile/shell-words";
 
-const words = (text: string) => splitCommands(text).map((c) => c.map((i) => ("word" in i ? i.word : `${i.redirect}${i.file}`)));
+const words = (text: string) =>
+  splitCommands(text).map((c) => c.map((i) => ("word" in i ? i.word : `${i.redirect}${i.file}`)));
 
 describe("splitCommands", () => {
   test("quotes, escapes and continuations as sh reads them", () => {
@@ -12,7 +13,7 @@ describe("splitCommands", () => {
     );
     assert.deepEqual(words("a 'it'\\''s' x\"y\"z"), [["a", "it's", "xyz"]]);
     assert.deepEqual(words("a $'line\\nnext\\t\\'q\\''"), [["a", "line\nnext\t'q'"]]);
-    assert.deepEqual(words("a \"multi\nline\" b"), [["a", "multi\nline", "b"]]);
+    assert.deepEqual(words('a "multi\nline" b'), [["a", "multi\nline", "b"]]);
     assert.deepEqual(words("a ''"), [["a", ""]]);
   });
 
@@ -42,11 +43,11 @@ describe("splitCommands", () => {
 
   test("what a request cannot express is refused with a clear message", () => {
     const refused: [string, RegExp][] = [
-      ["a 'open", /single quote \(\'\) is not closed/],
+      ["a 'open", /single quote \('\) is not closed/],
       ['a "open', /double quote \("\) is not closed/],
       ["a $(cat token)", /command substitution/],
       ["a `cat token`", /command substitution/],
-      ["a ${X:-y}", /shell expansion \$\{X:-y\}/],
+      [`a $${"{"}X:-y}`, /shell expansion \$\{X:-y\}/],
       ["echo {} | buf curl", /pipe \(\|\)/],
       ["a &", /background job/],
       ["a <", /names no file/],
