@@ -83,6 +83,9 @@ export function commandLineToRequests(text: string): PastedRequests {
     const { tool, options, notes: more } = commandOptions(items);
     tools.push(tool);
     notes.push(...more);
+    if (options.data === "@-") {
+      notes.push("the body was to come from standard input (-d @-): write it under the request instead");
+    }
     blocks.push(curlToRequestText(options, requestName(options)));
   }
   return { text: blocks.join("\n"), count: blocks.length, tools, notes };

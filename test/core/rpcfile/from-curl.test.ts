@@ -232,6 +232,13 @@ describe("commandLineToRequests (Paste as Request)", () => {
     assert.match(r.text, /Authorization: Bearer \{\{\$env TOKEN\}\}/);
   });
 
+  test("a body from standard input is noted", () => {
+    assert.deepEqual(commandLineToRequests("buf curl -d @- http://h/a.S/M").notes, [
+      "the body was to come from standard input (-d @-): write it under the request instead",
+    ]);
+    assert.deepEqual(commandLineToRequests("buf curl -d @- http://h/a.S/M < b.json").notes, []);
+  });
+
   test("what a request leaves out is noted", () => {
     const r = commandLineToRequests("grpcurl -plaintext -max-msg-sz 10 h:1 a.S/M > out.json");
     assert.deepEqual(r.notes, [
