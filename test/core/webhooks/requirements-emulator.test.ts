@@ -274,5 +274,6 @@ test("the shipped example configuration is the built-in default, in the document
     name: "petapis",
     admins: ["alice"],
     members: ["bob"],
+    visibility: "private",
   });
 });

@@ -1,5 +1,6 @@
-// The emulator's configuration: users with their tokens, repositories with their Admins and members,
-// and whether webhooks are enabled. Read from a JSON file (see examples/registry/config.json).
+// The emulator's configuration: users with their tokens, repositories (modules) with their Admins,
+// members and visibility, organizations with their Admins and members, and whether webhooks are
+// enabled. Read from a JSON file (see examples/registry/config.json).
 import { readFileSync } from "node:fs";
 import { errorMessage, ProtocallError } from "../../errors";
 
@@ -15,11 +16,21 @@ export interface RegistryRepository {
   readonly admins: readonly string[];
   /** Users who may push but not manage webhooks. */
   readonly members: readonly string[];
+  /** Who may read it through the module API: anyone signed in (public) or its roles only (private). */
+  readonly visibility: "public" | "private";
+}
+
+/** An organization: its Admins and members hold those roles on every module it owns. */
+export interface RegistryOrganization {
+  readonly name: string;
+  readonly admins: readonly string[];
+  readonly members: readonly string[];
 }
 
 export interface RegistryConfig {
   readonly users: readonly RegistryUser[];
   readonly repositories: readonly RegistryRepository[];
+  readonly organizations: readonly RegistryOrganization[];
   /** Default true. When false, WebhookService refuses every call with failed_precondition. */
   readonly webhooksEnabled: boolean;
 }
@@ -30,7 +41,10 @@ export const defaultRegistryConfig: RegistryConfig = {
     { name: "alice", token: "alice-token" },
     { name: "bob", token: "bob-token" },
   ],
-  repositories: [{ owner: "acme", name: "petapis", admins: ["alice"], members: ["bob"] }],
+  repositories: [
+    { owner: "acme", name: "petapis", admins: ["alice"], members: ["bob"], visibility: "private" },
+  ],
+  organizations: [],
   webhooksEnabled: true,
 };
 
@@ -54,6 +68,15 @@ export function loadRegistryConfig(file: string): RegistryConfig {
 export function parseRegistryConfig(json: unknown, where = "registry config"): RegistryConfig {
   const fail = (msg: string): never => {
     throw new ProtocallError(`${where}: ${msg}`);
+  };
+  const userList = (value: unknown, what: string): string[] => {
+    const v = value ?? [];
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "string"))
+      fail(`${what} must be an array of user names`);
+    for (const n of v as string[]) {
+      if (!names.has(n)) fail(`${what} names unknown user "${n}"`);
+    }
+    return v as string[];
   };
   if (!json || typeof json !== "object" || Array.isArray(json)) fail("must be a JSON object");
   const obj = json as Record<string, unknown>;
@@ -86,23 +109,40 @@ export function parseRegistryConfig(json: unknown, where = "registry config"): R
     const full = `${repo.owner}/${repo.name}`;
     if (seen.has(full)) fail(`repositories[${i}]: ${full} appears twice`);
     seen.add(full);
-    const list = (key: "admins" | "members"): string[] => {
-      const v = repo[key] ?? [];
-      if (!Array.isArray(v) || v.some((x) => typeof x !== "string"))
-        fail(`repositories[${i}] (${full}): "${key}" must be an array of user names`);
-      for (const n of v as string[]) {
-        if (!names.has(n)) fail(`repositories[${i}] (${full}): "${key}" names unknown user "${n}"`);
-      }
-      return v as string[];
-    };
+    const list = (key: "admins" | "members") => userList(repo[key], `repositories[${i}] (${full}): "${key}"`);
+    if (repo.visibility !== undefined && repo.visibility !== "public" && repo.visibility !== "private")
+      fail(`repositories[${i}] (${full}): "visibility" must be "public" or "private"`);
     repositories.push({
       owner: repo.owner as string,
       name: repo.name as string,
       admins: list("admins"),
       members: list("members"),
+      visibility: (repo.visibility as "public" | "private" | undefined) ?? "private",
+    });
+  }
+  const organizations: RegistryOrganization[] = [];
+  if (obj.organizations !== undefined && !Array.isArray(obj.organizations))
+    fail(`"organizations" must be an array`);
+  for (const [i, o] of ((obj.organizations as unknown[]) ?? []).entries()) {
+    const org = o as Record<string, unknown>;
+    if (!org || typeof org.name !== "string" || !org.name)
+      fail(`organizations[${i}] needs a non-empty "name" string`);
+    if (names.has(org.name as string))
+      fail(`organizations[${i}]: "${org.name}" is a user's name; an owner is a user or an organization`);
+    if (organizations.some((x) => x.name === org.name))
+      fail(`organizations[${i}]: "${org.name}" appears twice`);
+    organizations.push({
+      name: org.name as string,
+      admins: userList(org.admins, `organizations[${i}] (${org.name}): "admins"`),
+      members: userList(org.members, `organizations[${i}] (${org.name}): "members"`),
     });
   }
   if (obj.webhooksEnabled !== undefined && typeof obj.webhooksEnabled !== "boolean")
     fail(`"webhooksEnabled" must be true or false`);
-  return { users, repositories, webhooksEnabled: (obj.webhooksEnabled as boolean | undefined) ?? true };
+  return {
+    users,
+    repositories,
+    organizations,
+    webhooksEnabled: (obj.webhooksEnabled as boolean | undefined) ?? true,
+  };
 }

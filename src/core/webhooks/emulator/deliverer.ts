@@ -42,6 +42,8 @@ export interface DelivererOptions {
   readonly batchIntervalMs: number;
   /** PEM of a CA trusted in addition to the system roots. */
   readonly trustCa?: string;
+  /** Added to the error of an attempt whose callback certificate is not trusted (default: about --trust-ca). */
+  readonly untrustedCertificateHint?: string;
   /** Called after each attempt (the --verbose log). */
   readonly onAttempt?: (attempt: DeliveryAttempt) => void;
   /** Attempts kept for ListDeliveries (oldest dropped first); default 10,000. */
@@ -50,6 +52,13 @@ export interface DelivererOptions {
   /** Schedules the next batch (default: setTimeout); tests pass a clock they control. */
   readonly setTimer?: SetTimer;
 }
+
+/** Node's messages for a certificate chain it cannot verify (self-signed, unknown issuer). */
+const untrustedCertificate =
+  /self[- ]signed certificate|unable to verify the first certificate|unable to get (local )?issuer certificate/i;
+
+const defaultUntrustedHint =
+  "the callback URL's certificate is not trusted; start the registry with --trust-ca FILE naming that certificate or its CA (for `protocall listen --tls`, its listener-cert.pem in ~/.config/protocall)";
 
 /** Runs `fn` once after `ms` milliseconds, unless cancelled. */
 export type SetTimer = (fn: () => void, ms: number) => { cancel(): void };
@@ -144,6 +153,9 @@ export class Deliverer {
       if (res.status !== 200) error = `HTTP ${res.status}`;
     } catch (err) {
       error = errorMessage(err);
+      if (untrustedCertificate.test(error)) {
+        error += `: ${this.options.untrustedCertificateHint ?? defaultUntrustedHint}`;
+      }
     }
     const attempt: DeliveryAttempt = {
       id: ++this.attemptCount,

@@ -1,28 +1,37 @@
-// The registry emulator: a real Connect server with the registry's WebhookService rules (bearer tokens,
-// the Admin role per repository, one webhook per repository and event, callback URL rules, paging),
-// plus protocall.registry.v1.RegistryService (Push, ListDeliveries) and the batched event delivery.
-import http from "node:http";
-import https from "node:https";
-import type { AddressInfo } from "node:net";
-import { create, toJson } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { RepositoryCommitSchema } from "../../../gen/buf/alpha/registry/v1alpha1/repository_commit_pb";
-import { RepositorySchema, Visibility } from "../../../gen/buf/alpha/registry/v1alpha1/repository_pb";
-import {
-  type Webhook,
-  WebhookEvent,
-  WebhookSchema,
-  WebhookService,
-} from "../../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
-import { DeliverySchema, RegistryService } from "../../../gen/protocall/registry/v1/registry_pb";
-import { callbackUrlProblems } from "../callback-url";
-import { encodeEvent, newCommit, pushEvent } from "../event";
+// The registry emulator: one server with the registry's WebhookService (webhook-api.ts), the module API
+// that the buf CLI pushes to and reads modules from (module-api.ts), protocall.registry.v1.
+// RegistryService (a push without content, the delivery log), and batched event delivery
+// (deliverer.ts). A push through either API fires the repository-push webhook. Users, tokens and
+// roles (access.ts) are the same for every API; state (state.ts) is durable before anything is
+// acknowledged; the HTTP front (http-front.ts) checks the path, the token and the body size before
+// reading a body.
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { createConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import { compressionGzip } from "@connectrpc/connect-node";
+import type { RepositoryCommit } from "../../../gen/buf/alpha/registry/v1alpha1/repository_commit_pb";
+import { encodeEvent, pushEvent } from "../event";
 import { defaultPrefix } from "../paths";
-import type { RegistryConfig, RegistryRepository, RegistryUser } from "./config";
+import { Access } from "./access";
+import type { RegistryConfig, RegistryUser } from "./config";
 import { Deliverer, type DeliveryAttempt, type SetTimer } from "./deliverer";
-import { RegistryState, type StoredWebhook } from "./state";
+import { callerKey, type FrontRoute, startFront } from "./http-front";
+import { registerModuleApi } from "./module-api";
+import { toRepository, toRepositoryCommit } from "./push-event";
+import {
+  type Change,
+  type CommitData,
+  type LabelData,
+  type ModuleData,
+  newId,
+  ownerIdFor,
+  RegistryState,
+} from "./state";
+import { registerWebhookApi } from "./webhook-api";
+
+/** Default largest Upload body: room for a module the size of the googleapis tree (~80 MB). */
+export const defaultMaxUploadBytes = 256 * 1024 * 1024;
+/** Largest body of every other RPC. */
+const maxSmallBodyBytes = 4 * 1024 * 1024;
 
 export interface RegistryEmulatorOptions {
   readonly config: RegistryConfig;
@@ -38,10 +47,14 @@ export interface RegistryEmulatorOptions {
   readonly batchIntervalMs?: number;
   /** PEM of a CA that deliveries trust in addition to the system roots. */
   readonly trustCa?: string;
+  /** Added to a delivery error when the callback's certificate is not trusted (says how to trust it). */
+  readonly untrustedCertificateHint?: string;
   /** ListWebhooks page size (default 10). */
   readonly pageSize?: number;
   /** Overrides the config's webhooksEnabled when set. */
   readonly webhooksEnabled?: boolean;
+  /** Largest Upload request body in bytes (default 256 MiB); other RPCs take at most 4 MiB. */
+  readonly maxUploadBytes?: number;
   /** Schedules delivery batches (default: real timers); tests pass a clock they control. */
   readonly setTimer?: SetTimer;
   /** Receives one line per delivery attempt and per call (the --verbose log). */
@@ -53,20 +66,39 @@ export interface RegistryEmulator {
   readonly url: string;
   readonly port: number;
   deliveries(): readonly DeliveryAttempt[];
+  /** Number of disk syncs of the state so far (0 without a state file). */
+  syncCount(): number;
   close(): Promise<void>;
 }
+
+const moduleServices = [
+  "buf.registry.module.v1.ModuleService",
+  "buf.registry.module.v1.UploadService",
+  "buf.registry.module.v1.CommitService",
+  "buf.registry.module.v1.GraphService",
+  "buf.registry.module.v1.DownloadService",
+  "buf.registry.owner.v1.OwnerService",
+];
 
 export async function startRegistryEmulator(options: RegistryEmulatorOptions): Promise<RegistryEmulator> {
   const config = options.config;
   const prefix = options.prefix ?? defaultPrefix;
-  const pageSize = options.pageSize ?? 10;
   const enabled = options.webhooksEnabled ?? config.webhooksEnabled;
-  const state = RegistryState.open(options.statePath);
+  const maxUpload = options.maxUploadBytes ?? defaultMaxUploadBytes;
   const log = options.log;
+  const state = await RegistryState.open(options.statePath);
+  try {
+    await ensureConfiguredModules(state, config);
+  } catch (err) {
+    await state.close();
+    throw err;
+  }
+  const access = new Access(config, state);
   const deliverer = new Deliverer({
     batchSize: options.batchSize ?? 20,
     batchIntervalMs: options.batchIntervalMs ?? 5000,
     trustCa: options.trustCa,
+    untrustedCertificateHint: options.untrustedCertificateHint,
     setTimer: options.setTimer,
     onAttempt: log
       ? (a) =>
@@ -77,269 +109,138 @@ export async function startRegistryEmulator(options: RegistryEmulatorOptions): P
           )
       : undefined,
   });
-  const usersByToken = new Map(config.users.map((u) => [u.token, u]));
 
-  function authenticate(ctx: HandlerContext): RegistryUser {
-    const header = ctx.requestHeader.get("authorization") ?? "";
-    const m = /^Bearer\s+(.+)$/i.exec(header.trim());
-    if (!m) {
-      throw new ConnectError('missing "Authorization: Bearer <token>" header', Code.Unauthenticated);
-    }
-    const user = usersByToken.get(m[1].trim());
-    if (!user) throw new ConnectError("invalid token", Code.Unauthenticated);
+  const caller = (ctx: HandlerContext): RegistryUser => {
+    const user = ctx.values.get(callerKey);
+    if (!user) throw new Error("no signed-in user in the call context");
     return user;
-  }
-
-  function findRepository(owner: string, name: string): RegistryRepository {
-    if (!owner || !name) {
-      throw new ConnectError("owner_name and repository_name are required", Code.InvalidArgument);
-    }
-    const repo = config.repositories.find((r) => r.owner === owner && r.name === name);
-    if (!repo) throw new ConnectError(`repository ${owner}/${name} does not exist`, Code.NotFound);
-    return repo;
-  }
-
-  function requireAdmin(user: RegistryUser, repo: RegistryRepository): void {
-    if (!repo.admins.includes(user.name)) {
-      throw new ConnectError(
-        `user ${user.name} does not have the Admin role on repository ${repo.owner}/${repo.name}`,
-        Code.PermissionDenied,
-      );
-    }
-  }
-
-  function requireEnabled(): void {
-    if (!enabled) {
-      throw new ConnectError("webhooks are disabled on this instance", Code.FailedPrecondition);
-    }
-  }
-
-  function toWebhook(w: StoredWebhook): Webhook {
-    return create(WebhookSchema, {
-      event: w.event,
-      webhookId: w.webhookId,
-      createTime: timestampFromDate(new Date(w.createTime)),
-      updateTime: timestampFromDate(new Date(w.updateTime)),
-      repositoryName: w.repository,
-      ownerName: w.owner,
-      callbackUrl: w.callbackUrl,
-    });
-  }
-
-  const routes = (router: ConnectRouter) => {
-    router.service(WebhookService, {
-      createWebhook(req, ctx) {
-        const user = authenticate(ctx);
-        requireEnabled();
-        if (req.webhookEvent !== WebhookEvent.REPOSITORY_PUSH) {
-          throw new ConnectError(
-            "webhook_event must be WEBHOOK_EVENT_REPOSITORY_PUSH, the only event",
-            Code.InvalidArgument,
-          );
-        }
-        const repo = findRepository(req.ownerName, req.repositoryName);
-        requireAdmin(user, repo);
-        const problems = callbackUrlProblems(req.callbackUrl, prefix);
-        if (problems.length) throw new ConnectError(problems.join("; "), Code.InvalidArgument);
-        if (
-          state.data.webhooks.some(
-            (w) => w.owner === repo.owner && w.repository === repo.name && w.event === req.webhookEvent,
-          )
-        ) {
-          throw new ConnectError(
-            `repository ${repo.owner}/${repo.name} already has a webhook for WEBHOOK_EVENT_REPOSITORY_PUSH`,
-            Code.AlreadyExists,
-          );
-        }
-        const now = new Date().toISOString();
-        const stored: StoredWebhook = {
-          webhookId: crypto.randomUUID(),
-          event: req.webhookEvent,
-          owner: repo.owner,
-          repository: repo.name,
-          callbackUrl: req.callbackUrl,
-          createTime: now,
-          updateTime: now,
-        };
-        state.data.webhooks.push(stored);
-        state.save();
-        log?.(
-          `CreateWebhook ${repo.owner}/${repo.name} by ${user.name}: ${stored.webhookId} -> ${stored.callbackUrl}`,
-        );
-        return { webhook: toWebhook(stored) };
-      },
-      listWebhooks(req, ctx) {
-        const user = authenticate(ctx);
-        requireEnabled();
-        let all: StoredWebhook[];
-        if (req.ownerName && !req.repositoryName) {
-          // Emulator extension: the owner's webhooks across the repositories the caller administers.
-          const administered = new Set(
-            config.repositories
-              .filter((r) => r.owner === req.ownerName && r.admins.includes(user.name))
-              .map((r) => r.name),
-          );
-          all = state.data.webhooks.filter(
-            (w) => w.owner === req.ownerName && administered.has(w.repository),
-          );
-        } else {
-          const repo = findRepository(req.ownerName, req.repositoryName);
-          requireAdmin(user, repo);
-          all = state.data.webhooks.filter((w) => w.owner === repo.owner && w.repository === repo.name);
-        }
-        let start = 0;
-        if (req.pageToken) {
-          const decoded = /^o(\d+)$/.exec(Buffer.from(req.pageToken, "base64url").toString("utf8"));
-          if (!decoded) throw new ConnectError(`invalid page_token "${req.pageToken}"`, Code.InvalidArgument);
-          start = Number(decoded[1]);
-        }
-        const page = all.slice(start, start + pageSize);
-        const next =
-          start + pageSize < all.length ? Buffer.from(`o${start + pageSize}`).toString("base64url") : "";
-        return { webhooks: page.map(toWebhook), nextPageToken: next };
-      },
-      deleteWebhook(req, ctx) {
-        const user = authenticate(ctx);
-        requireEnabled();
-        if (!req.webhookId) throw new ConnectError("webhook_id is required", Code.InvalidArgument);
-        const index = state.data.webhooks.findIndex((w) => w.webhookId === req.webhookId);
-        if (index < 0) throw new ConnectError(`webhook ${req.webhookId} does not exist`, Code.NotFound);
-        const w = state.data.webhooks[index];
-        requireAdmin(user, findRepository(w.owner, w.repository));
-        state.data.webhooks.splice(index, 1);
-        state.save();
-        log?.(`DeleteWebhook ${w.webhookId} of ${w.owner}/${w.repository} by ${user.name}`);
-        return {};
-      },
-    });
-    router.service(RegistryService, {
-      push(req, ctx) {
-        const user = authenticate(ctx);
-        const repo = findRepository(req.ownerName, req.repositoryName);
-        if (!repo.admins.includes(user.name) && !repo.members.includes(user.name)) {
-          throw new ConnectError(
-            `user ${user.name} is neither a member nor an Admin of repository ${repo.owner}/${repo.name}: add "${user.name}" to its "members" in the registry config`,
-            Code.PermissionDenied,
-          );
-        }
-        for (const tag of req.tags) {
-          if (!/^[A-Za-z0-9._-]{1,250}$/.test(tag)) {
-            throw new ConnectError(`invalid tag name "${tag}"`, Code.InvalidArgument);
-          }
-        }
-        const stored = state.repository(repo.owner, repo.name);
-        const commit = newCommit({
-          author: req.author || user.name,
-          tags: req.tags,
-          sequenceId: BigInt(stored.commits.length + 1),
-        });
-        stored.commits.push(toJson(RepositoryCommitSchema, commit));
-        stored.updateTime = new Date().toISOString();
-        state.save();
-        const webhooks = enabled
-          ? state.data.webhooks.filter((w) => w.owner === repo.owner && w.repository === repo.name)
-          : [];
-        if (webhooks.length) {
-          const repository = create(RepositorySchema, {
-            id: stored.id,
-            name: repo.name,
-            ownerName: repo.owner,
-            owner: { case: "userId", value: stored.ownerId },
-            visibility: Visibility.PUBLIC,
-            createTime: timestampFromDate(new Date(stored.createTime)),
-            updateTime: timestampFromDate(new Date(stored.updateTime)),
-            defaultBranch: "main",
-          });
-          const body = encodeEvent(pushEvent(repository, commit, timestampDate(commit.createTime!)));
-          for (const w of webhooks) {
-            deliverer.enqueue({
-              webhookId: w.webhookId,
-              owner: repo.owner,
-              repository: repo.name,
-              callbackUrl: w.callbackUrl,
-              commitId: commit.id,
-              body,
-            });
-          }
-        }
-        log?.(
-          `Push ${repo.owner}/${repo.name} by ${user.name}: commit ${commit.id} #${commit.commitSequenceId}`,
-        );
-        return { commit, eventQueued: webhooks.length > 0 };
-      },
-      listDeliveries(req, ctx) {
-        const user = authenticate(ctx);
-        if (Boolean(req.ownerName) !== Boolean(req.repositoryName)) {
-          throw new ConnectError(
-            "give both owner_name and repository_name, or neither",
-            Code.InvalidArgument,
-          );
-        }
-        const visible = new Set(
-          config.repositories
-            .filter((r) => r.admins.includes(user.name) || r.members.includes(user.name))
-            .map((r) => `${r.owner}/${r.name}`),
-        );
-        const deliveries = deliverer
-          .list()
-          .filter((a) => visible.has(`${a.owner}/${a.repository}`))
-          .filter((a) => !req.ownerName || (a.owner === req.ownerName && a.repository === req.repositoryName))
-          .map((a) =>
-            create(DeliverySchema, {
-              id: BigInt(a.id),
-              webhookId: a.webhookId,
-              ownerName: a.owner,
-              repositoryName: a.repository,
-              callbackUrl: a.callbackUrl,
-              commitId: a.commitId,
-              batch: BigInt(a.batch),
-              attemptTime: timestampFromDate(a.attemptTime),
-              httpStatus: a.httpStatus,
-              latencyMs: a.latencyMs,
-              responseBody: a.responseBody,
-              error: a.error,
-              success: a.success,
-            }),
-          );
-        return { deliveries };
-      },
-    });
   };
 
-  const handler = connectNodeAdapter({ routes });
-  const servicePrefix = `/${prefix}.alpha.registry.v1alpha1.WebhookService/`;
-  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    // The generated service is registered under the `buf` package; another prefix is mapped onto it.
-    if (prefix !== defaultPrefix && req.url?.startsWith(servicePrefix)) {
-      req.url = `/buf.alpha.registry.v1alpha1.WebhookService/${req.url.slice(servicePrefix.length)}`;
-    } else if (prefix !== defaultPrefix && req.url?.startsWith("/buf.alpha.registry.v1alpha1.")) {
-      req.url = "/not-found";
+  /** Queues the event for the repository's webhooks; returns how many were queued. */
+  function fire(module: ModuleData, commit: RepositoryCommit, eventTime = new Date()): number {
+    const webhooks = enabled
+      ? state.webhooks.filter((w) => w.owner === module.owner && w.repository === module.name)
+      : [];
+    if (webhooks.length === 0) return 0;
+    const repository = toRepository(module, access.owner(module.owner));
+    const body = encodeEvent(pushEvent(repository, commit, eventTime));
+    for (const w of webhooks) {
+      deliverer.enqueue({
+        webhookId: w.webhookId,
+        owner: module.owner,
+        repository: module.name,
+        callbackUrl: w.callbackUrl,
+        commitId: commit.id,
+        body,
+      });
     }
-    handler(req, res);
-  };
-  const server = options.tls
-    ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, listener)
-    : http.createServer(listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
+    return webhooks.length;
+  }
+
+  const router = createConnectRouter({
+    readMaxBytes: maxUpload,
+    acceptCompression: [compressionGzip],
+    // Responses go uncompressed: the emulator runs next to its clients, where gzip only costs time.
+    compressMinBytes: 2 ** 31,
   });
-  const address = server.address() as AddressInfo;
-  const hostText = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  return {
-    url: `${options.tls ? "https" : "http"}://${hostText}:${address.port}`,
-    port: address.port,
+  registerWebhookApi(router, {
+    state,
+    access,
+    prefix,
+    pageSize: options.pageSize ?? 10,
+    enabled,
+    caller,
     deliveries: () => deliverer.list(),
+    log,
+    onAlphaPush: (module, commit) => fire(module, commit, timestampDate(commit.createTime!)),
+  });
+  registerModuleApi(router, {
+    state,
+    access,
+    caller,
+    onPush(module: ModuleData, commit: CommitData, labels: readonly LabelData[], by: RegistryUser) {
+      const sequence = state.commitsOf(module.id).indexOf(commit) + 1;
+      const queued = fire(module, toRepositoryCommit(module, commit, labels, sequence));
+      log?.(
+        `Upload ${module.owner}/${module.name} by ${by.name}: commit ${commit.id}` +
+          (labels.length ? ` labels ${labels.map((l) => l.name).join(",")}` : "") +
+          (queued ? `, ${queued} event queued` : ""),
+      );
+    },
+  });
+
+  const routes = new Map<string, FrontRoute>();
+  const webhookPrefix = "/buf.alpha.registry.v1alpha1.WebhookService/";
+  for (const handler of router.handlers) {
+    const path = handler.requestPath;
+    const maxBodyBytes =
+      path === "/buf.registry.module.v1.UploadService/Upload" ? maxUpload : maxSmallBodyBytes;
+    // The generated webhook service is registered under the `buf` package; another prefix replaces it.
+    const served =
+      prefix !== defaultPrefix && path.startsWith(webhookPrefix)
+        ? `/${prefix}.alpha.registry.v1alpha1.WebhookService/${path.slice(webhookPrefix.length)}`
+        : path;
+    routes.set(served, { handler, maxBodyBytes });
+  }
+  const servedList = [
+    `${prefix}.alpha.registry.v1alpha1.WebhookService`,
+    "protocall.registry.v1.RegistryService",
+    ...moduleServices,
+  ].join(", ");
+  let front: Awaited<ReturnType<typeof startFront>>;
+  try {
+    front = await startFront({
+      routes,
+      userByToken: (token) => access.userByToken(token),
+      unimplemented: (path) =>
+        `${path.replace(/^\//, "")} is not served by this registry emulator; it serves ${servedList}`,
+      host: options.host,
+      port: options.port,
+      tls: options.tls,
+    });
+  } catch (err) {
+    await state.close();
+    throw err;
+  }
+  return {
+    url: front.url,
+    port: front.port,
+    deliveries: () => deliverer.list(),
+    syncCount: () => state.syncCount(),
     async close() {
       await deliverer.close();
-      state.flush();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await front.close();
+      await state.close();
     },
   };
+}
+
+/** Every configured repository exists as a module (created once, so its id stays the same). */
+async function ensureConfiguredModules(state: RegistryState, config: RegistryConfig): Promise<void> {
+  const time = new Date().toISOString();
+  const changes: Change[] = [];
+  for (const r of config.repositories) {
+    const existing = state.module(r.owner, r.name);
+    if (existing && existing.visibility === r.visibility) continue;
+    changes.push({
+      t: "module",
+      module: existing
+        ? { ...existing, visibility: r.visibility, updateTime: time }
+        : {
+            id: newId(),
+            ownerId: ownerIdFor(r.owner),
+            owner: r.owner,
+            name: r.name,
+            visibility: r.visibility,
+            state: "active",
+            description: "",
+            url: "",
+            defaultLabel: "main",
+            createTime: time,
+            updateTime: time,
+            createdBy: "",
+          },
+    });
+  }
+  await state.commit(changes);
 }

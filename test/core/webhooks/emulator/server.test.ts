@@ -280,24 +280,24 @@ test("webhooks and commits persist in the state file across a restart", async ()
     repository: "orders",
     callbackUrl: listener.callbackUrl,
   });
-  const again = await startRegistryEmulator({
+  const pushed = await push("orders", ["v9"], "alice-token");
+  await emulator.close();
+  // One emulator per state file: the restarted one takes over the file the first one released.
+  emulator = await startRegistryEmulator({
     config,
     statePath,
+    tls: { cert: pki.server.cert, key: pki.server.key },
     trustCa: pki.ca.cert,
     batchIntervalMs: INTERVAL,
   });
-  try {
-    const list = await createWebhookClient({ baseUrl: again.url, token: "alice-token" }).listWebhooks(
-      "acme",
-      "orders",
-    );
-    assert.deepEqual(
-      list.map((w) => w.webhookId),
-      [hook.webhookId],
-    );
-  } finally {
-    await again.close();
-  }
+  const list = await client("alice-token").listWebhooks("acme", "orders");
+  assert.deepEqual(
+    list.map((w) => w.webhookId),
+    [hook.webhookId],
+  );
+  // The next commit continues the repository's history.
+  const next = await push("orders", [], "alice-token");
+  assert.equal(next.commit?.commitSequenceId, (pushed.commit?.commitSequenceId ?? 0n) + 1n);
 });
 
 test("disabled webhooks: every WebhookService call says so", async () => {
