@@ -17,21 +17,46 @@ import { parse, readText, remoteBaseUrl } from "./webhook";
 
 const serveHelp = `Usage: protocall registry serve [flags]
 
-Runs a registry emulator: the registry's WebhookService (Connect protocol, JSON and binary) with its
-rules, plus protocall.registry.v1.RegistryService (Push, ListDeliveries). Prints its base URL (the
---remote of the other commands) on the first line.
+Runs a registry emulator on one port (HTTP/1.1 and HTTP/2; Connect binary and JSON, gRPC, gRPC-Web):
+  - the module API the buf CLI uses, so \`buf push\`, \`buf build|export REMOTE/owner/module[:ref]\`,
+    \`buf curl --schema REMOTE/owner/module\` and \`buf dep update\` work against it:
+    buf.registry.module.v1 ModuleService (GetModules, CreateModules), UploadService, CommitService
+    (GetCommits), GraphService (GetGraph), DownloadService, and buf.registry.owner.v1.OwnerService;
+  - the registry's WebhookService with its rules;
+  - protocall.registry.v1.RegistryService (Push without content, ListDeliveries).
+Other services answer unimplemented. Prints its base URL (the --remote of the other commands) on the
+first line. For buf, serve https (--cert/--key, or --tls) and name modules localhost:PORT/owner/module
+(buf.yaml v2); buf trusts the certificate through SSL_CERT_FILE and sends BUF_TOKEN (or ~/.netrc).
 
-Rules: every call needs "Authorization: Bearer <token>" of a configured user; only Admins of a
-repository may create, list or delete its webhook; one webhook per repository and event; the callback
-URL must use https, end with /buf.alpha.webhook.v1alpha1.EventService/Event and have no query or
-fragment; delete returns {}; ListWebhooks returns --page-size webhooks per page with next_page_token.
-ListWebhooks with owner_name alone (an emulator extension) lists the owner's webhooks on every
-repository the caller administers.
+Every call needs "Authorization: Bearer <token>" of a configured user, checked before the request body
+is read (unauthenticated otherwise); bodies over the limit are refused with resource_exhausted (413).
+A repository of the webhook API is a module of the module API.
+
+Module rules: reading a private module needs a role on it (public: any signed-in user); pushing needs
+the member or Admin role; \`buf push --create\` creates the module with the caller as Admin (under the
+caller's own name, or an organization the caller is an Admin or member of); a module's default label
+is "main" unless created otherwise; a push moves the labels it names (--label), else the default label;
+a push whose content equals an existing commit of the module returns that commit; dependencies between
+the modules of one push are worked out from their imports; digests are b5, as buf computes them;
+commit ids are dashless UUIDs (a dashed id is accepted in a reference). A reference resolves to a
+commit of the module first, then to a label; an empty one to the default label (failed_precondition
+when it has no commit).
+
+Webhook rules: only Admins of a repository may create, list or delete its webhook; one webhook per
+repository and event; the callback URL must use https, end with
+/buf.alpha.webhook.v1alpha1.EventService/Event and have no query or fragment; delete returns {};
+ListWebhooks returns --page-size webhooks per page with next_page_token. ListWebhooks with owner_name
+alone (an emulator extension) lists the owner's webhooks on every repository the caller administers.
 Error codes: unauthenticated, permission_denied, already_exists, invalid_argument, not_found, and
 failed_precondition ("webhooks are disabled on this instance") when webhooks are disabled.
 
-Push (\`protocall registry push\`, members and Admins) records a commit (id, digest, sequence id,
-create time, tags) and queues a WEBHOOK_EVENT_REPOSITORY_PUSH event for the repository's webhook.
+Pushes: a push through the module API that makes a new commit, and \`protocall registry push\`
+(members and Admins; a commit without content, for quick tests), queue a
+WEBHOOK_EVENT_REPOSITORY_PUSH event for the repository's webhook. A module push maps onto the event
+as: commit id and name = the commit id, digest and b5_digest = "b5:<hex>", manifest_digest =
+"shake256:<hex>" of the module files' manifest, author = the pusher, tags = the labels the push moved,
+branch = the default label if the push moved it, commit_sequence_id = the commit's position in the
+module, create time = the commit's. A push of unchanged content fires no event.
 Delivery, as the registry does it: each event is POSTed to the callback URL with the Connect protocol
 (unary, Content-Type: application/proto, binary EventRequest); TLS is verified against the system
 roots plus --trust-ca. Choices the registry leaves open, made here:
@@ -44,10 +69,15 @@ roots plus --trust-ca. Choices the registry leaves open, made here:
 Every attempt (status, latency, response, error) is kept for ListDeliveries
 (\`protocall registry deliveries\`) and printed with --verbose.
 
+State: with --state, modules, commits with their content, labels, webhooks and content-less commits
+survive a restart. Every change is on disk (appended and synced) before the call that made it is
+answered; one emulator per state file.
+
 Flags:
-  --config FILE          users, repositories and roles (JSON; see examples/registry/config.json).
-                         Default: alice (token alice-token) Admin and bob (bob-token) member of acme/petapis
-  --state FILE           persist webhooks and commits here (atomic writes); in memory when absent
+  --config FILE          users, repositories (modules) with roles and visibility, organizations (JSON;
+                         see examples/registry/config.json). Default: alice (token alice-token) Admin and
+                         bob (bob-token) member of the private acme/petapis
+  --state FILE           persist the state here; in memory when absent
   --host HOST            address to bind (default 127.0.0.1)
   --port PORT            port (default 0: any free port)
   --tls                  serve https with a self-signed certificate, generated once and kept in
@@ -57,11 +87,19 @@ Flags:
   --batch-size N         events per delivery batch (default 20)
   --batch-interval DUR   time between batches: 5s, 500ms, or milliseconds (default 5s)
   --trust-ca FILE        trust this CA (PEM) for callback URLs, in addition to the system roots
+                         (without it, a listener with a self-signed certificate is refused)
   --page-size N          ListWebhooks page size (default 10)
+  --max-upload SIZE      largest push (Upload request body): bytes, or with KiB, MiB or GiB
+                         (default 256MiB); other calls take at most 4 MiB
   --webhooks-disabled    refuse every WebhookService call, as an instance with webhooks disabled
   --prefix NAME          package prefix of the webhook services (default "buf")
-  --verbose              print each call and each delivery attempt
+  --verbose              print each push, webhook change and delivery attempt
   -h, --help             show this help
+
+Example, with buf as the client:
+  protocall registry serve --cert server.pem --key server-key.pem --port 8443 --state registry.state
+  SSL_CERT_FILE=ca.pem BUF_TOKEN=alice-token buf push --create --create-visibility private
+    (buf.yaml: modules: [{path: proto, name: localhost:8443/acme/petapis}])
 `;
 
 const pushHelp = `Usage: protocall registry push --remote URL --owner OWNER --repository REPO [--author NAME] [--tag TAG]...
@@ -92,7 +130,7 @@ Flags:
 
 const usage = `Usage: protocall registry <serve|push|deliveries> [flags]
 
-  serve        run a registry emulator (WebhookService with the registry's rules, push, delivery)
+  serve        run a registry emulator (the module API buf pushes to, WebhookService, delivery)
   push         record a commit in an emulator's repository, emitting a push event
   deliveries   list an emulator's delivery attempts
 
@@ -104,6 +142,18 @@ export function parseDuration(text: string, flag: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
   if (!m) throw new ProtocallError(`${flag} "${text}" is not a duration: write 5s, 500ms or 2m`);
   const n = Number(m[1]) * (m[2] === "s" ? 1000 : m[2] === "m" ? 60_000 : 1);
+  if (n <= 0) throw new ProtocallError(`${flag} must be more than zero`);
+  return n;
+}
+
+/** Parses a byte size: 1048576, 64KiB, 256MiB, 1GiB (KB, MB, GB mean the same powers of 1024). */
+export function parseSize(text: string, flag: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(b|kib|kb|k|mib|mb|m|gib|gb|g)?$/i.exec(text.trim());
+  if (!m) throw new ProtocallError(`${flag} "${text}" is not a size: write bytes, or 64KiB, 256MiB, 1GiB`);
+  const unit = (m[2] ?? "b").toLowerCase()[0];
+  const n = Math.floor(
+    Number(m[1]) * (unit === "k" ? 1024 : unit === "m" ? 1024 ** 2 : unit === "g" ? 1024 ** 3 : 1),
+  );
   if (n <= 0) throw new ProtocallError(`${flag} must be more than zero`);
   return n;
 }
@@ -131,6 +181,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
       "batch-interval": { type: "string" },
       "trust-ca": { type: "string" },
       "page-size": { type: "string" },
+      "max-upload": { type: "string" },
       "webhooks-disabled": { type: "boolean" },
       prefix: { type: "string" },
       verbose: { type: "boolean" },
@@ -156,6 +207,9 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
         : 5000,
       trustCa: values["trust-ca"] ? readText(values["trust-ca"] as string, "--trust-ca") : undefined,
       pageSize: positive(values["page-size"], "--page-size", 10),
+      maxUploadBytes: values["max-upload"]
+        ? parseSize(values["max-upload"] as string, "--max-upload")
+        : undefined,
       webhooksEnabled: values["webhooks-disabled"] ? false : undefined,
       log: verbose ? (line) => ctx.stdout.write(`${line}\n`) : undefined,
     });

@@ -58,6 +58,8 @@ export async function startLocalRegistry(options: LocalRegistryOptions): Promise
       port: 0,
       tls: { cert: cert.cert, key: cert.key },
       trustCa: options.trustCa,
+      untrustedCertificateHint:
+        "the callback URL's certificate is not trusted; the local registry trusts the system roots and the local listener's certificate, so use the local listener's callback URL",
       batchIntervalMs: options.batchIntervalMs,
       log: options.log,
     });

@@ -2,7 +2,9 @@
 // push, the recorded delivery attempts (status, latency, response body) and their TLS verification,
 // and webhooks switched off in the configuration file.
 import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
 import https from "node:https";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -14,6 +16,7 @@ import {
 } from "../../../src/core/webhooks/emulator/config";
 import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
+import { ensureSelfSignedCert } from "../../../src/core/webhooks/self-signed";
 import { WebhookEvent, WebhookService } from "../../../src/gen/buf/alpha/registry/v1alpha1/webhook_pb";
 import { RegistryService } from "../../../src/gen/protocall/registry/v1/registry_pb";
 import { repoRoot } from "../../support/cli";
@@ -224,9 +227,42 @@ test("deliveries verify the callback's certificate: without --trust-ca a private
     assert.equal(attempt.success, false);
     assert.equal(attempt.httpStatus, 0);
     assert.match(attempt.error, /certificate/i);
+    assert.match(attempt.error, /not trusted; start the registry with --trust-ca FILE/);
     assert.equal(received.length, before, "nothing reached the callback");
   } finally {
     await emulator.close();
+  }
+});
+
+test("a delivery to a self-signed callback (protocall listen --tls) says which flag trusts it", async () => {
+  const own = await ensureSelfSignedCert(mkdtempSync(join(tmpdir(), "protocall-selfsigned-")));
+  const selfSigned = https.createServer({ cert: own.cert, key: own.key }, (req, res) => {
+    req.resume();
+    res.end();
+  });
+  await new Promise<void>((r) => selfSigned.listen(0, "127.0.0.1", r));
+  const port = (selfSigned.address() as { port: number }).port;
+  const { emulator, due } = await emulatorWithClock();
+  try {
+    const alice = clients(emulator, "alice-token");
+    await alice.webhooks.createWebhook(
+      {
+        webhookEvent: WebhookEvent.REPOSITORY_PUSH,
+        ownerName: "acme",
+        repositoryName: "petapis",
+        callbackUrl: `https://127.0.0.1:${port}${eventPath}`,
+      },
+      { headers: alice.headers },
+    );
+    await alice.registry.push({ ownerName: "acme", repositoryName: "petapis" }, { headers: alice.headers });
+    (await waitFor(() => due.shift(), "the batch timer"))();
+    const attempt = await waitFor(() => emulator.deliveries()[0], "the attempt");
+    assert.equal(attempt.success, false);
+    assert.match(attempt.error, /^self-signed certificate: .*start the registry with --trust-ca FILE/);
+    assert.match(attempt.error, /listener-cert\.pem/);
+  } finally {
+    await emulator.close();
+    await new Promise<void>((r) => selfSigned.close(() => r()));
   }
 });
 
