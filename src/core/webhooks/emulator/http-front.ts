@@ -213,7 +213,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     // One cleartext port for HTTP/1.1 and HTTP/2 with prior knowledge ("PRI * HTTP/2.0" preface).
     const h1 = http.createServer(onRequest as never);
     const h2 = http2.createServer(onRequest as never);
-    server = net.createServer((socket) => {
+    server = net.createServer({ noDelay: true }, (socket) => {
       socket.once("data", (chunk: Buffer) => {
         socket.pause();
         socket.unshift(chunk);
