@@ -76,6 +76,8 @@ function refuse(req: NodeReq, res: NodeRes, code: Code, message: string): void {
   const contentType = String(req.headers["content-type"] ?? "");
   const h1 = req.httpVersionMajor === 1;
   const close = h1 && !req.complete ? { connection: "close" } : {};
+  if (h1 && !req.complete) lingerOnClose(req.socket);
+
   if (/^application\/grpc/i.test(contentType)) {
     res.writeHead(200, {
       "content-type": contentType.split(";")[0],
@@ -93,14 +95,41 @@ function refuse(req: NodeReq, res: NodeRes, code: Code, message: string): void {
     });
     res.end(body);
   }
-  if (!h1 && !req.complete) {
-    // Tell the HTTP/2 client to stop sending the rest of the body.
-    const stream = (req as http2.Http2ServerRequest).stream;
-    res.once("finish", () => {
-      if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-    });
+  if (h1 || req.complete) {
+    req.pause();
+    return;
   }
-  req.pause();
+  // HTTP/2: once the answer is out (close waits for it), reset the stream with NO_ERROR, which tells
+  // the client to stop sending the rest of the body; what arrives until then is dropped.
+  const stream = (req as http2.Http2ServerRequest).stream;
+  req.resume();
+  if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+}
+
+/** How long, and how many bytes, a closing HTTP/1.1 connection keeps reading (and dropping) the body. */
+const lingerMs = 2000;
+const lingerBytes = 16 * 1024 * 1024;
+
+/**
+ * Makes the server's close of this connection a lingering close: send FIN, then read and drop what the
+ * client is still sending for a moment (bounded in time and bytes) before closing. Closing a socket
+ * with unread data resets the connection, and the client could then lose the answer it was sent.
+ */
+function lingerOnClose(socket: net.Socket): void {
+  socket.destroySoon = function lingeringClose(this: net.Socket) {
+    this.end();
+    let dropped = 0;
+    const stop = () => this.destroy();
+    const timer = setTimeout(stop, lingerMs);
+    timer.unref();
+    this.on("data", (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > lingerBytes) stop();
+    });
+    this.once("end", stop);
+    this.once("close", () => clearTimeout(timer));
+    this.resume();
+  };
 }
 
 const tooLarge = new Error("request body too large");
