@@ -1,10 +1,10 @@
 // A registry emulator for tests that use a real registry client (the buf CLI, or Protocall's own):
-// `protocall registry serve`'s server started in this process over https with a test CA made for the
-// run, named `localhost:PORT` (the remote buf expects: a host name, here with a port), plus the
-// environment a client needs to trust and reach it (SSL_CERT_FILE, BUF_TOKEN, a private HOME and buf
-// cache), and helpers to write module workspaces and run buf against it.
+// `protocall registry serve`'s server, started in this process or (`cli: true`) as the real command,
+// over https with a test CA made for the run, named `localhost:PORT` (the remote buf expects: a host
+// name, here with a port), plus the environment a client needs to trust and reach it (SSL_CERT_FILE,
+// BUF_TOKEN, a private HOME and buf cache), and helpers to write module workspaces and run buf.
 //
-//   const registry = await startTestRegistry({ users: [...], repositories: [...] });
+//   const registry = await startTestRegistry({ config: { users: [...], repositories: [...] } });
 //   await writeWorkspace(dir, { "buf.yaml": registry.bufYaml([{ path: "a", name: "acme/a" }]), ... });
 //   const r = await registry.buf(["push", "--create", "--create-visibility", "private"], { cwd: dir, token: "alice-token" });
 //   ...
@@ -18,6 +18,7 @@ import {
   type RegistryEmulatorOptions,
   startRegistryEmulator,
 } from "../../src/core/webhooks/emulator/server";
+import { type CliServer, startCliServer } from "../core/webhooks/support";
 import { bufPath } from "./buf";
 import { type RunOptions, type RunResult, runProcess } from "./cli";
 import { createTestPki, type TestPki } from "./tls";
@@ -38,6 +39,11 @@ export interface TestRegistryOptions extends Partial<Omit<RegistryEmulatorOption
   readonly config?: unknown;
   /** Reuse a PKI (default: a new one). */
   readonly pki?: TestPki;
+  /**
+   * Run `protocall registry serve --verbose` (dist/cli.js) instead of the server in this process.
+   * Passes --config, --cert/--key, --state, --batch-interval, --batch-size and --trust-ca from the options.
+   */
+  readonly cli?: boolean;
 }
 
 export interface BufRunOptions extends RunOptions {
@@ -48,9 +54,13 @@ export interface BufRunOptions extends RunOptions {
 }
 
 export interface TestRegistry {
-  readonly emulator: RegistryEmulator;
+  /** The server in this process (undefined with `cli`). */
+  readonly emulator?: RegistryEmulator;
+  /** The `protocall registry serve --verbose` process (with `cli`), with its output lines. */
+  readonly process?: CliServer;
   /** https://127.0.0.1:PORT */
   readonly url: string;
+  readonly port: number;
   /** `localhost:PORT`: the registry part of module names and of BUF_TOKEN's `token@remote` form. */
   readonly remote: string;
   readonly pki: TestPki;
@@ -70,14 +80,35 @@ export interface TestRegistry {
 
 export async function startTestRegistry(options: TestRegistryOptions = {}): Promise<TestRegistry> {
   const pki = options.pki ?? (await createTestPki(["localhost"]));
-  const config = parseRegistryConfig(options.config ?? testRegistryConfig);
-  const emulator = await startRegistryEmulator({
-    ...options,
-    config,
-    host: "127.0.0.1",
-    tls: { cert: pki.server.cert, key: pki.server.key },
-  });
-  const remote = `localhost:${emulator.port}`;
+  const configJson = options.config ?? testRegistryConfig;
+  const config = parseRegistryConfig(configJson);
+  let emulator: RegistryEmulator | undefined;
+  let server: CliServer | undefined;
+  if (options.cli) {
+    const configPath = join(mkdtempSync(join(tmpdir(), "protocall-registry-config-")), "config.json");
+    writeFileSync(configPath, JSON.stringify(configJson));
+    const args = ["registry", "serve", "--verbose", "--config", configPath];
+    args.push("--cert", pki.server.certPath, "--key", pki.server.keyPath);
+    if (options.statePath) args.push("--state", options.statePath);
+    if (options.batchIntervalMs) args.push("--batch-interval", `${options.batchIntervalMs}ms`);
+    if (options.batchSize) args.push("--batch-size", String(options.batchSize));
+    if (options.trustCa) {
+      const caPath = join(dirname(configPath), "trust-ca.pem");
+      writeFileSync(caPath, options.trustCa);
+      args.push("--trust-ca", caPath);
+    }
+    server = await startCliServer(args);
+  } else {
+    emulator = await startRegistryEmulator({
+      ...options,
+      config,
+      host: "127.0.0.1",
+      tls: { cert: pki.server.cert, key: pki.server.key },
+    });
+  }
+  const url = emulator?.url ?? server!.url;
+  const port = Number(new URL(url).port);
+  const remote = `localhost:${port}`;
   const home = mkdtempSync(join(tmpdir(), "protocall-registry-home-"));
   const sharedCache = mkdtempSync(join(tmpdir(), "protocall-buf-cache-"));
   const env = (token?: string, cacheDir = sharedCache) => ({
@@ -92,7 +123,9 @@ export async function startTestRegistry(options: TestRegistryOptions = {}): Prom
   });
   return {
     emulator,
-    url: emulator.url,
+    process: server,
+    url,
+    port,
     remote,
     pki,
     config,
@@ -114,7 +147,10 @@ export async function startTestRegistry(options: TestRegistryOptions = {}): Prom
       return `${lines.join("\n")}\n`;
     },
     freshCache: () => mkdtempSync(join(tmpdir(), "protocall-buf-cache-")),
-    close: () => emulator.close(),
+    async close() {
+      await emulator?.close();
+      await server?.stop();
+    },
   };
 }
 

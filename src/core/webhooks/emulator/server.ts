@@ -184,6 +184,7 @@ export async function startRegistryEmulator(options: RegistryEmulatorOptions): P
   }
   const servedList = [
     `${prefix}.alpha.registry.v1alpha1.WebhookService`,
+    "buf.alpha.registry.v1alpha1.AuthnService (GetCurrentUser)",
     "protocall.registry.v1.RegistryService",
     ...moduleServices,
   ].join(", ");

@@ -1,11 +1,13 @@
 // The registry's WebhookService (Create/List/Delete, with its rules: the Admin role per repository, one
-// webhook per repository and event, the callback URL rules, paging) and protocall.registry.v1.
-// RegistryService (Push: a commit without content; ListDeliveries). A repository here is a module of
+// webhook per repository and event, the callback URL rules, paging), AuthnService.GetCurrentUser (what
+// `buf registry login` calls), and protocall.registry.v1.RegistryService (Push: a commit without
+// content; ListDeliveries). A repository here is a module of
 // the module API (module-api.ts): configured ones and those created by `buf push --create` alike.
 // Every answer is sent only once the change it reports (or the state it shows) is on disk.
 import { create, toJson } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import { AuthnService } from "../../../gen/buf/alpha/registry/v1alpha1/authn_pb";
 import { RepositoryCommitSchema } from "../../../gen/buf/alpha/registry/v1alpha1/repository_commit_pb";
 import {
   type Webhook,
@@ -20,7 +22,7 @@ import type { Access } from "./access";
 import type { RegistryUser } from "./config";
 import type { DeliveryAttempt } from "./deliverer";
 import { persist } from "./module-api";
-import type { ModuleData, RegistryState, StoredWebhook } from "./state";
+import { type ModuleData, ownerIdFor, type RegistryState, type StoredWebhook } from "./state";
 
 export interface WebhookApiContext {
   readonly state: RegistryState;
@@ -154,6 +156,17 @@ export function registerWebhookApi(router: ConnectRouter, api: WebhookApiContext
       await persist(state.commit([{ t: "webhook-deleted", webhookId: w.webhookId }]));
       log?.(`DeleteWebhook ${w.webhookId} of ${w.owner}/${w.repository} by ${user.name}`);
       return {};
+    },
+  });
+
+  // `buf registry login` checks the token with this call before writing ~/.netrc.
+  router.service(AuthnService, {
+    getCurrentUser(_req, ctx) {
+      const user = api.caller(ctx);
+      const epoch = timestampFromDate(new Date(0));
+      return {
+        user: { id: ownerIdFor(user.name), username: user.name, createTime: epoch, updateTime: epoch },
+      };
     },
   });
 
