@@ -33,13 +33,7 @@ import { OrganizationVerificationStatus } from "../../../gen/buf/registry/owner/
 import { type Owner, type OwnerRef, OwnerSchema } from "../../../gen/buf/registry/owner/v1/owner_pb";
 import { OwnerService } from "../../../gen/buf/registry/owner/v1/owner_service_pb";
 import { UserState, UserType } from "../../../gen/buf/registry/owner/v1/user_pb";
-import {
-  b5Digest,
-  type ModuleFile,
-  moduleFileKind,
-  sameDigest,
-  selectModuleFiles,
-} from "../../registry/b5-digest";
+import { b5Digest, type ModuleFile, moduleFileKind, selectModuleFiles } from "../../registry/b5-digest";
 import type { Access, OwnerInfo } from "./access";
 import type { RegistryUser } from "./config";
 import {
@@ -490,7 +484,7 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
           files,
           [...deps.values()].map((d) => d.digest),
         );
-        let commit = state.commitsOf(module.id).find((c) => sameDigest(c.digest, digest));
+        let commit = state.commitByDigest(module.id, digest);
         if (!commit) {
           commit = {
             id: newId(),

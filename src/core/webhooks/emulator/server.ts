@@ -159,7 +159,7 @@ export async function startRegistryEmulator(options: RegistryEmulatorOptions): P
     access,
     caller,
     onPush(module: ModuleData, commit: CommitData, labels: readonly LabelData[], by: RegistryUser) {
-      const sequence = state.commitsOf(module.id).indexOf(commit) + 1;
+      const sequence = state.position(commit.id);
       const queued = fire(module, toRepositoryCommit(module, commit, labels, sequence));
       log?.(
         `Upload ${module.owner}/${module.name} by ${by.name}: commit ${commit.id}` +

@@ -179,6 +179,9 @@ export class RegistryState {
   private readonly modulesByName = new Map<string, ModuleData>();
   private readonly commitsById = new Map<string, CommitData>();
   private readonly commitsByModule = new Map<string, CommitData[]>();
+  /** Per module: digest (hex) → commit, and commit id → position in the module's history (from 1). */
+  private readonly commitsByDigest = new Map<string, Map<string, CommitData>>();
+  private readonly positions = new Map<string, number>();
   private readonly labelsByModule = new Map<string, Map<string, LabelData>>();
   private readonly labelsById = new Map<string, LabelData>();
   private readonly alphaCommits = new Map<string, unknown[]>();
@@ -224,6 +227,8 @@ export class RegistryState {
       this.modulesByName,
       this.commitsById,
       this.commitsByModule,
+      this.commitsByDigest,
+      this.positions,
       this.labelsByModule,
       this.labelsById,
       this.alphaCommits,
@@ -269,9 +274,14 @@ export class RegistryState {
         const c = change.commit;
         if (this.commitsById.has(c.id)) break;
         this.commitsById.set(c.id, c);
-        const list = this.commitsByModule.get(c.moduleId);
-        if (list) list.push(c);
-        else this.commitsByModule.set(c.moduleId, [c]);
+        let list = this.commitsByModule.get(c.moduleId);
+        if (!list) this.commitsByModule.set(c.moduleId, (list = []));
+        list.push(c);
+        this.positions.set(c.id, list.length);
+        let digests = this.commitsByDigest.get(c.moduleId);
+        if (!digests) this.commitsByDigest.set(c.moduleId, (digests = new Map()));
+        const hex = Buffer.from(c.digest).toString("hex");
+        if (!digests.has(hex)) digests.set(hex, c);
         break;
       }
       case "label": {
@@ -342,6 +352,16 @@ export class RegistryState {
   /** A module's commits, oldest first. */
   commitsOf(moduleId: string): readonly CommitData[] {
     return this.commitsByModule.get(moduleId) ?? [];
+  }
+
+  /** The module's first commit with this digest (a push of unchanged content returns it). */
+  commitByDigest(moduleId: string, digest: Uint8Array): CommitData | undefined {
+    return this.commitsByDigest.get(moduleId)?.get(Buffer.from(digest).toString("hex"));
+  }
+
+  /** A commit's position in its module's history, 1 for the first. */
+  position(commitId: string): number {
+    return this.positions.get(commitId) ?? 0;
   }
 
   label(moduleId: string, name: string): LabelData | undefined {
