@@ -19,6 +19,7 @@ import { DigestType } from "../../../gen/buf/registry/module/v1/digest_pb";
 import { DownloadService } from "../../../gen/buf/registry/module/v1/download_service_pb";
 import { FileType } from "../../../gen/buf/registry/module/v1/file_pb";
 import { GraphService } from "../../../gen/buf/registry/module/v1/graph_service_pb";
+import type { ScopedLabelRef } from "../../../gen/buf/registry/module/v1/label_pb";
 import {
   type Module,
   type ModuleRef,
@@ -523,30 +524,36 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
     },
   });
 
-  function labelNames(module: ModuleData, refs: readonly { value: { case?: string; value?: unknown } }[]) {
+  /** The labels a content moves: those it names (by name or id), else the module's default label. */
+  function labelNames(module: ModuleData, refs: readonly ScopedLabelRef[]): string[] {
     if (refs.length === 0) return [module.defaultLabel];
     const names = new Set<string>();
     for (const ref of refs) {
-      if (ref.value.case === "name") {
-        const name = ref.value.value as string;
-        if (!name || name.length > 250 || /\s/.test(name)) {
-          throw new ConnectError(
-            `label name "${name}" is not valid (1 to 250 characters, no spaces)`,
-            Code.InvalidArgument,
-          );
+      switch (ref.value.case) {
+        case "name": {
+          const name = ref.value.value;
+          if (!name || name.length > 250 || /\s/.test(name)) {
+            throw new ConnectError(
+              `label name "${name}" is not valid (1 to 250 characters, no spaces)`,
+              Code.InvalidArgument,
+            );
+          }
+          names.add(name);
+          break;
         }
-        names.add(name);
-      } else if (ref.value.case === "id") {
-        const label = state.labelById(normalizeId(ref.value.value as string) ?? (ref.value.value as string));
-        if (!label || label.moduleId !== module.id) {
-          throw new ConnectError(
-            `label with id "${ref.value.value}" was not found in ${moduleName(module)}`,
-            Code.NotFound,
-          );
+        case "id": {
+          const label = state.labelById(normalizeId(ref.value.value) ?? ref.value.value);
+          if (!label || label.moduleId !== module.id) {
+            throw new ConnectError(
+              `label with id "${ref.value.value}" was not found in ${moduleName(module)}`,
+              Code.NotFound,
+            );
+          }
+          names.add(label.name);
+          break;
         }
-        names.add(label.name);
-      } else {
-        throw new ConnectError("a label reference needs an id or a name", Code.InvalidArgument);
+        default:
+          throw new ConnectError("a label reference needs an id or a name", Code.InvalidArgument);
       }
     }
     return [...names];
