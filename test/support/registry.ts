@@ -2,7 +2,7 @@
 // `protocall registry serve`'s server, started in this process or (`cli: true`) as the real command,
 // over https with a test CA made for the run, named `localhost:PORT` (the remote buf expects: a host
 // name, here with a port), plus the environment a client needs to trust and reach it (SSL_CERT_FILE,
-// BUF_TOKEN, a private HOME and buf cache), and helpers to write module workspaces and run buf.
+// BUF_TOKEN, a private HOME and buf cache), with functions that write module workspaces and run buf.
 //
 //   const registry = await startTestRegistry({ config: { users: [...], repositories: [...] } });
 //   await writeWorkspace(dir, { "buf.yaml": registry.bufYaml([{ path: "a", name: "acme/a" }]), ... });
