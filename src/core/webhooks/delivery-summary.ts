@@ -123,9 +123,9 @@ export function summarizeDelivery(d: StoredDelivery, now = new Date()): Delivery
   };
 }
 
-/** Size in bytes of the raw request body. */
+/** Size in bytes of the raw request body (of a rejected request, its whole size, not the excerpt kept). */
 export function rawSize(d: StoredDelivery): number {
-  return Buffer.byteLength(d.body, "base64");
+  return d.bodySize ?? Buffer.byteLength(d.body, "base64");
 }
 
 /** The JSON document opened for a delivery: when and how it arrived, and the decoded EventRequest. */

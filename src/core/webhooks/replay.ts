@@ -1,6 +1,7 @@
 // Replaying a stored delivery: its bytes are POSTed again (Connect unary) to the listener that received
-// it, to the forward URL, or to any URL.
+// it, to the forward URL, or to any URL. A rejected request whose body was cut to an excerpt cannot be.
 import type { JsonValue } from "@bufbuild/protobuf";
+import { ProtocallError } from "../errors";
 import { encodeEvent, eventFromJson } from "./event";
 import { type PostOptions, type PostResult, post } from "./http-post";
 import type { StoredDelivery } from "./store";
@@ -11,6 +12,11 @@ import type { StoredDelivery } from "./store";
  * re-encoded as a binary EventRequest, the form the registry uses.
  */
 export function replayPayload(delivery: StoredDelivery): { body: Uint8Array; contentType: string } {
+  if (delivery.bodySize !== undefined) {
+    throw new ProtocallError(
+      `delivery ${delivery.id} was rejected and only the first bytes of its ${delivery.bodySize}-byte body were kept, so it cannot be sent again`,
+    );
+  }
   const contentType = delivery.headers["content-type"] ?? "application/proto";
   const raw = Buffer.from(delivery.body, "base64");
   if (/^application\/(proto|json)\b/i.test(contentType) || delivery.event === undefined) {

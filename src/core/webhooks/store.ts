@@ -1,27 +1,38 @@
-// The listener's event store: an append-only file with one record per delivery, made durable with
-// group commit. Concurrent appends are written together with one writev and one fdatasync, and each
-// caller's promise resolves only after the fdatasync that covers its record (so a listener acknowledges
-// an event only once it is on disk). One fsync per event would cap throughput at the disk's fsync rate;
-// batching is what lets thousands of events per second through on an ordinary disk.
+// The listener's event store: accepted deliveries (and what forwarding them gave) in one append-only
+// log, made durable with group commit before the listener acknowledges them; rejected requests in a
+// second, smaller log beside it (`<file>.rejected`), capped by count and size, holding only the first
+// bytes of each body. Rejections are kept apart so that no amount of bad requests can push an accepted
+// event out of the store: `maxBytes` prunes accepted deliveries only, and only by their own size.
+// The logs (framing, checksums, group commit, pruning, recovery) are in record-log.ts.
 //
-// File layout: the 8-byte magic "PCEVT01\n", then records of [u32 LE length][u32 LE crc32][JSON].
-// A torn last record (a crash during a write) fails its length or checksum test and is cut off when
-// the store is opened. When the file grows past `maxBytes`, the oldest records are pruned by copying
-// the newest ones (up to half the limit) into a new file that atomically replaces the old one.
-import { closeSync, fsyncSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { type FileHandle, open, rename } from "node:fs/promises";
-import { dirname } from "node:path";
+// A record's payload is a JSON head, then a newline and the raw request body (format version 02;
+// version 01 stored the body as base64 inside the JSON and is still read, and upgraded on open).
+// An accepted binary delivery is stored without its decoded form: the event is decoded from the body
+// when the store is read, which keeps the hot path to one protobuf validation and one small JSON.
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { crc32 } from "node:zlib";
-import type { JsonValue } from "@bufbuild/protobuf";
+import { fromBinary, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { EventRequestSchema } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage, ProtocallError } from "../errors";
+import { type DamagedRange, type LogEntry, RecordLog, type ScannedRecord, scanLog } from "./record-log";
 
-const MAGIC = Buffer.from("PCEVT01\n", "latin1");
-const HEADER = 8;
+const ACCEPTED_MAGIC = "PCEVT02\n";
+const ACCEPTED_LEGACY = ["PCEVT01\n"];
+const REJECTED_MAGIC = "PCREJ01\n";
+/** Bytes of a rejected request's body that are kept. */
+export const REJECTED_BODY_EXCERPT = 1024;
+/** Longest reason kept for a rejected request. */
+const REASON_LIMIT = 1024;
+/** Rejected requests' header values are cut to this length, and at most this many headers kept. */
+const REJECTED_HEADER_VALUE = 256;
+const REJECTED_HEADERS = 64;
+/** The rejection log is pruned when it passes this size, whatever the count. */
+const REJECTED_BYTES = 16 * 1024 * 1024;
 
 /** The result of relaying a delivery to the user's backend (`--forward-to`). */
 export interface ForwardResult {
   readonly url: string;
-  /** 0 when no HTTP response arrived. */
+  /** 0 when no HTTP response arrived (see `error`). */
   readonly status: number;
   readonly latencyMs: number;
   readonly body: string;
@@ -40,8 +51,10 @@ export interface DeliveryRecord {
   /** The URL the listener served this delivery on (the callback URL), the default replay target. */
   readonly listenerUrl: string;
   readonly headers: Record<string, string>;
-  /** The raw request body, base64. */
+  /** The raw request body, base64 (of a rejected request: only its first bytes, see `bodySize`). */
   readonly body: string;
+  /** Size of the whole body, when `body` holds only its first bytes. */
+  readonly bodySize?: number;
   readonly status: "accepted" | "rejected";
   /** Why a rejected delivery was refused (the error message sent back). */
   readonly reason?: string;
@@ -50,6 +63,9 @@ export interface DeliveryRecord {
   /** The decoded EventRequest as protobuf JSON (accepted deliveries). */
   readonly event?: JsonValue;
 }
+
+/** A delivery as the listener appends it: the body as bytes. */
+export type DeliveryHead = Omit<DeliveryRecord, "kind" | "body" | "bodySize">;
 
 interface ForwardRecord {
   readonly kind: "forward";
@@ -63,77 +79,173 @@ type StoreRecord = DeliveryRecord | ForwardRecord;
 export type StoredDelivery = DeliveryRecord & { readonly forward?: ForwardResult };
 
 export interface EventStoreOptions {
-  /** Size limit of the file in bytes; oldest records are pruned past it (default 256 MiB). */
+  /** Size limit of the accepted deliveries' file; the oldest are pruned past it (default 256 MiB). */
   readonly maxBytes?: number;
+  /** Rejected requests kept (default 1000); the oldest are pruned first. */
+  readonly maxRejected?: number;
   /** Longest wait for more appends to join a group before its fdatasync (default 2 ms). */
   readonly groupCommitMs?: number;
   /** Groups written and synced concurrently (default 2); 1 makes each group wait for the previous. */
   readonly syncsInFlight?: number;
 }
 
-interface IndexEntry {
-  readonly id: number;
-  offset: number;
-  readonly length: number;
+/** A damaged stretch of the store that was skipped when it was opened or read. */
+export interface SkippedRange extends DamagedRange {
+  readonly file: string;
+  /** The last intact delivery before it and the first after it (ids), when there are any. */
+  readonly afterId?: number;
+  readonly beforeId?: number;
+  /** Ids between those two found nowhere in the store: the deliveries the damage took. */
+  readonly lostIds: readonly number[];
 }
 
-interface Pending {
-  readonly bytes: Buffer;
-  readonly record: StoreRecord;
-  readonly resolve: () => void;
-  readonly reject: (err: unknown) => void;
+/** What opening or reading the store had to skip; empty when the store was intact. */
+export interface StoreRecovery {
+  readonly skipped: readonly SkippedRange[];
+  /**
+   * Whether the skipped bytes were moved out of the store into `<file>.damaged` beside each damaged
+   * file (when it was opened for writing; reading leaves the files as they are).
+   */
+  readonly moved: boolean;
 }
 
-function encode(record: StoreRecord): Buffer {
-  const json = Buffer.from(JSON.stringify(record), "utf8");
-  const out = Buffer.allocUnsafe(HEADER + json.length);
-  out.writeUInt32LE(json.length, 0);
-  out.writeUInt32LE(crc32(json), 4);
-  json.copy(out, HEADER);
+/** One line for a user: what was skipped, and that everything else was kept. */
+export function describeRecovery(recovery: StoreRecovery): string | undefined {
+  if (recovery.skipped.length === 0) return undefined;
+  const bytes = recovery.skipped.reduce((n, s) => n + s.length, 0);
+  const lost = recovery.skipped.flatMap((s) => s.lostIds);
+  const where = recovery.skipped
+    .map((s) => {
+      const around =
+        s.afterId !== undefined && s.beforeId !== undefined
+          ? `between deliveries ${s.afterId} and ${s.beforeId}`
+          : s.afterId !== undefined
+            ? `after delivery ${s.afterId}`
+            : s.beforeId !== undefined
+              ? `before delivery ${s.beforeId}`
+              : "";
+      return `${s.length} bytes at offset ${s.offset} of ${s.file}${around ? ` (${around})` : ""}`;
+    })
+    .join("; ");
+  const lostText =
+    lost.length === 0
+      ? "no delivery id is missing"
+      : `lost ${lost.length === 1 ? "delivery" : "deliveries"} ${idList(lost)}`;
+  const files = [...new Set(recovery.skipped.map((s) => `${s.file}.damaged`))];
+  const kept = recovery.moved ? `; the damaged bytes were moved to ${files.join(" and ")}` : "";
+  return `the event store was damaged: skipped ${bytes} bytes (${where}), kept every intact record, ${lostText}${kept}`;
+}
+
+function idList(ids: readonly number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < ids.length; ) {
+    let j = i;
+    while (j + 1 < ids.length && ids[j + 1] === ids[j] + 1) j++;
+    parts.push(j === i ? String(ids[i]) : `${ids[i]}-${ids[j]}`);
+    i = j + 1;
+  }
+  return parts.length > 6 ? `${parts.slice(0, 6).join(", ")}, …` : parts.join(", ");
+}
+
+const NEWLINE = 0x0a;
+
+/** Frames a record: [length][crc32][JSON head][\n body], in one buffer. */
+function encode(head: object, body: Uint8Array | undefined): Buffer {
+  const json = JSON.stringify(head);
+  const jsonLength = Buffer.byteLength(json);
+  const payloadLength = jsonLength + (body ? 1 + body.byteLength : 0);
+  const out = Buffer.allocUnsafe(8 + payloadLength);
+  out.writeUInt32LE(payloadLength, 0);
+  out.write(json, 8, jsonLength, "utf8");
+  if (body) {
+    out[8 + jsonLength] = NEWLINE;
+    out.set(body, 9 + jsonLength);
+  }
+  out.writeUInt32LE(crc32(out.subarray(8)), 4);
   return out;
 }
 
-interface Scan {
-  readonly records: { record: StoreRecord; offset: number; length: number }[];
-  /** Where the valid part of the file ends. */
-  readonly validEnd: number;
-}
-
-/** Reads every intact record of a store file's contents, stopping at the first torn or corrupt one. */
-function scan(data: Buffer, file: string): Scan {
-  if (data.length === 0) return { records: [], validEnd: 0 };
-  if (data.length < MAGIC.length || !data.subarray(0, MAGIC.length).equals(MAGIC)) {
-    if (MAGIC.subarray(0, data.length).equals(data.subarray(0, MAGIC.length))) {
-      return { records: [], validEnd: 0 }; // torn while writing the magic itself
-    }
-    throw new ProtocallError(
-      `${file} is not a protocall event store (wrong header): pass another --store, or move the file away`,
-    );
-  }
-  const records: Scan["records"] = [];
-  let pos = MAGIC.length;
-  while (pos + HEADER <= data.length) {
-    const len = data.readUInt32LE(pos);
-    const sum = data.readUInt32LE(pos + 4);
-    if (pos + HEADER + len > data.length) break;
-    const json = data.subarray(pos + HEADER, pos + HEADER + len);
-    if (crc32(json) !== sum) break;
-    let record: StoreRecord;
+/** Parses a payload (version 02: JSON head, newline, body; version 01: JSON only). */
+function decode(payload: Buffer): StoreRecord {
+  const nl = payload.indexOf(NEWLINE);
+  if (nl < 0) return JSON.parse(payload.toString("utf8")) as StoreRecord;
+  const head = JSON.parse(payload.toString("utf8", 0, nl)) as StoreRecord;
+  if (head.kind !== "delivery") return head;
+  const body = payload.subarray(nl + 1);
+  const record = { ...head, body: body.toString("base64") } as DeliveryRecord;
+  if (record.event === undefined && record.status === "accepted" && isBinary(record)) {
     try {
-      record = JSON.parse(json.toString("utf8")) as StoreRecord;
+      return { ...record, event: toJson(EventRequestSchema, fromBinary(EventRequestSchema, body)) };
     } catch {
-      break;
+      return record;
     }
-    records.push({ record, offset: pos, length: HEADER + len });
-    pos += HEADER + len;
   }
-  return { records, validEnd: pos };
+  return record;
 }
 
-function merge(records: readonly StoreRecord[]): StoredDelivery[] {
+function isBinary(d: DeliveryRecord): boolean {
+  return /^application\/proto\s*(;|$)/i.test(d.headers["content-type"] ?? "");
+}
+
+interface Parsed {
+  readonly record: StoreRecord;
+  readonly offset: number;
+  readonly length: number;
+  /** Its place among the scanned records. */
+  readonly index: number;
+}
+
+/** Parses scanned records; a payload that is framed and checksummed yet not a record is skipped too. */
+function parseAll(records: readonly ScannedRecord[], file: string, skipped: SkippedRange[]): Parsed[] {
+  const out: Parsed[] = [];
+  for (let index = 0; index < records.length; index++) {
+    const r = records[index];
+    try {
+      out.push({ record: decode(r.payload), offset: r.offset, length: r.length, index });
+    } catch {
+      skipped.push({ file, offset: r.offset, length: r.length, recordsBefore: index, lostIds: [] });
+    }
+  }
+  return out;
+}
+
+/** Fills in, for each damaged range, the ids around it and the ids that are missing. */
+function explain(
+  ranges: readonly DamagedRange[],
+  file: string,
+  records: readonly Parsed[],
+  allIds: ReadonlySet<number>,
+): SkippedRange[] {
+  return ranges.map((range) => {
+    let afterId: number | undefined;
+    let beforeId: number | undefined;
+    for (const p of records) {
+      if (p.record.kind !== "delivery") continue;
+      if (p.index < range.recordsBefore) afterId = p.record.id;
+      else if (beforeId === undefined) beforeId = p.record.id;
+    }
+    const lostIds: number[] = [];
+    if (afterId !== undefined && beforeId !== undefined) {
+      for (let id = afterId + 1; id < beforeId && lostIds.length < 10_000; id++) {
+        if (!allIds.has(id)) lostIds.push(id);
+      }
+    }
+    return {
+      file,
+      offset: range.offset,
+      length: range.length,
+      recordsBefore: range.recordsBefore,
+      lostIds,
+      ...(afterId !== undefined ? { afterId } : {}),
+      ...(beforeId !== undefined ? { beforeId } : {}),
+    };
+  });
+}
+
+function merge(accepted: readonly StoreRecord[], rejected: readonly StoreRecord[]): StoredDelivery[] {
   const out: StoredDelivery[] = [];
   const byId = new Map<number, number>();
-  for (const r of records) {
+  for (const r of accepted) {
     if (r.kind === "delivery") {
       byId.set(r.id, out.length);
       out.push(r);
@@ -142,99 +254,185 @@ function merge(records: readonly StoreRecord[]): StoredDelivery[] {
       if (i !== undefined) out[i] = { ...out[i], forward: r.forward };
     }
   }
-  return out;
+  if (rejected.length === 0) return out;
+  for (const r of rejected) if (r.kind === "delivery") out.push(r);
+  return out.sort((a, b) => a.id - b.id);
 }
 
-/** Reads a store file without opening it for writing (e.g. while a listener runs in another process). */
-export function readStoreFile(file: string): StoredDelivery[] {
+function notAStore(file: string): string {
+  return `${file} is not a protocall event store (wrong header): pass another --store, or move the file away`;
+}
+
+export function rejectedFile(file: string): string {
+  return `${file}.rejected`;
+}
+
+/** Every delivery of a store file and what had to be skipped, read without opening it for writing. */
+export interface StoreContents {
+  readonly deliveries: StoredDelivery[];
+  readonly recovery: StoreRecovery;
+}
+
+/** Reads a store without opening it for writing (e.g. while a listener runs in another process). */
+export function readStore(file: string): StoreContents {
   let data: Buffer;
   try {
     data = readFileSync(file);
   } catch (err) {
     throw new ProtocallError(`cannot read event store ${file}: ${errorMessage(err)}`);
   }
-  return merge(scan(data, file).records.map((r) => r.record));
+  let rejectedData: Buffer;
+  try {
+    rejectedData = readFileSync(rejectedFile(file));
+  } catch {
+    rejectedData = Buffer.alloc(0);
+  }
+  const skipped: SkippedRange[] = [];
+  const main = scanLog(data, [ACCEPTED_MAGIC, ...ACCEPTED_LEGACY], notAStore(file));
+  const rej = scanLog(rejectedData, [REJECTED_MAGIC], notAStore(rejectedFile(file)));
+  const accepted = parseAll(main.records, file, skipped);
+  const rejected = parseAll(rej.records, rejectedFile(file), skipped);
+  const ids = new Set<number>();
+  for (const p of accepted) ids.add(p.record.id);
+  for (const p of rejected) ids.add(p.record.id);
+  skipped.push(...explain(main.damaged, file, accepted, ids));
+  skipped.push(...explain(rej.damaged, rejectedFile(file), rejected, ids));
+  return {
+    deliveries: merge(
+      accepted.map((p) => p.record),
+      rejected.map((p) => p.record),
+    ),
+    recovery: { skipped, moved: false },
+  };
+}
+
+/** Reads a store file's deliveries without opening it for writing. */
+export function readStoreFile(file: string): StoredDelivery[] {
+  return readStore(file).deliveries;
+}
+
+/** Cuts a rejected request down to what is kept: a body excerpt, short header values, a short reason. */
+function trimRejected(head: DeliveryHead, body: Uint8Array): { head: object; body: Uint8Array } {
+  const headers: Record<string, string> = {};
+  let n = 0;
+  for (const [k, v] of Object.entries(head.headers)) {
+    if (n++ >= REJECTED_HEADERS) break;
+    headers[k.slice(0, REJECTED_HEADER_VALUE)] =
+      v.length > REJECTED_HEADER_VALUE ? `${v.slice(0, REJECTED_HEADER_VALUE)}…` : v;
+  }
+  const reason =
+    head.reason && head.reason.length > REASON_LIMIT ? `${head.reason.slice(0, REASON_LIMIT)}…` : head.reason;
+  const path = head.path.length > 2048 ? `${head.path.slice(0, 2048)}…` : head.path;
+  const cut = body.byteLength > REJECTED_BODY_EXCERPT;
+  return {
+    head: {
+      kind: "delivery",
+      ...head,
+      path,
+      headers,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(cut ? { bodySize: body.byteLength } : {}),
+    },
+    body: cut ? body.subarray(0, REJECTED_BODY_EXCERPT) : body,
+  };
+}
+
+/** A delivery as the store keeps it (a rejected one cut down), to report it as it was stored. */
+export function storedForm(head: DeliveryHead, body: Uint8Array): StoredDelivery {
+  if (head.status === "accepted") {
+    return { kind: "delivery", ...head, body: base64(body) };
+  }
+  const trimmed = trimRejected(head, body);
+  return { ...(trimmed.head as DeliveryRecord), body: base64(trimmed.body) };
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }
 
 export class EventStore {
-  private index: IndexEntry[] = [];
-  private pending: Pending[] = [];
-  private running: Promise<void> | undefined;
-  private inFlight = 0;
-  private wake: (() => void) | undefined;
-  /** Resolves to whether every group started so far reached the disk. */
-  private tail: Promise<boolean> = Promise.resolve(true);
-  private failedAt: number | undefined;
-  private compactRetryAt = 0;
-  /** Set while `clear()` runs: no new group starts until it is done. */
-  private clearing: Promise<void> | undefined;
-  /** Appends made while `clear()` runs, written after it. */
-  private held: Pending[] = [];
-  private size: number;
   private nextId: number;
   private closed = false;
-  /** Number of fdatasync calls so far (each covers one group of appends). */
-  syncCount = 0;
 
   private constructor(
     readonly file: string,
-    private fh: FileHandle,
-    size: number,
+    private readonly accepted: RecordLog,
+    private readonly rejected: RecordLog,
     nextId: number,
-    private readonly maxBytes: number,
-    private readonly lingerMs: number,
-    private readonly depth: number,
+    /** What opening the store had to skip (empty when it was intact). */
+    readonly recovery: StoreRecovery,
   ) {
-    this.size = size;
     this.nextId = nextId;
   }
 
-  /** Opens (or creates) the store, cutting off a torn last record left by a crash. */
+  /**
+   * Opens (or creates) the store. A torn last record left by a crash is cut off; a damaged record
+   * elsewhere is skipped, its bytes moved to `<file>.damaged`, and reported in `recovery`.
+   */
   static async open(file: string, options: EventStoreOptions = {}): Promise<EventStore> {
-    let fh: FileHandle;
     try {
-      fh = await open(file, "a+");
-      await fh.close();
-      fh = await open(file, "r+");
+      closeSync(openSync(file, "a"));
     } catch (err) {
       throw new ProtocallError(`cannot open event store ${file}: ${errorMessage(err)}`);
     }
+    lock(file);
+    let acceptedLog: RecordLog | undefined;
     try {
-      lock(file);
-    } catch (err) {
-      await fh.close();
-      throw err;
-    }
-    try {
-      const data = await fh.readFile();
-      const { records, validEnd } = scan(data, file);
-      let size = validEnd;
-      if (size === 0) {
-        await fh.truncate(0);
-        await fh.write(MAGIC, 0, MAGIC.length, 0);
-        size = MAGIC.length;
-        await fh.sync();
-      } else if (validEnd < data.length) {
-        await fh.truncate(validEnd);
-        await fh.sync();
+      const maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
+      const maxRejected = options.maxRejected ?? 1000;
+      const common = { lingerMs: options.groupCommitMs ?? 2, depth: options.syncsInFlight ?? 2 };
+      const opened = await RecordLog.open(file, {
+        ...common,
+        magic: ACCEPTED_MAGIC,
+        legacyMagics: ACCEPTED_LEGACY,
+        notThis: notAStore(file),
+        prune: (log) => (log.size > maxBytes ? keepNewest(log, Math.floor(maxBytes / 2)) : undefined),
+      }).catch((err) => {
+        if (err instanceof ProtocallError) throw err;
+        throw new ProtocallError(`cannot open event store ${file}: ${errorMessage(err)}`);
+      });
+      acceptedLog = opened.log;
+      const openedRejected = await RecordLog.open(rejectedFile(file), {
+        ...common,
+        magic: REJECTED_MAGIC,
+        notThis: notAStore(rejectedFile(file)),
+        // Written, not synced: a rejection is a diagnostic, not something a sender was promised.
+        sync: false,
+        prune: (log) => {
+          const slack = Math.max(1, Math.floor(maxRejected / 4));
+          if (log.entries.length <= maxRejected + slack && log.size <= REJECTED_BYTES) return undefined;
+          const from = keepNewest(log, REJECTED_BYTES / 2);
+          return Math.max(from, log.entries.length - maxRejected);
+        },
+      }).catch(async (err) => {
+        if (err instanceof ProtocallError) throw err;
+        throw new ProtocallError(`cannot open event store ${rejectedFile(file)}: ${errorMessage(err)}`);
+      });
+      const skipped: SkippedRange[] = [];
+      const accepted = parseAll(opened.records, file, skipped);
+      const rejected = parseAll(openedRejected.records, rejectedFile(file), skipped);
+      let nextId = 1;
+      const ids = new Set<number>();
+      for (const [log, parsed] of [
+        [opened.log, accepted],
+        [openedRejected.log, rejected],
+      ] as const) {
+        for (const p of parsed) {
+          ids.add(p.record.id);
+          nextId = Math.max(nextId, p.record.id + 1);
+          if (p.record.kind === "delivery")
+            log.adopt({ id: p.record.id, offset: p.offset, length: p.length });
+        }
       }
-      const store = new EventStore(
-        file,
-        fh,
-        size,
-        1,
-        options.maxBytes ?? 256 * 1024 * 1024,
-        options.groupCommitMs ?? 2,
-        options.syncsInFlight ?? 2,
-      );
-      for (const r of records) {
-        if (r.record.kind === "delivery")
-          store.index.push({ id: r.record.id, offset: r.offset, length: r.length });
-        store.nextId = Math.max(store.nextId, r.record.id + 1);
-      }
-      return store;
+      skipped.push(...explain(opened.damaged, file, accepted, ids));
+      skipped.push(...explain(openedRejected.damaged, rejectedFile(file), rejected, ids));
+      const recovery: StoreRecovery = {
+        skipped,
+        moved: opened.damaged.length + openedRejected.damaged.length > 0,
+      };
+      return new EventStore(file, opened.log, openedRejected.log, nextId, recovery);
     } catch (err) {
-      await fh.close();
+      await acceptedLog?.close().catch(() => {});
       unlock(file);
       throw err;
     }
@@ -245,33 +443,59 @@ export class EventStore {
     return this.nextId++;
   }
 
-  /** Appends a delivery; resolves once it is on disk. */
+  /** Appends a delivery (body base64); resolves once it is stored (accepted ones: on disk). */
   append(record: Omit<DeliveryRecord, "kind">): Promise<void> {
-    return this.enqueue({ kind: "delivery", ...record });
+    const { body, bodySize: _, ...head } = record;
+    return this.appendRaw(head, Buffer.from(body, "base64"));
+  }
+
+  /**
+   * Appends a delivery with its body as bytes. An accepted one resolves once it is on disk; a rejected
+   * one is cut down (body excerpt, short headers) and goes to the rejection log.
+   */
+  appendRaw(head: DeliveryHead, body: Uint8Array): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("the event store is closed"));
+    if (head.status === "accepted") {
+      return this.accepted.append(encode({ kind: "delivery", ...head }, body), head.id);
+    }
+    const trimmed = trimRejected(head, body);
+    return this.rejected.append(encode(trimmed.head, trimmed.body), head.id);
   }
 
   /** Appends the result of forwarding delivery `id`; resolves once it is on disk. */
   appendForward(id: number, forward: ForwardResult): Promise<void> {
-    return this.enqueue({ kind: "forward", id, forward });
+    if (this.closed) return Promise.reject(new Error("the event store is closed"));
+    return this.accepted.append(encode({ kind: "forward", id, forward }, undefined), undefined);
   }
 
-  /** Number of deliveries in the store. */
+  /** Number of deliveries in the store (accepted and rejected). */
   count(): number {
-    return this.index.length;
+    return this.accepted.entries.length + this.rejected.entries.length;
   }
 
-  /** Current file size in bytes. */
+  /** Current size of the accepted deliveries' file in bytes (what `maxBytes` limits). */
   byteSize(): number {
-    return this.size;
+    return this.accepted.size;
+  }
+
+  /** Number of fdatasync calls so far (each covers one group of appends). */
+  get syncCount(): number {
+    return this.accepted.syncCount;
   }
 
   /** Every delivery, oldest first, with forwarding results. */
   async list(): Promise<StoredDelivery[]> {
-    while (this.clearing) await this.clearing;
-    while (this.running) await this.running;
-    const data = Buffer.allocUnsafe(this.size);
-    await this.fh.read(data, 0, this.size, 0);
-    return merge(scan(data, this.file).records.map((r) => r.record));
+    await Promise.all([this.accepted.settle(), this.rejected.settle()]);
+    const [a, r] = await Promise.all([this.accepted.read(), this.rejected.read()]);
+    const ignored: SkippedRange[] = [];
+    return merge(
+      parseAll(scanLog(a, [ACCEPTED_MAGIC], notAStore(this.file)).records, this.file, ignored).map(
+        (p) => p.record,
+      ),
+      parseAll(scanLog(r, [REJECTED_MAGIC], notAStore(this.file)).records, this.file, ignored).map(
+        (p) => p.record,
+      ),
+    );
   }
 
   async get(id: number): Promise<StoredDelivery | undefined> {
@@ -279,214 +503,33 @@ export class EventStore {
   }
 
   /**
-   * Removes every delivery: waits for the groups being written, then cuts the file back to its header
-   * (synced). Appends made while it runs wait for it and land in the emptied store. Ids keep counting.
+   * Removes every delivery: waits for the groups being written, then cuts the files back to their
+   * headers (synced). Appends made while it runs wait for it and land in the emptied store. Ids keep
+   * counting.
    */
   async clear(): Promise<void> {
     if (this.closed) throw new Error("the event store is closed");
-    while (this.clearing) await this.clearing;
-    const task = (async () => {
-      while (this.running) await this.running;
-      await this.fh.truncate(MAGIC.length);
-      await this.fh.sync();
-      this.size = MAGIC.length;
-      this.index = [];
-      this.failedAt = undefined;
-      this.compactRetryAt = 0;
-      this.tail = Promise.resolve(true);
-    })();
-    this.clearing = task;
-    try {
-      await task;
-    } finally {
-      this.clearing = undefined;
-      this.pending.push(...this.held);
-      this.held = [];
-      if (this.pending.length > 0 && !this.running) this.running = this.dispatch();
-    }
+    await Promise.all([this.accepted.clear(), this.rejected.clear()]);
   }
 
-  /** Waits for pending appends, then closes the file. */
+  /** Waits for pending appends, then closes the files. */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    while (this.clearing) await this.clearing;
-    while (this.running) await this.running;
-    await this.fh.close();
-    unlock(this.file);
-  }
-
-  private enqueue(record: StoreRecord): Promise<void> {
-    if (this.closed) return Promise.reject(new Error("the event store is closed"));
-    return new Promise<void>((resolve, reject) => {
-      const entry = { bytes: encode(record), record, resolve, reject };
-      if (this.clearing) {
-        this.held.push(entry);
-        return;
-      }
-      this.pending.push(entry);
-      if (!this.running) this.running = this.dispatch();
-    });
-  }
-
-  /**
-   * Starts groups of appends: each group is one positional writev plus one fdatasync. Up to `depth`
-   * groups are in flight at once, because a second fdatasync issued while one is running usually
-   * completes with it (the file system commits both in one journal transaction), so throughput is not
-   * capped at one group per sync latency. Groups are acknowledged strictly in file order: a group is
-   * resolved only once it and every group before it are on disk, so a crash can never keep a later
-   * acknowledged record behind a torn earlier one (recovery cuts the file at the first bad record).
-   */
-  private async dispatch(): Promise<void> {
-    for (;;) {
-      if (this.inFlight === 0 && this.failedAt !== undefined) await this.recover();
-      if (this.size > this.maxBytes && this.size >= this.compactRetryAt) {
-        // Pruning rewrites offsets, so it waits until the groups in flight are on disk.
-        if (this.inFlight > 0) {
-          await this.slotFreed();
-          continue;
-        }
-        try {
-          await this.compact();
-          this.compactRetryAt = 0;
-        } catch {
-          // Appends go on in the current file; pruning is tried again after a quarter more growth.
-          this.compactRetryAt = this.size + Math.floor(this.maxBytes / 4);
-        }
-      }
-      if (this.pending.length === 0) {
-        if (this.inFlight === 0) break;
-        await this.slotFreed();
-        continue;
-      }
-      if (this.inFlight >= this.depth) {
-        await this.slotFreed();
-        continue;
-      }
-      await this.gather();
-      this.startGroup();
-    }
-    this.running = undefined;
-  }
-
-  private slotFreed(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      this.wake = resolve;
-    });
-  }
-
-  private startGroup(): void {
-    const group = this.pending;
-    this.pending = [];
-    if (group.length === 0) return;
-    const position = this.size;
-    let offset = position;
-    for (const p of group) {
-      if (p.record.kind === "delivery") this.index.push({ id: p.record.id, offset, length: p.bytes.length });
-      offset += p.bytes.length;
-    }
-    this.size = offset;
-    this.inFlight++;
-    const previous = this.tail;
-    const durable = (async () => {
-      await this.writeAll(
-        group.map((p) => p.bytes),
-        position,
-      );
-      await this.fh.datasync();
-      this.syncCount++;
-      if (!(await previous)) throw new Error("an earlier write to the event store failed");
-    })();
-    this.tail = durable.then(
-      () => true,
-      () => false,
-    );
-    durable
-      .then(
-        () => {
-          for (const p of group) p.resolve();
-        },
-        (err: unknown) => {
-          this.failedAt = Math.min(this.failedAt ?? Number.POSITIVE_INFINITY, position);
-          for (const p of group) p.reject(err);
-        },
-      )
-      .finally(() => {
-        this.inFlight--;
-        const wake = this.wake;
-        this.wake = undefined;
-        wake?.();
-      });
-  }
-
-  private async writeAll(buffers: Buffer[], position: number): Promise<void> {
-    const total = buffers.reduce((n, b) => n + b.length, 0);
-    let written = 0;
-    while (written < total) {
-      const { bytesWritten } = await this.fh.writev(sliceFrom(buffers, written), position + written);
-      written += bytesWritten;
-    }
-  }
-
-  /** After a failed write: cut the file back to before the first failed group. */
-  private async recover(): Promise<void> {
-    const at = this.failedAt!;
     try {
-      await this.fh.truncate(at);
-    } catch {
-      // The next group fails again and reports it.
-    }
-    this.size = at;
-    this.index = this.index.filter((e) => e.offset < at);
-    this.failedAt = undefined;
-    this.tail = Promise.resolve(true);
-  }
-
-  /**
-   * Waits briefly so that appends from requests still in flight join this group: an fdatasync costs
-   * milliseconds, so committing 50 records with one sync instead of 5 multiplies throughput. The wait
-   * ends as soon as no new append arrived during one turn of the event loop, or after `lingerMs` in all.
-   */
-  private async gather(): Promise<void> {
-    const deadline = performance.now() + this.lingerMs;
-    let seen = -1;
-    while (this.pending.length !== seen && this.pending.length < 256 && performance.now() < deadline) {
-      seen = this.pending.length;
-      await new Promise<void>((r) => setImmediate(r));
-    }
-  }
-
-  /** Keeps the newest records that fit in half the limit (at least one), in a new file. */
-  private async compact(): Promise<void> {
-    const target = Math.floor(this.maxBytes / 2);
-    let keepFrom = this.index.length - 1;
-    while (keepFrom > 0 && this.size - this.index[keepFrom - 1].offset <= target) keepFrom--;
-    if (keepFrom <= 0) return;
-    const start = this.index[keepFrom].offset;
-    const tail = Buffer.allocUnsafe(this.size - start);
-    await this.fh.read(tail, 0, tail.length, start);
-    const tmp = `${this.file}.compact`;
-    const out = await open(tmp, "w");
-    try {
-      await out.writev([MAGIC, tail], 0);
-      await out.sync();
+      await Promise.all([this.accepted.close(), this.rejected.close()]);
     } finally {
-      await out.close();
+      unlock(this.file);
     }
-    await rename(tmp, this.file);
-    try {
-      const dir = openSync(dirname(this.file), "r");
-      fsyncSync(dir);
-      closeSync(dir);
-    } catch {
-      // Directory fsync is not available everywhere; the rename is atomic regardless.
-    }
-    await this.fh.close();
-    this.fh = await open(this.file, "r+");
-    const shift = start - MAGIC.length;
-    this.index.splice(0, keepFrom);
-    for (const e of this.index) e.offset -= shift;
-    this.size -= shift;
   }
+}
+
+/** The first entry of the newest ones whose records fit in `target` bytes (at least the last one). */
+function keepNewest(log: RecordLog, target: number): number {
+  const entries: readonly LogEntry[] = log.entries;
+  let keepFrom = entries.length - 1;
+  while (keepFrom > 0 && log.size - entries[keepFrom - 1].offset <= target) keepFrom--;
+  return Math.max(keepFrom, 0);
 }
 
 /**
@@ -536,18 +579,4 @@ function isRunning(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
-}
-
-function sliceFrom(buffers: Buffer[], skip: number): Buffer[] {
-  if (skip === 0) return buffers;
-  const out: Buffer[] = [];
-  for (const b of buffers) {
-    if (skip >= b.length) {
-      skip -= b.length;
-      continue;
-    }
-    out.push(skip ? b.subarray(skip) : b);
-    skip = 0;
-  }
-  return out;
 }
