@@ -14,6 +14,8 @@ export interface PostOptions {
   readonly timeoutMs?: number;
   /** Largest response body kept, in bytes (default 4 MiB); the rest is dropped. */
   readonly maxResponseBytes?: number;
+  /** Aborts the request (it then rejects). */
+  readonly signal?: AbortSignal;
 }
 
 export interface PostResult {
@@ -67,6 +69,7 @@ export function post(
         agent: agentFor(target, options),
         headers: { ...headers, "content-length": String(body.byteLength) },
         timeout: options.timeoutMs ?? 30_000,
+        ...(options.signal ? { signal: options.signal } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];
