@@ -10,7 +10,7 @@ import { type Listener, startListener } from "./listener";
 import { replayDelivery } from "./replay";
 import { ensureSelfSignedCert, type SelfSignedCert } from "./self-signed";
 import { sendTestEvent, testEventFromJson } from "./send-test";
-import { EventStore, readStoreFile, type StoredDelivery } from "./store";
+import { describeRecovery, EventStore, readStore, type StoredDelivery } from "./store";
 
 export interface ListenerSessionOptions {
   /** The event store file (created when missing). */
@@ -53,6 +53,8 @@ export interface RunningListener {
   readonly fingerprint?: string;
   readonly forwardTo?: string;
   readonly storeFile: string;
+  /** Set when the store was damaged on disk: what was skipped on opening it (one line). */
+  readonly storeWarning?: string;
 }
 
 /** The result of a replay or a test push. */
@@ -119,6 +121,7 @@ export class ListenerSession {
   private readonly subscribers = new Set<(change: SessionChange) => void>();
   /** Start, stop and clear run one at a time, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
+  private warning: string | undefined;
 
   constructor(private readonly options: ListenerSessionOptions) {
     this.keep = options.keep ?? 1000;
@@ -148,6 +151,14 @@ export class ListenerSession {
     return this.total;
   }
 
+  /**
+   * What reading or opening the store last had to skip because the file was damaged (one line), or
+   * undefined when it was intact.
+   */
+  get storeWarning(): string | undefined {
+    return this.warning;
+  }
+
   /** The newest deliveries (at most `keep`), newest first. */
   deliveries(): StoredDelivery[] {
     return this.recent.slice().reverse();
@@ -157,7 +168,12 @@ export class ListenerSession {
   load(): Promise<void> {
     return this.serial(async () => {
       if (this.store) return;
-      const all = existsSync(this.options.storeFile) ? readStoreFile(this.options.storeFile) : [];
+      let all: StoredDelivery[] = [];
+      if (existsSync(this.options.storeFile)) {
+        const contents = readStore(this.options.storeFile);
+        all = contents.deliveries;
+        this.warning = describeRecovery(contents.recovery);
+      }
       this.total = all.length;
       this.recent = all.slice(-this.keep);
       this.emit("deliveries");
@@ -226,6 +242,7 @@ export class ListenerSession {
       }
       this.store = store;
       this.listener = listener;
+      this.warning = describeRecovery(store.recovery);
       const all = await store.list();
       this.total = all.length;
       this.recent = all.slice(-this.keep);
@@ -240,6 +257,7 @@ export class ListenerSession {
         ...(certPath ? { certPath, fingerprint } : {}),
         ...(settings.forwardTo ? { forwardTo: settings.forwardTo } : {}),
         storeFile: this.options.storeFile,
+        ...(this.warning ? { storeWarning: this.warning } : {}),
       };
       this.emit("listener");
       this.emit("deliveries");
@@ -275,7 +293,7 @@ export class ListenerSession {
   /** Every delivery in the store, oldest first. */
   async all(): Promise<StoredDelivery[]> {
     if (this.store) return this.store.list();
-    return existsSync(this.options.storeFile) ? readStoreFile(this.options.storeFile) : [];
+    return existsSync(this.options.storeFile) ? readStore(this.options.storeFile).deliveries : [];
   }
 
   /** Removes every delivery from the store (running or not). */
@@ -293,6 +311,7 @@ export class ListenerSession {
       }
       this.recent = [];
       this.total = 0;
+      this.warning = undefined;
       this.emit("deliveries");
     });
   }

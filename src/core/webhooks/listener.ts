@@ -1,10 +1,16 @@
 // The local webhook listener: serves /<prefix>.alpha.webhook.v1alpha1.EventService/Event with a Connect
 // handler (Connect binary and JSON, gRPC, gRPC-Web), over http (HTTP/1.1 and cleartext HTTP/2 on one
 // port) or https (HTTP/2 with HTTP/1.1 fallback). Each delivery is stored durably before the empty
-// EventResponse is sent; bad deliveries get a 4xx with a Connect error JSON and are stored as rejected.
+// EventResponse is sent; bad deliveries get a 4xx with a Connect error JSON and are recorded as
+// rejected (apart from accepted ones, see store.ts). Compressed requests (Connect `Content-Encoding`
+// gzip or br, gRPC `grpc-encoding`) are decompressed up to the body limit. Every connection is held to
+// header, body and idle timeouts and a cap on open connections (connection-guard.ts); forwarding to a
+// backend is bounded too (forwarder.ts), and closing stops within a couple of seconds.
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
 import { fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
 import {
   Code,
@@ -14,16 +20,27 @@ import {
   createContextValues,
 } from "@connectrpc/connect";
 import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
-import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalResponseToNodeResponse,
+} from "@connectrpc/connect-node";
 import {
   type EventRequest,
   EventRequestSchema,
   EventService,
 } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage } from "../errors";
-import { post } from "./http-post";
+import { ConnectionGuard, type ConnectionLimits, type TrackedConnection } from "./connection-guard";
+import { defaultForwarding, Forwarder } from "./forwarder";
 import { defaultPrefix, eventPath } from "./paths";
-import type { EventStore, ForwardResult, StoredDelivery } from "./store";
+import {
+  type DeliveryHead,
+  type EventStore,
+  type ForwardResult,
+  type StoredDelivery,
+  storedForm,
+} from "./store";
 
 export interface ListenerOptions {
   readonly store: EventStore;
@@ -35,13 +52,19 @@ export interface ListenerOptions {
   readonly tls?: { readonly cert: string; readonly key: string };
   /** Package prefix of the Event path (default `buf`). */
   readonly prefix?: string;
-  /** Largest request body accepted, in bytes (default 4 MiB). */
+  /** Largest request body accepted, in bytes, after decompression (default 4 MiB). */
   readonly maxBodyBytes?: number;
+  /** Header, body and idle timeouts, and the cap on open connections. */
+  readonly limits?: ConnectionLimits;
   /** Relay each accepted event to this URL (Connect unary, binary), recording the result. */
   readonly forwardTo?: string;
   /** Extra CA (PEM) trusted when forwarding. */
   readonly forwardCa?: string;
-  /** Called once per stored delivery (accepted or rejected), after it is durable. */
+  /** Longest wait for the backend's answer to a forwarded event (default 10 s). */
+  readonly forwardTimeoutMs?: number;
+  /** Most events waiting to be forwarded (default 1000); past it they are recorded as not forwarded. */
+  readonly forwardQueue?: number;
+  /** Called once per stored delivery (accepted or rejected), after it is stored. */
   readonly onDelivery?: (delivery: StoredDelivery) => void;
   /** Called after each forwarding attempt, once its result is stored. */
   readonly onForward?: (id: number, result: ForwardResult) => void;
@@ -53,18 +76,31 @@ export interface Listener {
   /** The URL to register as the webhook's callback URL. */
   readonly callbackUrl: string;
   readonly port: number;
+  /** The limits in force (the connection cap may be lower than asked, to fit the descriptor limit). */
+  readonly limits: Required<ConnectionLimits>;
+  /** Connections open now. */
+  connections(): number;
+  /**
+   * Stops accepting, lets requests being stored get their answer, closes every connection, and gives
+   * forwards in flight a short grace period (recording the rest as not forwarded).
+   */
   close(): Promise<void>;
 }
+
+/** A request as far as it is known before its outcome. */
+type RequestHead = Omit<DeliveryHead, "id" | "status" | "httpStatus" | "reason" | "event">;
 
 interface RequestInfo {
   storeFailed?: boolean;
   accepted?: { id: number; event: unknown; binary: Uint8Array };
-  record: Omit<StoredDelivery, "kind" | "status" | "httpStatus" | "id">;
+  readonly head: RequestHead;
+  readonly body: Uint8Array;
 }
 
 const requestInfo = createContextKey<RequestInfo | undefined>(undefined);
 
 const contentTypeRe = /^application\/(proto|json|grpc(-web)?(\+(proto|json))?)(\s*;.*)?$/i;
+const isProto = /^application\/proto\s*(;|$)/i;
 
 type NodeReq = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeRes = http.ServerResponse | http2.Http2ServerResponse;
@@ -72,17 +108,24 @@ type NodeRes = http.ServerResponse | http2.Http2ServerResponse;
 /** Sends a complete response (status, content type, body). */
 type Reply = (status: number, contentType: string, body: string) => void;
 
+/** Statuses after which the rest of the request is not read: the connection (HTTP/1.1) or stream closes. */
+const closesRequest = (status: number) => status === 413 || status === 408;
+
 function replyOf(req: NodeReq, res: NodeRes): Reply {
   return (status, contentType, body) => {
     if (!res.headersSent) {
       res.writeHead(status, {
         "content-type": contentType,
         "content-length": Buffer.byteLength(body),
-        // An HTTP/1.1 body left unread (too large) would otherwise be drained before the next request.
-        ...(req.httpVersionMajor === 1 && status === 413 ? { connection: "close" } : {}),
+        // An HTTP/1.1 body left unread (too large, too slow) would otherwise be drained first.
+        ...(req.httpVersionMajor === 1 && closesRequest(status) ? { connection: "close" } : {}),
       });
     }
     res.end(body);
+    if (req.httpVersionMajor === 2 && closesRequest(status)) {
+      const stream = (req as http2.Http2ServerRequest).stream;
+      if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    }
   };
 }
 
@@ -90,6 +133,14 @@ function replyOfStream(stream: http2.ServerHttp2Stream): Reply {
   return (status, contentType, body) => {
     if (stream.destroyed || stream.closed) return;
     if (!stream.headersSent) {
+      if (body === "") {
+        // An empty answer (the EventResponse) in one HEADERS frame that also ends the stream.
+        stream.respond(
+          { ":status": status, "content-type": contentType, "content-length": 0 },
+          { endStream: true },
+        );
+        return;
+      }
       stream.respond({
         ":status": status,
         "content-type": contentType,
@@ -100,13 +151,48 @@ function replyOfStream(stream: http2.ServerHttp2Stream): Reply {
   };
 }
 
+const bodyTimedOut = new Error("request body timeout");
+const tooLarge = new Error("request body too large");
+
+const gunzip = promisify(zlib.gunzip);
+const brotliDecompress = promisify(zlib.brotliDecompress);
+
 export async function startListener(options: ListenerOptions): Promise<Listener> {
   const store = options.store;
   const prefix = options.prefix ?? defaultPrefix;
   const path = eventPath(prefix);
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const forwarder = options.forwardTo
+    ? new Forwarder(
+        {
+          url: options.forwardTo,
+          ca: options.forwardCa,
+          timeoutMs: options.forwardTimeoutMs,
+          maxQueue: options.forwardQueue,
+        },
+        async (id, result) => {
+          try {
+            await store.appendForward(id, result);
+          } catch {
+            // Nothing more to do: the event itself is stored.
+          }
+          options.onForward?.(id, result);
+        },
+      )
+    : undefined;
+  const guard = new ConnectionGuard(options.limits, 16 + defaultForwarding.concurrency);
+  /** Requests whose body is complete and whose answer is not sent yet (close waits for them). */
+  let processing = 0;
+  let drained: (() => void) | undefined;
+  const finishProcessing = () => {
+    processing--;
+    if (processing === 0) drained?.();
+  };
 
-  const router = createConnectRouter({ readMaxBytes: maxBody });
+  const router = createConnectRouter({
+    readMaxBytes: maxBody,
+    acceptCompression: [compressionGzip, compressionBrotli],
+  });
   router.service(EventService, {
     async event(req, ctx) {
       const info = ctx.values.get(requestInfo);
@@ -114,7 +200,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       const id = store.allocateId();
       const event = toJson(EventRequestSchema, req);
       try {
-        await store.append({ ...info.record, id, status: "accepted", httpStatus: 200, event });
+        await store.appendRaw({ ...info.head, id, status: "accepted", httpStatus: 200, event }, info.body);
       } catch (err) {
         info.storeFailed = true;
         throw new ConnectError(`cannot store the event: ${errorMessage(err)}`, Code.Unavailable);
@@ -129,112 +215,135 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
 
   async function reject(
     reply: Reply,
-    record: RequestInfo["record"],
+    head: RequestHead,
+    body: Uint8Array,
     status: number,
     code: string,
     message: string,
   ): Promise<void> {
     const id = store.allocateId();
-    const stored = { ...record, id, status: "rejected" as const, reason: message, httpStatus: status };
+    const stored = { ...head, id, status: "rejected" as const, reason: message, httpStatus: status };
     let recorded = true;
     try {
-      await store.append(stored);
+      await store.appendRaw(stored, body);
     } catch {
       recorded = false; // The rejection is still answered even if it cannot be recorded.
     }
     reply(status, "application/json", JSON.stringify({ code, message }));
-    if (recorded) options.onDelivery?.({ kind: "delivery", ...stored });
-  }
-
-  async function forward(id: number, binary: Uint8Array): Promise<void> {
-    const url = options.forwardTo!;
-    const time = new Date().toISOString();
-    let result: ForwardResult;
-    try {
-      const res = await post(
-        url,
-        binary,
-        { "content-type": "application/proto", "connect-protocol-version": "1" },
-        { ca: options.forwardCa, maxResponseBytes: 1024, timeoutMs: 10_000 },
-      );
-      result = {
-        url,
-        status: res.status,
-        latencyMs: res.latencyMs,
-        body: res.body.toString("utf8"),
-        time,
-        ...(res.status === 200 ? {} : { error: `HTTP ${res.status}` }),
-      };
-    } catch (err) {
-      result = { url, status: 0, latencyMs: 0, body: "", error: errorMessage(err), time };
-    }
-    try {
-      await store.appendForward(id, result);
-    } catch {
-      // Nothing more to do: the event itself is stored.
-    }
-    options.onForward?.(id, result);
+    if (recorded && options.onDelivery) options.onDelivery(storedForm(stored, body));
   }
 
   /**
-   * The registry's own form (Connect unary, `application/proto`, uncompressed) is handled here without
-   * the generic protocol handler: it is the hot path of the durable-throughput target (thousands of
-   * events per second on two cores), and the generic handler's per-call machinery (abort signals,
-   * async iterables, context objects) costs more than the decoding itself. Every other form goes
-   * through the Connect handler.
+   * The registry's own form (Connect unary, `application/proto`) is handled here without the generic
+   * protocol handler: it is the hot path of the durable-throughput target (thousands of events per
+   * second on two cores), and the generic handler's per-call machinery (abort signals, async
+   * iterables, context objects) costs more than the decoding itself. The event is validated by
+   * decoding it, and stored as its bytes (the store decodes it again only when read). Every other form
+   * goes through the Connect handler.
    */
-  async function handleBinaryUnary(
-    reply: Reply,
-    record: RequestInfo["record"],
-    bytes: Uint8Array,
-  ): Promise<void> {
+  async function handleBinaryUnary(reply: Reply, head: RequestHead, bytes: Uint8Array): Promise<void> {
     let message: EventRequest;
     try {
       message = fromBinary(EventRequestSchema, bytes);
     } catch (err) {
       return reject(
         reply,
-        record,
+        head,
+        bytes,
         400,
         "invalid_argument",
         `cannot decode the EventRequest: ${errorMessage(err)}`,
       );
     }
     const id = store.allocateId();
-    const event = toJson(EventRequestSchema, message);
+    const stored: DeliveryHead = { ...head, id, status: "accepted", httpStatus: 200 };
     try {
-      await store.append({ ...record, id, status: "accepted", httpStatus: 200, event });
+      await store.appendRaw(stored, bytes);
     } catch (err) {
       const message = `cannot store the event: ${errorMessage(err)}`;
       reply(503, "application/json", JSON.stringify({ code: "unavailable", message }));
       return;
     }
     reply(200, "application/proto", "");
-    options.onDelivery?.({ ...record, kind: "delivery", id, status: "accepted", httpStatus: 200, event });
-    if (options.forwardTo) void forward(id, bytes);
+    if (options.onDelivery) {
+      options.onDelivery({
+        ...storedForm(stored, bytes),
+        event: toJson(EventRequestSchema, message),
+      });
+    }
+    forwarder?.enqueue(id, bytes);
   }
 
-  async function handle(req: NodeReq, res: NodeRes): Promise<void> {
+  /** Decompresses a Connect unary body (`Content-Encoding`), refusing output past the body limit. */
+  async function decompress(
+    reply: Reply,
+    head: RequestHead,
+    encoding: string,
+    bytes: Buffer,
+  ): Promise<Buffer | undefined> {
+    const name = encoding.trim().toLowerCase();
+    if (name === "" || name === "identity") return bytes;
+    const inflate = name === "gzip" ? gunzip : name === "br" ? brotliDecompress : undefined;
+    if (!inflate) {
+      await reject(
+        reply,
+        head,
+        bytes,
+        415,
+        "unimplemented",
+        `unsupported content encoding "${encoding.slice(0, 40)}": send gzip, br or an uncompressed body`,
+      );
+      return undefined;
+    }
+    try {
+      return await inflate(bytes, { maxOutputLength: maxBody });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
+        await reject(
+          reply,
+          head,
+          bytes,
+          413,
+          "resource_exhausted",
+          `the ${name} request body decompresses to more than the limit of ${maxBody} bytes`,
+        );
+      } else {
+        await reject(
+          reply,
+          head,
+          bytes,
+          400,
+          "invalid_argument",
+          `cannot decompress the ${name} request body: ${errorMessage(err)}`,
+        );
+      }
+      return undefined;
+    }
+  }
+
+  async function handle(req: NodeReq, res: NodeRes, conn: TrackedConnection | undefined): Promise<void> {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) {
       if (v !== undefined && !k.startsWith(":")) headers[k] = Array.isArray(v) ? v.join(", ") : v;
     }
     const url = req.url ?? "/";
     const reqPath = url.split("?", 1)[0];
-    const record: RequestInfo["record"] = {
+    const head: RequestHead = {
       receivedAt: new Date().toISOString(),
       remoteAddress: req.socket?.remoteAddress ?? "",
       method: req.method ?? "",
       path: url,
       listenerUrl: baseUrl + path,
       headers,
-      body: "",
     };
+    const none = new Uint8Array(0);
+    const reply = replyOf(req, res);
     if (reqPath !== path) {
       req.resume();
       return reject(
-        replyOf(req, res),
-        record,
+        reply,
+        head,
+        none,
         404,
         "unimplemented",
         `no such method ${reqPath}: the listener serves ${path}`,
@@ -242,20 +351,15 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     }
     if (req.method !== "POST") {
       req.resume();
-      return reject(
-        replyOf(req, res),
-        record,
-        405,
-        "unimplemented",
-        `method ${req.method} not allowed: use POST`,
-      );
+      return reject(reply, head, none, 405, "unimplemented", `method ${req.method} not allowed: use POST`);
     }
     const contentType = headers["content-type"] ?? "";
     const declared = Number(headers["content-length"] ?? "0");
     if (declared > maxBody) {
       return reject(
-        replyOf(req, res),
-        record,
+        reply,
+        head,
+        none,
         413,
         "resource_exhausted",
         `request body of ${declared} bytes exceeds the limit of ${maxBody} bytes`,
@@ -263,50 +367,89 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     }
     let chunks: Buffer[];
     try {
-      chunks = await readBody(req, maxBody);
+      chunks = await readBody(req, maxBody, guard, conn);
     } catch (err) {
       if (err === tooLarge) {
         return reject(
-          replyOf(req, res),
-          record,
+          reply,
+          head,
+          none,
           413,
           "resource_exhausted",
           `request body exceeds the limit of ${maxBody} bytes`,
         );
       }
+      if (err === bodyTimedOut) {
+        return reject(
+          reply,
+          head,
+          none,
+          408,
+          "deadline_exceeded",
+          `the request body did not arrive within ${guard.bodyTimeoutMs} ms`,
+        );
+      }
       return reject(
-        replyOf(req, res),
-        record,
+        reply,
+        head,
+        none,
         400,
         "invalid_argument",
         `cannot read the request body: ${errorMessage(err)}`,
       );
     }
-    const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-    const withBody = { ...record, body: bytes.toString("base64") };
+    processing++;
+    try {
+      await handleBody(req, res, reply, head, contentType, chunks);
+    } finally {
+      finishProcessing();
+    }
+  }
+
+  async function handleBody(
+    req: NodeReq,
+    res: NodeRes,
+    reply: Reply,
+    head: RequestHead,
+    contentType: string,
+    chunks: Buffer[],
+  ): Promise<void> {
+    const headers = head.headers;
+    const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
     if (!contentTypeRe.test(contentType)) {
       return reject(
-        replyOf(req, res),
-        withBody,
+        reply,
+        head,
+        raw,
         415,
         "invalid_argument",
-        `unsupported content type "${contentType}": send application/proto (binary EventRequest) or application/json`,
+        `unsupported content type "${contentType.slice(0, 100)}": send application/proto (binary EventRequest) or application/json`,
       );
     }
-    if (
-      /^application\/proto\s*(;|$)/i.test(contentType) &&
-      !headers["content-encoding"] &&
-      !headers["connect-content-encoding"]
-    ) {
-      return handleBinaryUnary(replyOf(req, res), withBody, bytes);
+    const isConnectUnary = /^application\/(proto|json)\s*(;|$)/i.test(contentType);
+    let bytes: Buffer = raw;
+    const encoding = headers["content-encoding"];
+    if (isConnectUnary && encoding !== undefined) {
+      const plain = await decompress(reply, head, encoding, raw);
+      if (!plain) return;
+      bytes = plain;
     }
-    const info: RequestInfo = { record: withBody };
+    if (isProto.test(contentType) && !headers["connect-content-encoding"]) {
+      return handleBinaryUnary(reply, head, bytes);
+    }
+    const info: RequestInfo = { head, body: bytes };
+    const handlerHeaders = new Headers(headers);
+    if (bytes !== raw) {
+      // Decompressed above.
+      handlerHeaders.delete("content-encoding");
+      handlerHeaders.set("content-length", String(bytes.byteLength));
+    }
     const controller = new AbortController();
     const uReq: UniversalServerRequest = {
       httpVersion: req.httpVersion,
-      url: `http://localhost${url}`,
+      url: `http://localhost${req.url ?? "/"}`,
       method: "POST",
-      header: new Headers(headers),
+      header: handlerHeaders,
       body: (async function* () {
         yield bytes;
       })(),
@@ -316,11 +459,11 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     let uRes = await handler(uReq);
     if (!info.accepted) {
       // Refused by the protocol handler: garbage or truncated bytes, bad JSON, an unsupported codec.
-      const raw: Uint8Array[] = [];
+      const out: Uint8Array[] = [];
       if (uRes.body && Symbol.asyncIterator in uRes.body) {
-        for await (const c of uRes.body as AsyncIterable<Uint8Array>) raw.push(c);
+        for await (const c of uRes.body as AsyncIterable<Uint8Array>) out.push(c);
       }
-      let body: Uint8Array = Buffer.concat(raw);
+      let body: Uint8Array = Buffer.concat(out);
       let reason = Buffer.from(body).toString("utf8");
       let status = uRes.status;
       let header = uRes.header;
@@ -355,10 +498,10 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
         }
       }
       const id = store.allocateId();
-      const stored = { ...withBody, id, status: "rejected" as const, reason, httpStatus: status };
+      const stored = { ...head, id, status: "rejected" as const, reason, httpStatus: status };
       let recorded = true;
       try {
-        await store.append(stored);
+        await store.appendRaw(stored, bytes);
       } catch {
         recorded = false; // Answer regardless.
       }
@@ -371,25 +514,34 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
           yield finalBody;
         })(),
       };
-      if (recorded) options.onDelivery?.({ kind: "delivery", ...stored });
+      if (recorded && options.onDelivery) options.onDelivery(storedForm(stored, bytes));
       await universalResponseToNodeResponse(uRes, res as never);
       return;
     }
     const accepted = info.accepted;
-    options.onDelivery?.({
-      ...withBody,
-      kind: "delivery",
-      id: accepted.id,
-      status: "accepted",
-      httpStatus: 200,
-      event: accepted.event as never,
-    });
-    if (options.forwardTo) void forward(accepted.id, accepted.binary);
+    if (options.onDelivery) {
+      options.onDelivery({
+        ...storedForm(
+          { ...head, id: accepted.id, status: "accepted", httpStatus: 200, event: accepted.event as never },
+          bytes,
+        ),
+      });
+    }
+    forwarder?.enqueue(accepted.id, accepted.binary);
     await universalResponseToNodeResponse(uRes, res as never);
   }
 
   const onRequest = (req: NodeReq, res: NodeRes) => {
-    handle(req, res).catch((err) => {
+    let conn: TrackedConnection | undefined;
+    if (req.httpVersionMajor === 2) {
+      // Streams are counted on their session (guard.attachSession).
+      conn = guard.of((req as http2.Http2ServerRequest).stream.session);
+    } else {
+      conn = guard.of(req.socket);
+      guard.requestStarted(conn);
+      res.once("close", () => guard.requestFinished(conn));
+    }
+    handle(req, res, conn).catch((err) => {
       try {
         if (!res.headersSent) {
           const body = JSON.stringify({ code: "internal", message: errorMessage(err) });
@@ -403,8 +555,6 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       }
     });
   };
-
-  const isProto = /^application\/proto\s*(;|$)/i;
 
   /** Whether an HTTP/2 stream is in the registry's form and can skip the compatibility layer. */
   function isFast(headers: http2.IncomingHttpHeaders): boolean {
@@ -426,44 +576,56 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       const v = headers[k];
       if (k[0] !== ":" && v !== undefined) recordHeaders[k] = Array.isArray(v) ? v.join(", ") : String(v);
     }
-    const record: RequestInfo["record"] = {
+    const conn = guard.of(stream.session);
+    const head: RequestHead = {
       receivedAt: new Date().toISOString(),
-      remoteAddress: stream.session?.socket?.remoteAddress ?? "",
+      remoteAddress: conn?.socket.remoteAddress ?? stream.session?.socket?.remoteAddress ?? "",
       method: "POST",
       path: headers[":path"] ?? path,
       listenerUrl: baseUrl + path,
       headers: recordHeaders,
-      body: "",
     };
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
+    const refuse = (status: number, code: string, message: string) => {
+      refused = true;
+      chunks.length = 0;
+      watch.done();
+      // Answer at once (as over HTTP/1.1), not when the sender finally stops; then end the stream
+      // with NO_ERROR, which tells the sender to stop sending the rest.
+      reject(replyOfStream(stream), head, new Uint8Array(0), status, code, message)
+        .catch(() => {})
+        .finally(() => {
+          if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+        });
+    };
+    const watch = guard.watchBody(conn, () => {
+      if (!refused) {
+        refuse(408, "deadline_exceeded", `the request body did not arrive within ${guard.bodyTimeoutMs} ms`);
+      }
+    });
     stream.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size <= maxBody) {
         chunks.push(chunk);
         return;
       }
-      if (refused) return;
-      // Answer as soon as the limit is passed (as over HTTP/1.1), not when the sender finally stops;
-      // then end the stream with NO_ERROR, which tells the sender to stop sending the rest.
-      refused = true;
-      chunks.length = 0;
-      const reply = replyOfStream(stream);
-      reject(reply, record, 413, "resource_exhausted", `request body exceeds the limit of ${maxBody} bytes`)
-        .catch(() => {})
-        .finally(() => {
-          if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-        });
+      if (!refused) refuse(413, "resource_exhausted", `request body exceeds the limit of ${maxBody} bytes`);
     });
     stream.on("error", () => {});
+    stream.once("close", () => watch.done());
     stream.on("end", () => {
       if (refused) return;
+      watch.done();
       const reply = replyOfStream(stream);
       const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      handleBinaryUnary(reply, { ...record, body: bytes.toString("base64") }, bytes).catch((err) =>
-        reply(500, "application/json", JSON.stringify({ code: "internal", message: errorMessage(err) })),
-      );
+      processing++;
+      handleBinaryUnary(reply, head, bytes)
+        .catch((err) =>
+          reply(500, "application/json", JSON.stringify({ code: "internal", message: errorMessage(err) })),
+        )
+        .finally(finishProcessing);
     });
   }
 
@@ -489,21 +651,33 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     (h2server as http2.Http2Server).on("stream", onStream);
   }
 
-  const sockets = new Set<net.Socket>();
+  const h2Settings = { maxConcurrentStreams: 128 };
   let server: net.Server;
   if (options.tls) {
-    server = http2.createSecureServer(
-      { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true },
+    const secure = http2.createSecureServer(
+      {
+        cert: options.tls.cert,
+        key: options.tls.key,
+        allowHTTP1: true,
+        handshakeTimeout: finiteOrZero(guard.headersTimeoutMs),
+        settings: h2Settings,
+      },
       onRequest as never,
     );
-    takeFastStreams(server as http2.Http2SecureServer);
+    takeFastStreams(secure);
+    secure.on("session", (session) => guard.attachSession(session));
+    secure.on("connection", (socket: net.Socket) => guard.accept(socket));
+    server = secure;
   } else {
     // One cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a
     // connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface).
-    const h1 = http.createServer(onRequest as never);
-    const h2 = http2.createServer(onRequest as never);
+    const h1 = http.createServer({ keepAliveTimeout: finiteOrZero(guard.idleTimeoutMs) }, onRequest as never);
+    const h2 = http2.createServer({ settings: h2Settings }, onRequest as never);
     takeFastStreams(h2);
+    h2.on("session", (session) => guard.attachSession(session));
     server = net.createServer((socket) => {
+      guard.accept(socket);
+      if (socket.destroyed) return;
       socket.once("data", (chunk: Buffer) => {
         socket.pause();
         // Put the bytes back: both servers take over a socket that already holds buffered data
@@ -516,16 +690,9 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
           socket.resume();
         }
       });
+      socket.on("error", () => {});
     });
   }
-  server.on("connection", (s: net.Socket) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
-  server.on("secureConnection", (s: net.Socket) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
@@ -536,39 +703,78 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
   const address = server.address() as net.AddressInfo;
   const hostText = address.family === "IPv6" ? `[${address.address}]` : address.address;
   baseUrl = `${options.tls ? "https" : "http"}://${hostText}:${address.port}`;
+  let closing: Promise<void> | undefined;
   return {
     url: baseUrl,
     callbackUrl: baseUrl + path,
     port: address.port,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      });
+    limits: {
+      headersTimeoutMs: guard.headersTimeoutMs,
+      bodyTimeoutMs: guard.bodyTimeoutMs,
+      idleTimeoutMs: guard.idleTimeoutMs,
+      maxConnections: guard.maxConnections,
+    },
+    connections: () => guard.size,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Requests being stored get their answer (briefly); then every connection is closed.
+        if (processing > 0) {
+          await Promise.race([
+            new Promise<void>((resolve) => {
+              drained = resolve;
+            }),
+            new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+          ]);
+        }
+        guard.close();
+        await stopped;
+        await forwarder?.stop();
+      })();
+      return closing;
     },
   };
 }
 
-const tooLarge = new Error("request body too large");
+/** Node's timeout options take 0 for none. */
+function finiteOrZero(ms: number): number {
+  return Number.isFinite(ms) ? ms : 0;
+}
 
-/** Reads a request body (events rather than an async iterator: cheaper on the hot path). */
-function readBody(req: NodeReq, max: number): Promise<Buffer[]> {
+/**
+ * Reads a request body (events rather than an async iterator: cheaper), within the body limit and
+ * the body timeout.
+ */
+function readBody(
+  req: NodeReq,
+  max: number,
+  guard: ConnectionGuard,
+  conn: TrackedConnection | undefined,
+): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const fail = (err: Error) => {
+      watch.done();
+      req.off("data", onData);
+      req.resume();
+      reject(err);
+    };
+    const watch = guard.watchBody(conn, () => fail(bodyTimedOut));
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > max) {
-        req.off("data", onData);
-        req.resume();
-        reject(tooLarge);
+        fail(tooLarge);
         return;
       }
       chunks.push(chunk);
     };
     req.on("data", onData);
-    req.once("end", () => resolve(chunks));
-    req.once("error", reject);
-    req.once("aborted", () => reject(new Error("the client aborted the request")));
+    req.once("end", () => {
+      watch.done();
+      resolve(chunks);
+    });
+    req.once("error", (err) => fail(err));
+    req.once("aborted", () => fail(new Error("the client aborted the request")));
   });
 }

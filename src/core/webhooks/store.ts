@@ -111,29 +111,31 @@ export interface StoreRecovery {
 
 /** One line for a user: what was skipped, and that everything else was kept. */
 export function describeRecovery(recovery: StoreRecovery): string | undefined {
-  if (recovery.skipped.length === 0) return undefined;
-  const bytes = recovery.skipped.reduce((n, s) => n + s.length, 0);
-  const lost = recovery.skipped.flatMap((s) => s.lostIds);
-  const where = recovery.skipped
-    .map((s) => {
-      const around =
-        s.afterId !== undefined && s.beforeId !== undefined
-          ? `between deliveries ${s.afterId} and ${s.beforeId}`
-          : s.afterId !== undefined
-            ? `after delivery ${s.afterId}`
-            : s.beforeId !== undefined
-              ? `before delivery ${s.beforeId}`
-              : "";
-      return `${s.length} bytes at offset ${s.offset} of ${s.file}${around ? ` (${around})` : ""}`;
-    })
-    .join("; ");
+  const skipped = recovery.skipped;
+  if (skipped.length === 0) return undefined;
+  const place = (s: SkippedRange) => {
+    const around =
+      s.afterId !== undefined && s.beforeId !== undefined
+        ? ` (between deliveries ${s.afterId} and ${s.beforeId})`
+        : s.afterId !== undefined
+          ? ` (after delivery ${s.afterId})`
+          : s.beforeId !== undefined
+            ? ` (before delivery ${s.beforeId})`
+            : "";
+    return `${s.length} bytes at offset ${s.offset} of ${s.file}${around}`;
+  };
+  const what =
+    skipped.length === 1
+      ? place(skipped[0])
+      : `${skipped.reduce((n, s) => n + s.length, 0)} bytes in ${skipped.length} places: ${skipped.map(place).join("; ")}`;
+  const lost = skipped.flatMap((s) => s.lostIds);
   const lostText =
     lost.length === 0
       ? "no delivery id is missing"
       : `lost ${lost.length === 1 ? "delivery" : "deliveries"} ${idList(lost)}`;
-  const files = [...new Set(recovery.skipped.map((s) => `${s.file}.damaged`))];
-  const kept = recovery.moved ? `; the damaged bytes were moved to ${files.join(" and ")}` : "";
-  return `the event store was damaged: skipped ${bytes} bytes (${where}), kept every intact record, ${lostText}${kept}`;
+  const files = [...new Set(skipped.map((s) => `${s.file}.damaged`))];
+  const moved = recovery.moved ? `; the damaged bytes were moved to ${files.join(" and ")}` : "";
+  return `the event store was damaged: skipped ${what}, kept every intact record, ${lostText}${moved}`;
 }
 
 function idList(ids: readonly number[]): string {

@@ -274,3 +274,35 @@ test("a store held by another process is named, with what to do", async () => {
   assert.equal(s.running, undefined);
   await s.dispose();
 });
+
+test("a store damaged on disk: load and start keep every intact delivery and say what was skipped", async () => {
+  const s = session();
+  try {
+    await s.start({ tls: false });
+    for (let i = 0; i < 5; i++) assert.equal((await s.sendTest()).status, 200);
+    await s.stop();
+    // One flipped byte in the third delivery.
+    const data = readFileSync(s.storeFile);
+    let third = -1;
+    for (let i = 0; i < 3; i++) third = data.indexOf('{"kind":"delivery"', third + 1);
+    data[third + 40] ^= 0x20;
+    writeFileSync(s.storeFile, data);
+    await s.load();
+    assert.deepEqual(
+      s.deliveries().map((d) => d.id),
+      [5, 4, 2, 1],
+    );
+    assert.match(
+      s.storeWarning ?? "",
+      /damaged: skipped \d+ bytes .*between deliveries 2 and 4.*lost delivery 3/,
+    );
+    const info = await s.start({ tls: false });
+    assert.match(info.storeWarning ?? "", /lost delivery 3.*moved to .*deliveries\.store\.damaged/);
+    assert.equal(s.count(), 4);
+    await s.stop();
+    await s.load();
+    assert.equal(s.storeWarning, undefined, "repaired on start: the next read is clean");
+  } finally {
+    await s.dispose();
+  }
+});

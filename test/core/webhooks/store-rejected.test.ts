@@ -5,6 +5,9 @@ import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { encodeEvent, samplePushEvent } from "../../../src/core/webhooks/event";
+import { closePostConnections, post } from "../../../src/core/webhooks/http-post";
+import { startListener } from "../../../src/core/webhooks/listener";
 import {
   EventStore,
   REJECTED_BODY_EXCERPT,
@@ -89,4 +92,31 @@ test("rejections are capped by count, oldest first, whatever the accepted delive
   assert.equal(reopened.count(), 0);
   assert.equal(statSync(rejectedFile(file)).size, 8);
   await reopened.close();
+});
+
+test("through the listener: 60 rejected 1 MiB bodies leave all 200 acknowledged events in a 256 KiB store", {
+  timeout: 120_000,
+}, async () => {
+  const file = join(dir(), "events.store");
+  const store = await EventStore.open(file, { maxBytes: 256 * 1024 });
+  const listener = await startListener({ store, maxBodyBytes: 1024 * 1024 });
+  const headers = { "content-type": "application/proto", "connect-protocol-version": "1" };
+  try {
+    const good = encodeEvent(samplePushEvent());
+    for (let i = 0; i < 200; i++) assert.equal((await post(listener.callbackUrl, good, headers)).status, 200);
+    const garbage = Buffer.alloc(1024 * 1024, 0xff); // within the body limit, not an EventRequest
+    for (let i = 0; i < 60; i++) {
+      assert.equal((await post(listener.callbackUrl, garbage, headers)).status, 400);
+    }
+    const all = await store.list();
+    assert.equal(all.filter((d) => d.status === "accepted").length, 200);
+    const rejected = all.filter((d) => d.status === "rejected");
+    assert.equal(rejected.length, 60);
+    assert.ok(rejected.every((d) => d.bodySize === 1024 * 1024 && d.body.length < 2000));
+  } finally {
+    await listener.close();
+    await store.close();
+    closePostConnections();
+  }
+  assert.equal(readStoreFile(file).filter((d) => d.status === "accepted").length, 200);
 });

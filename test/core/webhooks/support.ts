@@ -15,12 +15,18 @@ export interface CliServer {
   kill(): Promise<void>;
 }
 
+/** `openFiles` runs the command under that limit on open files (`ulimit -n`, through bash). */
 export function startCliServer(
   args: string[],
   env: Record<string, string> = {},
   timeoutMs = 15_000,
+  openFiles?: number,
 ): Promise<CliServer> {
-  const child = spawn(process.execPath, [cliPath, ...args], {
+  const [command, commandArgs] =
+    openFiles === undefined
+      ? [process.execPath, [cliPath, ...args]]
+      : ["bash", ["-c", `ulimit -n ${openFiles} && exec "$0" "$@"`, process.execPath, cliPath, ...args]];
+  const child = spawn(command, commandArgs, {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
