@@ -41,6 +41,7 @@ import {
   type StoredDelivery,
   storedForm,
 } from "./store";
+import { isWellFormed } from "./wire-check";
 
 export interface ListenerOptions {
   readonly store: EventStore;
@@ -241,37 +242,48 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
    * decoding it, and stored as its bytes (the store decodes it again only when read). Every other form
    * goes through the Connect handler.
    */
-  async function handleBinaryUnary(reply: Reply, head: RequestHead, bytes: Uint8Array): Promise<void> {
-    let message: EventRequest;
+  function handleBinaryUnary(reply: Reply, head: RequestHead, bytes: Uint8Array, finished: () => void): void {
+    // Checked without decoding when possible (see wire-check.ts); decoded when the check cannot tell,
+    // or when someone wants the event (onDelivery).
+    let message: EventRequest | undefined;
     try {
-      message = fromBinary(EventRequestSchema, bytes);
+      if (options.onDelivery || !isWellFormed(EventRequestSchema, bytes)) {
+        message = fromBinary(EventRequestSchema, bytes);
+      }
     } catch (err) {
-      return reject(
+      reject(
         reply,
         head,
         bytes,
         400,
         "invalid_argument",
         `cannot decode the EventRequest: ${errorMessage(err)}`,
-      );
+      )
+        .catch(() => {})
+        .finally(finished);
+      return;
     }
     const id = store.allocateId();
     const stored: DeliveryHead = { ...head, id, status: "accepted", httpStatus: 200 };
-    try {
-      await store.appendRaw(stored, bytes);
-    } catch (err) {
-      const message = `cannot store the event: ${errorMessage(err)}`;
-      reply(503, "application/json", JSON.stringify({ code: "unavailable", message }));
-      return;
-    }
-    reply(200, "application/proto", "");
-    if (options.onDelivery) {
-      options.onDelivery({
-        ...storedForm(stored, bytes),
-        event: toJson(EventRequestSchema, message),
-      });
-    }
-    forwarder?.enqueue(id, bytes);
+    // A callback, not a promise: this runs thousands of times a second.
+    store.appendRawThen(stored, bytes, (err) => {
+      try {
+        if (err !== undefined) {
+          const message = `cannot store the event: ${errorMessage(err)}`;
+          reply(503, "application/json", JSON.stringify({ code: "unavailable", message }));
+          return;
+        }
+        reply(200, "application/proto", "");
+        if (options.onDelivery && message) {
+          options.onDelivery({ ...storedForm(stored, bytes), event: toJson(EventRequestSchema, message) });
+        }
+        forwarder?.enqueue(id, bytes);
+      } catch {
+        // The stream is gone; the event is stored regardless.
+      } finally {
+        finished();
+      }
+    });
   }
 
   /** Decompresses a Connect unary body (`Content-Encoding`), refusing output past the body limit. */
@@ -435,7 +447,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       bytes = plain;
     }
     if (isProto.test(contentType) && !headers["connect-content-encoding"]) {
-      return handleBinaryUnary(reply, head, bytes);
+      return new Promise<void>((resolve) => handleBinaryUnary(reply, head, bytes, resolve));
     }
     const info: RequestInfo = { head, body: bytes };
     const handlerHeaders = new Headers(headers);
@@ -621,11 +633,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       const reply = replyOfStream(stream);
       const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
       processing++;
-      handleBinaryUnary(reply, head, bytes)
-        .catch((err) =>
-          reply(500, "application/json", JSON.stringify({ code: "internal", message: errorMessage(err) })),
-        )
-        .finally(finishProcessing);
+      handleBinaryUnary(reply, head, bytes, finishProcessing);
     });
   }
 

@@ -18,7 +18,7 @@
 // payload with a matching checksum) and carries on from there. Damage followed by intact records is
 // reported and repaired (the damaged bytes are appended to `<file>.damaged`, the file is rewritten
 // without them); damage at the very end is a torn last write and is cut off silently.
-import { appendFileSync, closeSync, fsyncSync, openSync } from "node:fs";
+import { appendFileSync, closeSync, fdatasync, write as fsWrite, fsyncSync, openSync } from "node:fs";
 import { type FileHandle, open, rename } from "node:fs/promises";
 import { dirname } from "node:path";
 import { crc32 } from "node:zlib";
@@ -151,12 +151,14 @@ export interface RecordLogOptions {
   readonly prune?: (log: RecordLog) => number | undefined;
 }
 
+/** Called once a record is written (and synced), or with the error that stopped it. */
+export type AppendDone = (err?: unknown) => void;
+
 interface Pending {
   readonly bytes: Buffer;
   /** The id to index the record under, or undefined to leave it out of `entries`. */
   readonly id: number | undefined;
-  readonly resolve: () => void;
-  readonly reject: (err: unknown) => void;
+  readonly done: AppendDone;
 }
 
 export interface OpenedLog {
@@ -256,16 +258,24 @@ export class RecordLog {
    * written (and synced, for a synced log).
    */
   append(bytes: Buffer, id: number | undefined): Promise<void> {
-    if (this.closed) return Promise.reject(new Error("the event store is closed"));
     return new Promise<void>((resolve, reject) => {
-      const p = { bytes, id, resolve, reject };
-      if (this.clearing) {
-        this.held.push(p);
-        return;
-      }
-      this.pending.push(p);
-      if (!this.running) this.running = this.dispatch();
+      this.appendThen(bytes, id, (err) => (err === undefined ? resolve() : reject(err)));
     });
+  }
+
+  /** `append` with a callback instead of a promise (the listener's hot path makes no promise). */
+  appendThen(bytes: Buffer, id: number | undefined, done: AppendDone): void {
+    if (this.closed) {
+      done(new Error("the event store is closed"));
+      return;
+    }
+    const p = { bytes, id, done };
+    if (this.clearing) {
+      this.held.push(p);
+      return;
+    }
+    this.pending.push(p);
+    if (!this.running) this.running = this.dispatch();
   }
 
   /** Waits until every append made so far is written. */
@@ -383,7 +393,7 @@ export class RecordLog {
     const durable = (async () => {
       await this.writeAll(buffers, position, offset - position);
       if (sync) {
-        await this.fh.datasync();
+        await datasync(this.fh.fd);
         this.syncCount++;
       }
       if (!(await previous)) throw new Error("an earlier write to the event store failed");
@@ -395,11 +405,11 @@ export class RecordLog {
     durable
       .then(
         () => {
-          for (const p of group) p.resolve();
+          for (const p of group) p.done();
         },
         (err: unknown) => {
           this.failedAt = Math.min(this.failedAt ?? Number.POSITIVE_INFINITY, position);
-          for (const p of group) p.reject(err);
+          for (const p of group) p.done(err ?? new Error("the write failed"));
         },
       )
       .finally(() => {
@@ -415,8 +425,7 @@ export class RecordLog {
     const whole = buffers.length === 1 ? buffers[0] : Buffer.concat(buffers, total);
     let written = 0;
     while (written < total) {
-      const { bytesWritten } = await this.fh.write(whole, written, total - written, position + written);
-      written += bytesWritten;
+      written += await writeAt(this.fh.fd, whole, written, total - written, position + written);
     }
   }
 
@@ -461,6 +470,20 @@ export class RecordLog {
     for (const e of this.entries) e.offset -= shift;
     this.size -= shift;
   }
+}
+
+// The group's write and sync go through the callback API on the file's descriptor: FileHandle's
+// promise methods cost noticeably more per call, and these run for every group.
+function writeAt(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fsWrite(fd, buf, offset, length, position, (err, n) => (err ? reject(err) : resolve(n)));
+  });
+}
+
+function datasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fdatasync(fd, (err) => (err ? reject(err) : resolve()));
+  });
 }
 
 /** Writes `parts` to a temporary file, syncs it and renames it over `file` (atomic replacement). */

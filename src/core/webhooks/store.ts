@@ -14,7 +14,14 @@ import { crc32 } from "node:zlib";
 import { fromBinary, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { EventRequestSchema } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage, ProtocallError } from "../errors";
-import { type DamagedRange, type LogEntry, RecordLog, type ScannedRecord, scanLog } from "./record-log";
+import {
+  type AppendDone,
+  type DamagedRange,
+  type LogEntry,
+  RecordLog,
+  type ScannedRecord,
+  scanLog,
+} from "./record-log";
 
 const ACCEPTED_MAGIC = "PCEVT02\n";
 const ACCEPTED_LEGACY = ["PCEVT01\n"];
@@ -456,12 +463,23 @@ export class EventStore {
    * one is cut down (body excerpt, short headers) and goes to the rejection log.
    */
   appendRaw(head: DeliveryHead, body: Uint8Array): Promise<void> {
-    if (this.closed) return Promise.reject(new Error("the event store is closed"));
+    return new Promise<void>((resolve, reject) => {
+      this.appendRawThen(head, body, (err) => (err === undefined ? resolve() : reject(err)));
+    });
+  }
+
+  /** `appendRaw` with a callback instead of a promise (the listener's hot path). */
+  appendRawThen(head: DeliveryHead, body: Uint8Array, done: AppendDone): void {
+    if (this.closed) {
+      done(new Error("the event store is closed"));
+      return;
+    }
     if (head.status === "accepted") {
-      return this.accepted.append(encode({ kind: "delivery", ...head }, body), head.id);
+      this.accepted.appendThen(encode({ kind: "delivery", ...head }, body), head.id, done);
+      return;
     }
     const trimmed = trimRejected(head, body);
-    return this.rejected.append(encode(trimmed.head, trimmed.body), head.id);
+    this.rejected.appendThen(encode(trimmed.head, trimmed.body), head.id, done);
   }
 
   /** Appends the result of forwarding delivery `id`; resolves once it is on disk. */

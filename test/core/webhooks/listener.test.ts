@@ -278,3 +278,16 @@ test("HTTP/2 deliveries in the registry's form: stored, and bad ones rejected th
     session.close();
   }
 });
+
+test("an event the quick wire check cannot vouch for is decoded, and accepted when it decodes", async () => {
+  // An unknown field with an 11-byte varint: valid for fromBinary, beyond what the check models.
+  const odd = Buffer.concat([
+    encodeEvent(samplePushEvent()),
+    Buffer.from([0x98, 0x06, ...Array(10).fill(0xff), 0x01]),
+  ]);
+  const res = await post(listener.callbackUrl, odd, proto, { ca: pki.ca.cert });
+  assert.equal(res.status, 200);
+  const stored = (await store.list()).at(-1)!;
+  assert.equal(stored.status, "accepted");
+  assert.equal((stored.event as { event: string }).event, "WEBHOOK_EVENT_REPOSITORY_PUSH");
+});
