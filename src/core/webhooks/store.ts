@@ -160,7 +160,15 @@ const NEWLINE = 0x0a;
 
 /** Frames a record: [length][crc32][JSON head][\n body], in one buffer. */
 function encode(head: object, body: Uint8Array | undefined): Buffer {
-  const json = JSON.stringify(head);
+  return encodeJson(JSON.stringify(head), body);
+}
+
+/** Frames a delivery: its head with `kind` first (written into the JSON, not spread into a copy). */
+function encodeDelivery(head: DeliveryHead, body: Uint8Array): Buffer {
+  return encodeJson(`{"kind":"delivery",${JSON.stringify(head).slice(1)}`, body);
+}
+
+function encodeJson(json: string, body: Uint8Array | undefined): Buffer {
   const jsonLength = Buffer.byteLength(json);
   const payloadLength = jsonLength + (body ? 1 + body.byteLength : 0);
   const out = Buffer.allocUnsafe(8 + payloadLength);
@@ -475,7 +483,7 @@ export class EventStore {
       return;
     }
     if (head.status === "accepted") {
-      this.accepted.appendThen(encode({ kind: "delivery", ...head }, body), head.id, done);
+      this.accepted.appendThen(encodeDelivery(head, body), head.id, done);
       return;
     }
     const trimmed = trimRejected(head, body);
