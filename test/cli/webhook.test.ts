@@ -252,6 +252,12 @@ test("refusals: non-Admin, second webhook, callback URL rules, unknown token, mi
   );
   assert.equal(none.code, 1);
   assert.match(none.stderr, /^protocall: no API token for 127\.0\.0\.1:\d+: set PROTOCALL_TOKEN/);
+  // The netrc entry the hint names is the one looked up first: the host with its port.
+  const port = new URL(remote.includes("://") ? remote : `https://${remote}`).port;
+  assert.match(
+    none.stderr,
+    new RegExp(`add "machine 127\\.0\\.0\\.1:${port} password <token>" to ~/\\.netrc`),
+  );
 
   // The netrc password for the host is used when no variable is set.
   writeFileSync(join(home, ".netrc"), "machine 127.0.0.1 login alice password alice-token\n");

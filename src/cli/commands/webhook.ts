@@ -145,7 +145,7 @@ export async function runWebhook(
   const token = resolveToken(ctx.env, host);
   if (!token) {
     throw new ProtocallError(
-      `no API token for ${host}: set PROTOCALL_TOKEN (or BUF_TOKEN), or add "machine ${new URL(baseUrl).hostname} password <token>" to ~/.netrc`,
+      `no API token for ${host}: set PROTOCALL_TOKEN (or BUF_TOKEN), or add "machine ${host} password <token>" to ~/.netrc`,
     );
   }
   const client = createWebhookClient({

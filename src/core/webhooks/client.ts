@@ -271,7 +271,7 @@ function errorFromResponse(
       return new WebhookError(
         "unauthenticated",
         code,
-        `the registry at ${ctx.host} did not accept the token (${detail}): check the token in PROTOCALL_TOKEN, BUF_TOKEN or the password of "machine ${ctx.host.replace(/:\d+$/, "")}" in ~/.netrc`,
+        `the registry at ${ctx.host} did not accept the token (${detail}): check the token in PROTOCALL_TOKEN, BUF_TOKEN or the password of "machine ${ctx.host}" in ~/.netrc`,
       );
     case Code.PermissionDenied:
       return new WebhookError(

@@ -134,7 +134,7 @@ const refusals: { name: string; status: number; code: string; kind: string; mess
     status: 401,
     code: "unauthenticated",
     kind: "unauthenticated",
-    message: /did not accept the token.*PROTOCALL_TOKEN, BUF_TOKEN.*machine 127\.0\.0\.1/,
+    message: /did not accept the token.*PROTOCALL_TOKEN, BUF_TOKEN.*"machine 127\.0\.0\.1:\d+"/,
   },
   {
     name: "permission denied",
