@@ -10,7 +10,7 @@ import {
   type DescMessage,
   ScalarType,
 } from "@bufbuild/protobuf";
-import { fieldByJsonKey } from "../core/schema/json-path";
+import { closestFieldName, fieldByJsonKey, unknownFieldText } from "../core/schema/json-path";
 import { closest } from "../core/schema/resolver";
 import type { JsonNode } from "./json-tree";
 
@@ -105,13 +105,12 @@ function checkMessage(node: JsonNode, message: DescMessage, out: BodyProblem[]):
     if (key.startsWith("[") && key.endsWith("]")) continue;
     const field = fieldByJsonKey(message, key);
     if (!field) {
-      const names = message.fields.map((f) => f.jsonName);
-      const hint = closest(key, [...names, ...message.fields.map((f) => f.name)]);
+      const hint = closestFieldName(message, key);
       err(
         out,
         m.key,
-        `unknown field "${key}" in message ${name}${hint.length > 0 ? ` (did you mean "${hint[0]}"?)` : ""}; its fields: ${names.join(", ") || "none"}`,
-        hint.length > 0 && m.key.closed ? JSON.stringify(hint[0]) : undefined,
+        unknownFieldText(message, key),
+        hint && m.key.closed ? JSON.stringify(hint) : undefined,
       );
       continue;
     }

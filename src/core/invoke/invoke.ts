@@ -16,6 +16,7 @@ import {
 } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import { errorMessage, ProtocallError } from "../errors";
+import { findUnknownKey, unknownFieldText } from "../schema/json-path";
 import { coalesce } from "./batch";
 import { noRequestDataError, type RequestDocument } from "./request-data";
 
@@ -57,7 +58,10 @@ export function requestFromJson(
   try {
     return fromJson(desc, doc.value as never, { registry });
   } catch (err) {
-    const why = errorMessage(err).replace(/^cannot decode message [\w.]+ from JSON: /, "");
+    let why = errorMessage(err).replace(/^cannot decode message [\w.]+ from JSON: /, "");
+    // protobuf-es names the key alone; say where it is and which field was meant, as the editor does.
+    const unknown = /^key ".*" is unknown$/.test(why) ? findUnknownKey(desc, doc.value) : undefined;
+    if (unknown) why = unknownFieldText(unknown.message, unknown.key);
     throw new ProtocallError(
       `${label}:${doc.line}:${doc.column}: request message #${doc.index + 1} is not a valid ${desc.typeName}: ${why}`,
     );

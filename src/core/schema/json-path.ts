@@ -3,6 +3,7 @@
 // Hover and completion in request bodies use it to find the field under the cursor and the message
 // whose keys can be completed there.
 import type { DescExtension, DescField, DescMessage, Registry } from "@bufbuild/protobuf";
+import { closest } from "./resolver";
 
 export type JsonPathSegment = string | number;
 
@@ -100,4 +101,51 @@ export function resolveJsonPath(
   if (last !== undefined) result.field = last;
   if (state.kind === "message") result.message = state.message;
   return result;
+}
+
+/**
+ * What is wrong with a key that names no field of `message`, with the closest field name: one
+ * wording for the editor's diagnostics and for a request that is sent (`protocall curl`, `run`, Send).
+ */
+export function unknownFieldText(message: DescMessage, key: string): string {
+  const names = message.fields.map((f) => f.jsonName);
+  const hint = closestFieldName(message, key);
+  return `unknown field "${key}" in message ${message.typeName}${hint ? ` (did you mean "${hint}"?)` : ""}; its fields: ${names.join(", ") || "none"}`;
+}
+
+/** The field name (JSON or proto) closest to a key that names no field, if any is close. */
+export function closestFieldName(message: DescMessage, key: string): string | undefined {
+  return closest(key, [...message.fields.map((f) => f.jsonName), ...message.fields.map((f) => f.name)])[0];
+}
+
+/**
+ * The first key of a JSON value that names no field of its message, looking into nested messages,
+ * lists and maps (not into well-known types with a JSON form of their own, nor extensions).
+ */
+export function findUnknownKey(
+  message: DescMessage,
+  value: unknown,
+): { message: DescMessage; key: string } | undefined {
+  if (customJson.has(message.typeName) || typeof value !== "object" || value === null) return undefined;
+  if (Array.isArray(value)) return undefined;
+  for (const [key, v] of Object.entries(value)) {
+    if (key.startsWith("[") && key.endsWith("]")) continue;
+    const field = fieldByJsonKey(message, key);
+    if (field === undefined) return { message, key };
+    const inner = field.message;
+    if (inner === undefined || v === null || typeof v !== "object") continue;
+    const values =
+      field.fieldKind === "list"
+        ? Array.isArray(v)
+          ? v
+          : []
+        : field.fieldKind === "map"
+          ? Object.values(v)
+          : [v];
+    for (const element of values) {
+      const found = findUnknownKey(inner, element);
+      if (found) return found;
+    }
+  }
+  return undefined;
 }

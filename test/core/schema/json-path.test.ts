@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import type { DescMessage, FileRegistry } from "@bufbuild/protobuf";
-import { fieldByJsonKey, resolveJsonPath } from "../../../src/core/schema/json-path";
+import {
+  fieldByJsonKey,
+  findUnknownKey,
+  resolveJsonPath,
+  unknownFieldText,
+} from "../../../src/core/schema/json-path";
 import { fullNameOf } from "../../../src/core/schema/lookup";
 import { schemaFixturesRegistry } from "../../support/schema-fixtures";
 
@@ -84,5 +89,32 @@ describe("resolveJsonPath", () => {
       undefined,
       "wrong extendee",
     );
+  });
+});
+
+describe("findUnknownKey and unknownFieldText", () => {
+  test("the first unknown key, in nested messages, map values and list elements", () => {
+    const found = (value: unknown) => {
+      const u = findUnknownKey(request, value);
+      return u && `${u.message.typeName}.${u.key}`;
+    };
+    assert.equal(found({ shownAs: "a", postal: { city: "b" } }), undefined);
+    assert.equal(found({ nam: "a" }), "fixtures.v1.GreetRequest.nam");
+    assert.equal(found({ postal: { cty: "b" } }), "fixtures.v1.GreetRequest.Postal.cty");
+    assert.equal(
+      found({ postals: { "5": { city: "x", contry: "y" } } }),
+      "fixtures.v1.GreetRequest.Postal.contry",
+    );
+    const list = findUnknownKey(response, { tree: { children: [{ named: { k: { vlue: 1 } } }] } });
+    assert.equal(list?.key, "vlue");
+  });
+
+  test("names the message, the field meant and the fields there are", () => {
+    const postal = registry.getMessage("fixtures.v1.GreetRequest.Postal")!;
+    assert.match(
+      unknownFieldText(postal, "cty"),
+      /^unknown field "cty" in message fixtures\.v1\.GreetRequest\.Postal \(did you mean "city"\?\); its fields: .*city/,
+    );
+    assert.doesNotMatch(unknownFieldText(postal, "zzzzzzzz"), /did you mean/);
   });
 });
