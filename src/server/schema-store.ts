@@ -12,13 +12,14 @@ import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { errorMessage, ProtocallError } from "../core/errors";
+import { errorMessage } from "../core/errors";
 import { buildWorkspace, CompilerError } from "../core/schema/compiler";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "../core/schema/descriptor-set-source";
-import { findBuf, findOnPath } from "../core/schema/find-buf";
+import { findBuf } from "../core/schema/find-buf";
 import { openSchema } from "../core/schema/open-schema";
 import type { FileSource } from "../core/schema/types";
 import { findWorkspaceRoots } from "../core/schema/workspace";
+import { workspaceBuildOptions } from "../core/schema/workspace-build-options";
 import type { ServerSettings } from "./settings";
 
 export interface Opened {
@@ -129,24 +130,14 @@ export class SchemaStore {
       out.push({ ...(await this.openFile(resolve(cwd, spec))), kind: "setting", origin: resolve(cwd, spec) });
     }
     if (!s.workspaceBuild) return out;
-    // protoc when the settings ask for it: the configured path, else protoc on PATH.
-    let protocPath: string | undefined;
-    let protocProblem: string | undefined;
-    if (s.compiler === "protoc") {
-      protocPath = s.protocPath ?? (await findOnPath("protoc", process.env));
-      if (!protocPath) {
-        protocProblem =
-          "protoc was not found on PATH: install it, set protocall.protocPath, or set protocall.compiler to buf";
-      }
-    }
-    // Which compiler builds, named in the log (a failure to find buf is reported by the build).
-    const compiler = protocPath ?? (await findBuf({ bufPath: s.bufPath }).catch(() => undefined));
+    const build = workspaceBuildOptions(s);
+    // Which compiler builds, named in the log (a failure to find it is reported by the build).
+    const compiler = build.protocPath ?? (await findBuf({ bufPath: s.bufPath }).catch(() => undefined));
     for (const folder of this.folders) {
       for (const root of await findWorkspaceRoots(folder)) {
         try {
-          if (protocProblem) throw new ProtocallError(protocProblem);
           const started = performance.now();
-          const { bytes, fromCache } = await buildWorkspace(root, { bufPath: s.bufPath, protocPath });
+          const { bytes, fromCache } = await buildWorkspace(root, build);
           this.log(
             `built ${root} with ${compiler ?? "buf"} (${Math.round(performance.now() - started)} ms${fromCache ? ", cached" : ""})`,
           );
@@ -180,11 +171,7 @@ export class SchemaStore {
   openFile(path: string): Promise<Opened> {
     let p = this.files.get(path);
     if (!p) {
-      p = openSchema(path, {
-        cwd: "/",
-        stdin: process.stdin,
-        bufPath: this.settings.bufPath,
-      }).then(
+      p = openSchema(path, { cwd: "/", stdin: process.stdin, ...workspaceBuildOptions(this.settings) }).then(
         (source) => ({ source }),
         (err) => ({
           problem: errorMessage(err),

@@ -8,7 +8,7 @@ import { ProtocallError } from "../errors";
 import { bufBuildArgs, bufBuildFailure, nameMissingImports } from "./buf-build";
 import { BuildCache, buildKey, defaultBuildCacheDir } from "./build-cache";
 import { CompilerError } from "./compiler-diagnostics";
-import { findBuf } from "./find-buf";
+import { findBuf, findOnPath } from "./find-buf";
 import { protocArgs, protocFailure, protocLocator } from "./protoc-build";
 import { enclosingWorkspace, findBuildRoot, listProtoFiles } from "./workspace";
 
@@ -26,7 +26,7 @@ export interface CompilerRun {
 export type CompilerRunner = (
   file: string,
   args: readonly string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
+  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal },
 ) => Promise<CompilerRun>;
 
 export interface BuildOptions {
@@ -36,7 +36,7 @@ export interface BuildOptions {
   bufPath?: string;
   /** false: without bufPath, use the buf on PATH rather than the bundled one. */
   useBundledBuf?: boolean;
-  /** Compile with this protoc instead of buf. */
+  /** Compile with this protoc instead of buf: a path, or a bare name looked up on PATH (`protoc`). */
   protocPath?: string;
   /** protoc only: import directories, relative to the directory built (default: that directory). */
   includePaths?: string[];
@@ -50,6 +50,8 @@ export interface BuildOptions {
   env?: NodeJS.ProcessEnv;
   /** Runs the compiler (default: spawns it). */
   runner?: CompilerRunner;
+  /** Stops the compiler when it aborts (a command's --timeout, a cancel). */
+  signal?: AbortSignal;
 }
 
 export interface BuildResult {
@@ -92,13 +94,10 @@ export async function buildWorkspace(dir: string, options: BuildOptions = {}): P
   const paths = await normalizePaths(root, dir, options.paths ?? []);
   const env = options.env ?? process.env;
   const runner = options.runner ?? runCompiler;
-  const run: CompilerRunner = (file, args, o) => runner(file, args, { ...o, env });
+  const run: CompilerRunner = (file, args, o) => runner(file, args, { ...o, env, signal: options.signal });
   const cache = new BuildCache(options.cacheDir === undefined ? defaultBuildCacheDir() : options.cacheDir);
 
-  const protoc = options.protocPath ? resolve(options.protocPath) : undefined;
-  if (protoc && !(await stat(protoc).catch(() => undefined))?.isFile()) {
-    throw new ProtocallError(`the configured protoc ${options.protocPath} does not exist; fix its path`);
-  }
+  const protoc = options.protocPath ? await findProtoc(options.protocPath, env) : undefined;
   const compiler =
     protoc ?? (await findBuf({ bufPath: options.bufPath, env, useBundled: options.useBundledBuf }));
   const includePaths = protoc
@@ -143,6 +142,22 @@ export async function buildWorkspace(dir: string, options: BuildOptions = {}): P
   } finally {
     inFlight.delete(key);
   }
+}
+
+/** The protoc to run: a configured path that must exist, or a bare name found on PATH. */
+async function findProtoc(configured: string, env: NodeJS.ProcessEnv): Promise<string> {
+  if (!/[\\/]/.test(configured)) {
+    const onPath = await findOnPath(configured, env);
+    if (onPath) return onPath;
+    throw new ProtocallError(
+      `${configured} was not found on PATH: install it, set the path of protoc (protocall.protocPath), or build with buf (protocall.compiler)`,
+    );
+  }
+  const path = resolve(configured);
+  if (!(await stat(path).catch(() => undefined))?.isFile()) {
+    throw new ProtocallError(`the configured protoc ${configured} does not exist; fix its path`);
+  }
+  return path;
 }
 
 /** Makes `paths` relative to `root` with forward slashes; each must exist inside it. */
@@ -224,6 +239,8 @@ export const runCompiler: CompilerRunner = (file, args, options) =>
       env: options.env ?? process.env,
       stdio: ["ignore", "pipe", "pipe"],
       windowsHide: true,
+      signal: options.signal,
+      killSignal: "SIGKILL",
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];

@@ -20,6 +20,10 @@ export interface OpenSchemaOptions {
   cacheDir?: string | false;
   /** Environment for finding buf on PATH and running it (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The compiler when it is protoc (default: buf); see workspaceBuildOptions. */
+  protocPath?: string;
+  /** Stops a compiler run when it aborts. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -65,7 +69,14 @@ export async function openSchema(spec: string, options: OpenSchemaOptions): Prom
       `schema ${spec} does not exist; give a directory of .proto files, a .proto file, a descriptor-set file, or - for stdin`,
     );
   }
-  const build = { cwd: options.cwd, bufPath: options.bufPath, cacheDir: options.cacheDir, env: options.env };
+  const build = {
+    cwd: options.cwd,
+    bufPath: options.bufPath,
+    protocPath: options.protocPath,
+    cacheDir: options.cacheDir,
+    env: options.env,
+    signal: options.signal,
+  };
   if (st.isDirectory()) {
     const { bytes } = await buildWorkspace(spec, build);
     return openDescriptorSetBytes(bytes, `workspace ${spec}`);

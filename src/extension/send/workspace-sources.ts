@@ -1,35 +1,37 @@
 // The workspace build as a schema source for "Send": asked after server reflection when a request
 // names no @schema (the CLI has no such fallback; in the editor it lets requests reach servers that
 // have no reflection, using the .proto files of the open folders). Built lazily on the first
-// look-up, once per change of the workspace's .proto files; never in an untrusted workspace.
+// look-up, once per change of the workspace's .proto files or the compiler settings, with the
+// compiler the language server uses (the same settings, through workspaceBuildOptions); never in an
+// untrusted workspace.
 import * as vscode from "vscode";
 import { errorMessage, ProtocallError } from "../../core/errors";
+import { settingsKey } from "../../core/invoke/settings-key";
 import type { SchemaSource } from "../../core/schema/types";
+import { type WorkspaceBuildOptions, workspaceBuildOptions } from "../../core/schema/workspace-build-options";
 import type { ProtocallContext } from "../context";
 
 type Found = Awaited<ReturnType<SchemaSource["findType"]>>;
 
-/** The compiler settings a workspace build uses. */
-interface BuildSettings {
-  bufPath?: string;
-}
-
 export class WorkspaceSources implements vscode.Disposable {
   private source: SchemaSource | undefined;
+  private key: string | undefined;
   private opened: Promise<SchemaSource[]> | undefined;
 
   constructor(private readonly ctx: ProtocallContext) {}
 
   /** The fallback sources for the current settings (empty when the workspace is untrusted). */
   sources(): readonly SchemaSource[] {
-    const read = this.ctx.settings.reader();
-    if (!vscode.workspace.isTrusted || !read("workspaceBuild")) return [];
-    const folders = vscode.workspace.workspaceFolders ?? [];
+    const settings = this.ctx.settings.server();
+    if (!settings.workspaceBuild) return [];
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     if (folders.length === 0) return [];
-    this.source ??= this.lazySource(
-      folders.map((f) => f.uri.fsPath),
-      { bufPath: read("bufPath") || undefined },
-    );
+    const build = workspaceBuildOptions(settings);
+    // A build is made from the folders and the compiler settings: another of either, another build.
+    const key = settingsKey({ folders, build });
+    if (key !== this.key) this.invalidate();
+    this.key = key;
+    this.source ??= this.lazySource(folders, build);
     return [this.source];
   }
 
@@ -46,7 +48,7 @@ export class WorkspaceSources implements vscode.Disposable {
   }
 
   /** Builds every root of the folders, once (a failed build is tried again at the next look-up). */
-  private open(folders: string[], build: BuildSettings): Promise<SchemaSource[]> {
+  private open(folders: string[], build: WorkspaceBuildOptions): Promise<SchemaSource[]> {
     this.opened ??= (async () => {
       const [{ findWorkspaceRoots }, { openSchema }] = await Promise.all([
         import("../../core/schema/workspace"),
@@ -74,7 +76,7 @@ export class WorkspaceSources implements vscode.Disposable {
     return opened;
   }
 
-  private lazySource(folders: string[], build: BuildSettings): SchemaSource {
+  private lazySource(folders: string[], build: WorkspaceBuildOptions): SchemaSource {
     const open = () => this.open(folders, build);
     return {
       label: "workspace build",

@@ -214,6 +214,34 @@ export const tests: VscodeTest[] = [
     },
   },
   {
+    name: "the workspace build follows protocall.compiler and protocall.protocPath, as the language server's does",
+    timeoutMs: 90_000,
+    async run(env) {
+      const server = await startDemoServer({ reflection: false });
+      const config = vscode.workspace.getConfiguration("protocall");
+      const protoc = join(env.workspace, "no-such-protoc");
+      try {
+        const uri = await requestFile(
+          env,
+          "send-protoc.rpc",
+          `${server.url}/demo.v1.DemoService/Sum\n\n{"number": 40}\n{"number": 2}\n`,
+        );
+        await config.update("compiler", "protoc", vscode.ConfigurationTarget.Workspace);
+        await config.update("protocPath", protoc, vscode.ConfigurationTarget.Workspace);
+        const outcome = await send(uri, 0);
+        assert.equal(outcome.result?.ok, false);
+        assert.match(
+          outcome.result?.error?.message ?? "",
+          new RegExp(`the configured protoc ${protoc.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} does not exist`),
+        );
+      } finally {
+        await config.update("compiler", undefined, vscode.ConfigurationTarget.Workspace);
+        await config.update("protocPath", undefined, vscode.ConfigurationTarget.Workspace);
+        await server.close();
+      }
+    },
+  },
+  {
     name: "an undefined variable: not sent, the problem is reported with its place",
     timeoutMs: 60_000,
     async run(env) {
