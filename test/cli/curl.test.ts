@@ -139,6 +139,31 @@ test("bin/protocall.js runs the bundle with a code cache, and gives the same out
   assert.equal(uncached.stdout, expected);
 });
 
+test("-o FILE on a fast stream of large messages waits for the file without piling up listeners", async () => {
+  const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const dir = mkdtempSync(join(tmpdir(), "protocall-curl-output-"));
+  try {
+    const out = join(dir, "out.json");
+    const text = "x".repeat(20_000);
+    const r = await run([
+      "-o",
+      out,
+      "-d",
+      JSON.stringify({ count: 2000, text }),
+      `${server.url}/demo.v1.DemoService/Count`,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    assert.equal(r.stdout, "");
+    const written = readFileSync(out, "utf8");
+    assert.equal((written.match(/"number"/g) ?? []).length, 2000);
+    assert.ok(written.endsWith(`"number": 2000,\n  "text": "${text}"\n}\n`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a closed output pipe ends the call quietly (exit 141, as a SIGPIPE)", async () => {
   const child = spawn(
     process.execPath,

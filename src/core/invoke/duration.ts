@@ -51,6 +51,8 @@ function invalid(text: string, flag: string, why: string): ProtocallError {
 export function formatDuration(ms: number): string {
   if (ms === 0) return "0s";
   if (ms < 0) return `-${formatDuration(-ms)}`;
+  if (ms < 0.001) return `${Math.round(ms * 1e6)}ns`;
+  if (ms < 1) return `${+(ms * 1000).toFixed(3)}µs`;
   if (ms < 1000) return `${+ms.toFixed(3)}ms`;
   const h = Math.floor(ms / 3_600_000);
   const m = Math.floor((ms % 3_600_000) / 60_000);

@@ -4,7 +4,8 @@
 //  - https: ALPN offers h2, then http/1.1 (only h2 with --http2-prior-knowledge);
 //  - TLS: --cacert replaces the system roots, -k, --servername (SNI and the verified name; default
 //    the Host header, else the URL host), --cert/--key; --unix-socket for every connection;
-//  - TCP keepalive, --connect-timeout for connection setup only;
+//  - TCP keepalive, --connect-timeout for connection setup only; connection setup also ends with the
+//    call's deadline or cancel (a server that accepts and goes silent holds no call past --timeout);
 //  - verbose lines for connections, requests, responses and body bytes.
 // Connection failures become `unavailable` errors worded like buf's (`dial tcp host:port: ...`).
 import { readFileSync } from "node:fs";
@@ -28,6 +29,7 @@ import { coalesce } from "./batch";
 import { createHttp1Client } from "./http1-client";
 import type { CurlOptions, Protocol } from "./options";
 import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
+import { untilAborted } from "./until-aborted";
 import { logHeaders, type VerboseLog } from "./verbose";
 
 type NodeHttp2ClientSessionManager = ReturnType<
@@ -81,11 +83,6 @@ export interface CurlTransport {
    * long request streams. The transport is then given no messages of its own.
    */
   tapRequests(pathSuffix: string, body: AsyncIterable<Uint8Array> | undefined): void;
-  /**
-   * For a bidi stream over plain http: switches HTTP/1.1 to HTTP/2 with prior knowledge (h2c), as
-   * buf does, since HTTP/1.1 cannot carry one. Returns whether it switched.
-   */
-  useH2cForBidi(): boolean;
   /** The HTTP version in use once the first connection is made: "1.1" or "2". */
   httpVersion(): "1.1" | "2" | undefined;
   /** Closes all connections. */
@@ -351,20 +348,23 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   };
 
   const httpClient: UniversalClientFn = async (req) => {
+    // Dialing, the TLS handshake and the HTTP/2 preface end with the call's deadline or cancel: a
+    // server that accepts and goes silent must not hold a call past its --timeout.
     try {
-      await negotiate();
+      await untilAborted(negotiate(), req.signal);
     } catch (err) {
-      throw dialFailure ?? ConnectError.from(err, Code.Unavailable);
+      throw setupFailure(err, req.signal);
     }
     // gRPC over HTTP/1.1 (a server that negotiated http/1.1) works with servers that send trailers
     // in a chunked body, as buf's client does; others fail with their own error.
     const inner = mode === "h2" ? await loadH2Client() : h1Client;
     // Connect before the request is logged, so verbose output reads in order (as buf's does).
     try {
-      if (mode === "h2") await openSession();
-      else if (firstRequest && !spare) spare = await dialReady(secure ? ["http/1.1"] : undefined);
+      if (mode === "h2") await untilAborted(openSession(), req.signal);
+      else if (firstRequest && !spare)
+        spare = await untilAborted(dialReady(secure ? ["http/1.1"] : undefined), req.signal);
     } catch (err) {
-      throw dialFailure ?? ConnectError.from(err, Code.Unavailable);
+      throw setupFailure(err, req.signal);
     }
     firstRequest = false;
     const path = new URL(req.url).pathname;
@@ -405,16 +405,15 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       transport = (await import("@connectrpc/connect/protocol-connect")).createTransport(options);
   }
 
+  /** A failure while connecting: the abort's own reason, else the dial failure, as `unavailable`. */
+  const setupFailure = (err: unknown, signal: AbortSignal | undefined): unknown =>
+    signal?.aborted ? (signal.reason ?? err) : (dialFailure ?? ConnectError.from(err, Code.Unavailable));
+
   return {
     transport,
     httpVersion: () => (mode === "h2" ? "2" : mode === "h1" ? "1.1" : undefined),
     tapResponses(pathSuffix, fn) {
       tap = fn ? { suffix: pathSuffix, tap: fn } : undefined;
-    },
-    useH2cForBidi() {
-      if (secure || mode !== "h1") return false;
-      mode = "h2";
-      return true;
     },
     tapRequests(pathSuffix, body) {
       requestTap = body ? { suffix: pathSuffix, body } : undefined;

@@ -31,6 +31,9 @@ describe("parseDuration", () => {
   it("formats durations", () => {
     assert.equal(formatDuration(0), "0s");
     assert.equal(formatDuration(250), "250ms");
+    // Below a millisecond as Go prints it (a --timeout of 1ns or 500us is named as given).
+    assert.equal(formatDuration(1e-6), "1ns");
+    assert.equal(formatDuration(0.5), "500µs");
     assert.equal(formatDuration(90_000), "1m30s");
     assert.equal(formatDuration(3_723_500), "1h2m3.5s");
   });

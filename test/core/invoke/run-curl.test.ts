@@ -72,12 +72,23 @@ describe("unary calls", () => {
     assert.match(r.stderr, /^protocall: --data: no request data/);
   });
 
-  test("an unknown field is an error with the document's position", async () => {
+  test("an unknown field is an error with the document's position and the field meant", async () => {
     const r = await curl({ url: greet(), schemas: [schema], data: '  {"nam":"a"}' });
     assert.equal(r.code, 1);
-    assert.match(
+    assert.equal(
       r.stderr,
-      /^protocall: --data:1:3: request message #1 is not a valid demo\.v1\.GreetRequest: .*nam/,
+      'protocall: --data:1:3: request message #1 is not a valid demo.v1.GreetRequest: unknown field "nam" in message demo.v1.GreetRequest (did you mean "name"?); its fields: name\n',
+    );
+    // In a nested message too, named as the editor names it.
+    const nested = await curl({
+      url: `${server.url}/demo.v1.DemoService/Echo`,
+      schemas: [schema],
+      data: '{"items": [{"name": "a"}, {"nmae": "b"}]}',
+    });
+    assert.equal(nested.code, 1);
+    assert.match(
+      nested.stderr,
+      /^protocall: --data:1:1: request message #1 is not a valid demo\.v1\.Everything: unknown field "nmae" in message demo\.v1\.Everything\.Nested \(did you mean "name"\?\)/,
     );
   });
 
@@ -330,17 +341,23 @@ describe("RPC errors", () => {
     );
   });
 
-  test("--timeout is the deadline: deadline_exceeded (32)", { timeout: 60_000 }, async () => {
+  test("--timeout is the deadline: deadline_exceeded (32), worded as buf words it", {
+    timeout: 60_000,
+  }, async () => {
     // The stream would run for hours: only the deadline can end it (no bound on the time needed).
+    // --timeout also covers loading the schema: 5 s leave room for that on a busy machine.
     const r = await curl({
       url: demo("Count"),
       protocol: "grpc",
       schemas: [schema],
       data: '{"count":5,"delayMs":600000}',
-      timeoutMs: 1000,
+      timeoutMs: 5000,
     });
     assert.equal(r.code, 32, r.stderr);
-    assert.match(r.stderr, /"code": "deadline_exceeded"/);
+    assert.equal(
+      r.stderr,
+      '{\n   "code": "deadline_exceeded",\n   "message": "context deadline exceeded"\n}\n',
+    );
   });
 
   test("a server that resets the stream or drops the connection mid-stream: internal (104), as buf", async () => {

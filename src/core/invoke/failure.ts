@@ -1,0 +1,142 @@
+// How a failed call is described, in one place for every front end: what `protocall curl` prints on
+// stderr (the Connect error JSON for a failure of the RPC itself, else one `protocall: …` line), its
+// exit code, and the same facts as data for the editor (code name, one-line message, error details
+// decoded with the call's schema). Lower layers word some failures as Node or OpenSSL do; they are
+// reworded here as `buf curl` words them (Go's TLS alerts, `HTTP status 505 HTTP Version Not
+// Supported`, `context deadline exceeded`), so the CLI and the editor can never say different things.
+import { STATUS_CODES } from "node:http";
+import { createRegistry, fromBinary, type Registry } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb";
+import { errorMessage, ProtocallError } from "../errors";
+import type { Resolver } from "../schema/resolver";
+import { createMessageFormatter } from "./output";
+import { formatRpcError, rpcExitCode } from "./rpc-error";
+
+/** An error detail: its type, its bytes (standard base64), and, when the type is known, its JSON. */
+export interface CallErrorDetail {
+  type: string;
+  value: string;
+  json?: string;
+}
+
+/** Where a call was when it failed: before the request went out, or during the RPC. */
+export type CallPhase = "setup" | "call";
+
+export interface CallFailure {
+  /** The RPC status code name (`not_found`, …) for failures of the RPC; undefined for the others. */
+  code?: string;
+  /** What `protocall curl` exits with: the gRPC code × 8 for an RPC failure, else below 8 (mostly 1). */
+  exitCode: number;
+  /** One line: the RPC error's message, or the failure's (without the `protocall: ` prefix). */
+  message: string;
+  /** The RPC error's details (decoded to JSON only when asked for). */
+  details: CallErrorDetail[];
+  /** Exactly what `protocall curl` prints on stderr for it, ending with a newline. */
+  text: string;
+  /** For RPC failures: the metadata the server sent with the error (its headers and trailers). */
+  metadata?: Headers;
+  /** What was thrown, for callers that look deeper (and PROTOCALL_DEBUG's stack trace). */
+  error: unknown;
+}
+
+/** Describes a failure. RPC errors of the call (and cancellation at any point) print as error JSON. */
+export function describeFailure(err: unknown, phase: CallPhase): CallFailure {
+  if (err instanceof ConnectError && (phase === "call" || err.code === Code.Canceled)) {
+    const shown = asBufWordsIt(err);
+    return {
+      code: codeToString(err.code),
+      exitCode: rpcExitCode(err),
+      message: shown.rawMessage,
+      details: rawDetails(err),
+      text: formatRpcError(shown),
+      metadata: err.metadata,
+      error: err,
+    };
+  }
+  let message: string;
+  let exitCode = 1;
+  if (err instanceof ProtocallError) {
+    message = err.message;
+    exitCode = err.exitCode;
+  } else if (err instanceof ConnectError) {
+    message = err.rawMessage || err.message;
+  } else {
+    message = `unexpected error: ${errorMessage(err)}`;
+  }
+  return { exitCode, message, details: [], text: `protocall: ${message}\n`, error: err };
+}
+
+/** The RPC error as buf prints it: Go's TLS wording, HTTP status text, Go's deadline message. */
+function asBufWordsIt(err: ConnectError): ConnectError {
+  const raw = err.rawMessage;
+  const status = /^HTTP (\d{3})$/.exec(raw);
+  let text: string | undefined;
+  if (status) text = `HTTP status ${status[1]} ${STATUS_CODES[Number(status[1])] ?? ""}`.trimEnd();
+  else if (/SSL routines/.test(raw)) text = oneLine(raw);
+  else if (err.code === Code.DeadlineExceeded && raw === "the operation timed out") {
+    // connect-es's own deadline; Go's context says this.
+    text = "context deadline exceeded";
+  }
+  if (text === undefined) return err;
+  const shown = new ConnectError(text, err.code, err.metadata, undefined, err.cause);
+  shown.details = err.details;
+  return shown;
+}
+
+/**
+ * One line, whatever a lower layer said: OpenSSL's multi-line errors become Go's short wording where
+ * it is known (`remote error: tls: certificate required`).
+ */
+export function oneLine(text: string): string {
+  const alert = text.match(
+    /[0-9A-F]+:error:[0-9A-F]+:SSL routines:[^:]*:(?:tlsv1[0-9]? |sslv3 )?alert ([a-z ]+):[^\n]*(?:\n\s*SSL alert number \d+)?/,
+  );
+  const cleaned = alert ? text.replace(alert[0], `remote error: tls: ${alert[1]}`) : text;
+  return cleaned.replace(/\s*\n\s*/g, " ").trim();
+}
+
+function rawDetails(err: ConnectError): CallErrorDetail[] {
+  return detailBytes(err).map(({ type, value }) => ({ type, value: base64(value) }));
+}
+
+function detailBytes(err: ConnectError): { type: string; value: Uint8Array }[] {
+  return err.details.map((d) =>
+    "desc" in d ? { type: d.desc.typeName, value: new Uint8Array() } : { type: d.type, value: d.value },
+  );
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString("base64").replace(/=+$/, "");
+}
+
+/**
+ * Decodes the failure's error details to JSON with the call's schema, then google.rpc's own types
+ * (the editor shows them; the printed text never needs them). Details of unknown types keep their bytes.
+ */
+export async function decodeFailureDetails(failure: CallFailure, res: Resolver | undefined): Promise<void> {
+  if (!(failure.error instanceof ConnectError) || failure.details.length === 0) return;
+  const raw = detailBytes(failure.error);
+  let registry: Registry = createRegistry(file_google_rpc_error_details);
+  if (res) {
+    try {
+      registry = createRegistry(await res.registry(raw.map((d) => d.type)), file_google_rpc_error_details);
+    } catch {
+      // the google.rpc types still decode
+    }
+  }
+  const formatter = createMessageFormatter({ resolveAny: (n) => registry.getMessage(n) });
+  failure.details = raw.map(({ type, value }) => {
+    const detail: CallErrorDetail = { type, value: base64(value) };
+    const desc = registry.getMessage(type);
+    if (desc) {
+      try {
+        detail.json = formatter(desc, fromBinary(desc, value));
+      } catch {
+        // shown by its bytes alone
+      }
+    }
+    return detail;
+  });
+}

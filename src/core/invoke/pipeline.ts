@@ -1,0 +1,391 @@
+// The call pipeline: the one way a call is made, whichever front end asks for it.
+//
+//   1. open the target   describeTarget (validate, URL, headers, credentials, User-Agent), then the
+//                        transport and the resolver (server reflection, --schema values, the front
+//                        end's fallback sources), from the Connections the front end gives
+//   2. resolve           list services / methods, or find the method (once more with fresh schemas
+//                        when a kept one does not have it)
+//   3. stream requests   the -d documents, Any types in them loaded by "@type"
+//   4. format responses  each message as `protocall curl` prints it (Any, extensions), handed to the
+//                        front end as it arrives, and written to the -o file
+//   5. describe failure  describeFailure: the text `protocall curl` prints and the facts behind it
+//
+// `--timeout` bounds the whole call as in `buf curl`: every setup step (schema loading, dialing, the
+// TLS handshake, reflection) ends when it expires, and the RPC gets what is left as its deadline.
+// `protocall curl` and `protocall run` render the result to stdout and stderr (run-curl.ts); the
+// editor's session adds only caching and its fallback sources (call-session.ts).
+import type { DescMethod } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ProtocallError } from "../errors";
+import type { Resolver } from "../schema/resolver";
+import type { SchemaSource } from "../schema/types";
+import type { Connections, ResolverSettings } from "./connections";
+import { formatDuration } from "./duration";
+import { type CallFailure, type CallPhase, decodeFailureDetails, describeFailure, oneLine } from "./failure";
+import { invokeMethod } from "./invoke";
+import type { InputIo } from "./io";
+import { messageTypes } from "./message-types";
+import type { CurlOptions } from "./options";
+import { type OutputSink, openOutputFile } from "./output-sink";
+import { openRequestData, requestDataLabel } from "./request-data";
+import { type CallTarget, describeTarget, inMode, reflectionSource } from "./target";
+import type { CurlTransport } from "./transport";
+import { untilAborted } from "./until-aborted";
+import { isListMode } from "./url";
+import type { VerboseLog } from "./verbose";
+
+export interface PipelineOptions {
+  /** The verbose transcript (`protocall curl -v` writes it to stderr, the editor to its log). */
+  log: VerboseLog;
+  /** Where transports and resolvers come from: fresh for the call, or kept (the editor's session). */
+  connections: Connections;
+  /** Product token for the default User-Agent, e.g. `protocall/1.0.0`. */
+  product?: string;
+  /** Ends the call early (Ctrl-C, the editor's Cancel): it fails as canceled. */
+  signal?: AbortSignal;
+  /** Sources asked after reflection when the options name no --schema (the editor's workspace build). */
+  fallbackSources?: readonly SchemaSource[];
+  /** Longest wait for one reflection answer, in milliseconds (default 30 s). */
+  reflectionTimeoutMs?: number;
+  /** Decode the error details of a failed RPC to JSON (the editor shows them). */
+  decodeDetails?: boolean;
+  /** The method, once resolved. */
+  onMethod?(method: DescMethod): void;
+  /** The response headers, when they arrive. */
+  onHeaders?(headers: Headers): void;
+  /**
+   * Each response message as formatted JSON (without a newline), as it arrives. A promise makes the
+   * call wait (backpressure); return undefined whenever possible, so a long stream stays cheap.
+   */
+  onMessage?(json: string): void | Promise<void>;
+}
+
+export interface PipelineResult {
+  ok: boolean;
+  /** The described target, once the options were read. */
+  target?: CallTarget;
+  method?: DescMethod;
+  /** For --list-services / --list-methods: the lines `protocall curl` prints (without newlines). */
+  listing?: string[];
+  /** The response headers and trailers of the RPC. */
+  headers?: Headers;
+  trailers?: Headers;
+  /** Notes about the options (`protocall curl -v` prints them). */
+  warnings: string[];
+  failure?: CallFailure;
+}
+
+/** Runs one call through the pipeline. Never throws: a failure is described in the result. */
+export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOptions): Promise<PipelineResult> {
+  const result: PipelineResult = { ok: false, warnings: [] };
+  const log = p.log;
+  const bounds = new SetupBounds(p.signal, o.timeoutMs, log);
+  const bound = <T>(step: Promise<T>, phase: SetupPhase) => bounds.race(step, phase);
+  let phase: CallPhase = "setup";
+  let res: Resolver | undefined;
+  let file: OutputSink | undefined;
+  let failed: unknown;
+  try {
+    const target = await bound(describeTarget(o, io, p.product), "reading the options");
+    result.target = target;
+    for (const w of target.warnings) {
+      result.warnings.push(w);
+      log.info(w);
+    }
+    const { connection, url } = target;
+    const transport = connection
+      ? await bound(p.connections.transport(connection, log, target.splitHeader), "connecting")
+      : undefined;
+
+    // Schema sources, in order: reflection, then each --schema, then (without --schema) the fallbacks.
+    const fallback = o.schemas.length === 0 ? (p.fallbackSources ?? []) : [];
+    const settings: ResolverSettings = { ...target.schema, fallbackSources: fallback.length };
+    const reflects = target.schema.reflection !== undefined && transport !== undefined;
+    const open = async (sourceLog: VerboseLog): Promise<Resolver> => {
+      const sources: SchemaSource[] = [];
+      if (reflects && target.schema.reflection && transport) {
+        sources.push(
+          await reflectionSource(target.schema.reflection, transport, {
+            log: (line) => sourceLog.line(line),
+            timeoutMs: p.reflectionTimeoutMs,
+            signal: p.connections.exclusive ? bounds.signal : undefined,
+          }),
+        );
+      }
+      if (o.schemas.length > 0) {
+        const { openSchema } = await import("../schema/open-schema");
+        for (const spec of o.schemas) {
+          sources.push(
+            await openSchema(spec, {
+              cwd: io.cwd,
+              stdin: io.stdin,
+              env: io.env,
+              signal: p.connections.exclusive ? bounds.signal : undefined,
+            }),
+          );
+        }
+      }
+      for (const s of fallback) sources.push(borrowed(s));
+      const { createResolver } = await import("../schema/resolver");
+      return createResolver(sources);
+    };
+    let resolver = p.connections.resolver(settings, reflects ? connection : undefined, log, open);
+    res = await bound(resolver.ready, "loading the schema");
+
+    if (isListMode(o)) {
+      result.listing = await bound(listing(res, o.listServices), "loading the schema");
+      result.ok = true;
+      return result;
+    }
+
+    const find = (r: Resolver) =>
+      bound(
+        schemaStep(() => r.findMethod(url.service ?? "", url.method ?? "")),
+        "loading the schema",
+      );
+    let method: DescMethod;
+    try {
+      method = await find(res);
+    } catch (err) {
+      // A schema kept from an earlier call may be out of date (the server or the .proto files changed
+      // since): look once more with a fresh one before reporting the method as unknown.
+      if (resolver.fresh || !(err instanceof ProtocallError) || err instanceof SetupTimeout) throw err;
+      log.info("Method not found in the cached schema: resolving the schema again");
+      resolver = resolver.renew();
+      res = await bound(resolver.ready, "loading the schema");
+      method = await find(res);
+    }
+    result.method = method;
+    p.onMethod?.(method);
+
+    let callTransport = transport as CurlTransport;
+    if (method.methodKind === "bidi_streaming" && connection && !url.secure && connection.mode === "h1") {
+      // HTTP/1.1 cannot carry a bidi stream: h2c, as buf does.
+      log.info("Using HTTP/2 prior knowledge over plain-text (h2c): a bidi stream needs HTTP/2");
+      callTransport = await bound(
+        p.connections.transport(inMode(connection, "h2"), log, target.splitHeader),
+        "connecting",
+      );
+    }
+    log.info(`Invoking RPC ${method.parent.typeName}.${method.name}`);
+    const requests = await bound(
+      openRequestData(o, io, target.dataFromHeaderFile),
+      "opening the request data",
+    );
+    const types = await bound(
+      messageTypes(res, method, { emitDefaults: o.emitDefaults, log }),
+      "loading the schema",
+    );
+    const requestDocs =
+      requests && types.requestsMayHoldAny
+        ? (async function* () {
+            for await (const doc of requests) {
+              const loading = types.loadRequestTypes(doc.value);
+              if (loading) await loading;
+              yield doc;
+            }
+          })()
+        : requests;
+    // -o: the messages go to the file (opened before the call, so a path that cannot be written
+    // fails before anything is sent); output that can no longer be written ends the call.
+    if (o.output) file = await bound(openOutputFile(o.output, io.cwd), "opening the output file");
+    const out = file;
+    const stop = new AbortController();
+    const unwatch = out?.onBroken((err) => stop.abort(err));
+    const signal = p.signal ? AbortSignal.any([p.signal, stop.signal]) : stop.signal;
+    const onMessage = p.onMessage;
+    const emit = (message: Parameters<typeof types.formatResponse>[0]): void | Promise<void> => {
+      const json = types.formatResponse(message);
+      const toFile = out?.write(`${json}\n`);
+      const toFront = onMessage?.(json);
+      return toFile && toFront ? Promise.all([toFile, toFront]).then(() => {}) : (toFile ?? toFront);
+    };
+    const exclusive = p.connections.exclusive;
+    const timeoutMs = bounds.remainingForCall();
+    phase = "call";
+    try {
+      const { trailers } = await invokeMethod({
+        transport: callTransport.transport,
+        method,
+        requests: requestDocs,
+        requestLabel: o.data ? requestDataLabel(o.data) : "--data",
+        headers: target.headers,
+        timeoutMs,
+        signal,
+        registry: () => types.requestRegistry(),
+        // The fast paths decode and encode in the transport; they need it to themselves, and an
+        // Any in a response needs its type loaded before the message can be decoded.
+        tapResponses:
+          exclusive && !types.responsesMayHoldAny
+            ? (suffix, tap) => callTransport.tapResponses(suffix, tap)
+            : undefined,
+        tapRequests: exclusive ? (suffix, body) => callTransport.tapRequests(suffix, body) : undefined,
+        onHeaders: (headers) => {
+          result.headers = headers;
+          p.onHeaders?.(headers);
+        },
+        // Synchronous unless output must wait or a type must be loaded first.
+        onMessage: (message) => {
+          const pending = types.prepareResponse(message);
+          return pending ? pending.then(() => emit(message)) : emit(message);
+        },
+      });
+      result.trailers = trailers;
+    } finally {
+      unwatch?.();
+    }
+    if (out) {
+      file = undefined;
+      await out.close();
+      if (out.broken) throw outputError(out.broken);
+    }
+    result.ok = true;
+    return result;
+  } catch (err) {
+    failed = file?.broken ? outputError(file.broken) : err;
+    if (file) await file.close().catch(() => {});
+    const failure = describeFailure(failed, phase);
+    if (failure.code !== undefined) log.info(`RPC failed with code ${(failed as ConnectError).code}`);
+    if (p.decodeDetails) await decodeFailureDetails(failure, res);
+    result.failure = failure;
+    return result;
+  } finally {
+    bounds.dispose();
+    await p.connections.end(failed);
+  }
+}
+
+/** The lines of --list-services (sorted service names) or --list-methods (`service/Method`). */
+async function listing(res: Resolver, servicesOnly: boolean): Promise<string[]> {
+  const services = await schemaStep(() => res.listServices());
+  if (servicesOnly) return services;
+  const lines: string[] = [];
+  for (const name of services) {
+    const service = await schemaStep(() => res.findService(name));
+    for (const m of service.methods.map((x) => x.name).sort(compareStrings)) lines.push(`${name}/${m}`);
+  }
+  return lines;
+}
+
+/** Runs a schema step; RPC errors of reflection become plain failures (exit 1), as in buf. */
+async function schemaStep<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (err instanceof ConnectError) {
+      const name = err.message.match(/^\[([a-z_]+)\]/)?.[1] ?? String(err.code);
+      throw new ProtocallError(
+        `server reflection failed: ${oneLine(err.rawMessage || err.message)} (${name})`,
+      );
+    }
+    if (err instanceof ProtocallError && /\n/.test(err.message)) {
+      throw new ProtocallError(oneLine(err.message), err.exitCode);
+    }
+    throw err;
+  }
+}
+
+function outputError(err: NodeJS.ErrnoException): ProtocallError {
+  return new ProtocallError(`cannot write the output: ${err.message}`);
+}
+
+/** A source someone else owns: the resolver may ask it, but closing the resolver leaves it open. */
+function borrowed(source: SchemaSource): SchemaSource {
+  return {
+    label: source.label,
+    listServices: () => source.listServices(),
+    findType: (name) => source.findType(name),
+    findExtension: (extendee, number) => source.findExtension(extendee, number),
+    close: async () => {},
+  };
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** What a setup step was doing, for the verbose line when --timeout expires during it. */
+type SetupPhase =
+  | "reading the options"
+  | "connecting"
+  | "loading the schema"
+  | "opening the request data"
+  | "opening the output file";
+
+/** The failure of a call whose --timeout expired before the request went out (exit 1, as buf). */
+export class SetupTimeout extends ProtocallError {}
+
+/** The reason the bounds' signal aborts with when --timeout expires. */
+const TIMED_OUT = new Error("context deadline exceeded");
+
+/**
+ * The bounds of the setup steps: the caller's cancel signal and `--timeout`, which covers the whole
+ * call. A step still running when either ends is abandoned (what the call opened is closed at its
+ * end, which stops it), and the call fails: canceled, or timed out as `buf curl` words it
+ * (`timed out after …: context deadline exceeded`, exit 1).
+ */
+class SetupBounds {
+  private readonly controller = new AbortController();
+  private readonly deadline: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onAbort = () => this.controller.abort(canceledBeforeSent());
+
+  constructor(
+    private readonly cancel: AbortSignal | undefined,
+    private readonly timeoutMs: number | undefined,
+    private readonly log: VerboseLog,
+  ) {
+    if (timeoutMs && timeoutMs > 0) {
+      this.deadline = performance.now() + timeoutMs;
+      this.timer = setTimeout(() => this.controller.abort(TIMED_OUT), timeoutMs);
+    }
+    if (cancel?.aborted) this.onAbort();
+    else cancel?.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  /** Aborts when a bound ends (for steps that can stop their own work: a compiler run, a stream). */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The step's result, or the bound's failure as soon as a bound ends. */
+  async race<T>(step: Promise<T>, phase: SetupPhase): Promise<T> {
+    try {
+      return await untilAborted(step, this.controller.signal);
+    } catch (err) {
+      // Whatever a step says once the time is up (a stopped compiler, a closed stream), it timed out.
+      if (this.controller.signal.reason === TIMED_OUT) {
+        this.log.info(`--timeout expired while ${phase}`);
+        throw this.timedOut();
+      }
+      throw err;
+    }
+  }
+
+  /** The deadline left for the RPC (undefined: none); fails as a setup timeout when none is left. */
+  remainingForCall(): number | undefined {
+    if (this.controller.signal.aborted) {
+      const reason = this.controller.signal.reason;
+      throw reason === TIMED_OUT ? this.timedOut() : reason;
+    }
+    if (this.deadline === undefined) return undefined;
+    const left = Math.floor(this.deadline - performance.now());
+    if (left <= 0) throw this.timedOut();
+    return left;
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.cancel?.removeEventListener("abort", this.onAbort);
+  }
+
+  private timedOut(): SetupTimeout {
+    return new SetupTimeout(
+      `timed out after ${formatDuration(this.timeoutMs ?? 0)} (--timeout) before the call was sent: context deadline exceeded`,
+    );
+  }
+}
+
+function canceledBeforeSent(): ConnectError {
+  return new ConnectError("the call was canceled before it was sent", Code.Canceled);
+}
