@@ -1,56 +1,70 @@
-// A reflection source for the language server: a transport built from a request's (or a server
-// entry's) curl options, and the core reflection client on it. Closing the source closes the
-// transport too.
+// Server reflection for the language server (a request's URL) and the Services view (a server entry):
+// the options are opened through the call pipeline's first step (describeTarget), so reflection
+// reaches the server exactly as a call would (headers, `-u` / netrc credentials, the User-Agent,
+// keepalive, TLS, Unix socket), and the cache key is the settings object the source is made from.
+import { homedir } from "node:os";
+import { Readable } from "node:stream";
+import { version } from "../../package.json";
+import { ProtocallError } from "../core/errors";
 import type { CurlOptions } from "../core/invoke/options";
-import { chooseHttpMode, createCurlTransport } from "../core/invoke/transport";
-import { createVerboseLog } from "../core/invoke/verbose";
-import { createReflectionSource } from "../core/schema/reflection-client";
+import { settingsKey } from "../core/invoke/settings-key";
+import {
+  type ConnectionSettings,
+  describeTarget,
+  openReflection,
+  type ReflectionSettings,
+} from "../core/invoke/target";
 import type { FileSource } from "../core/schema/types";
 
 export interface ReflectionTarget {
-  /** Protocol, HTTP/2, TLS and Unix-socket options. */
-  options: CurlOptions;
-  /** The server's base URL. */
-  base: string;
-  authority?: string;
-  /** Headers sent with the reflection calls. */
-  headers: [string, string][];
-  /** Relative certificate paths resolve against it. */
-  baseDir: string;
-  connectTimeoutMs: number;
-  /** Milliseconds one reflection look-up may take. */
-  timeoutMs: number;
+  /** What the source is made from: the connection and the reflection settings of a call. */
+  settings: { connection: ConnectionSettings; reflection: ReflectionSettings };
+  /** Names the source in the schema store: its settings, serialized. */
+  key: string;
+  open(): Promise<FileSource>;
 }
 
-export async function openReflectionSource(t: ReflectionTarget): Promise<FileSource> {
-  const o = t.options;
-  const { mode } = chooseHttpMode(o, t.base.startsWith("https:"), true);
-  const transport = await createCurlTransport({
-    baseUrl: t.base,
-    protocol: o.protocol,
-    mode,
-    authority: t.authority,
-    unixSocket: o.unixSocket,
-    connectTimeoutMs: t.connectTimeoutMs,
-    cacert: o.cacert,
-    cert: o.cert,
-    key: o.key,
-    insecure: o.insecure,
-    servername: o.servername,
-    cwd: t.baseDir,
-    log: createVerboseLog(false, () => {}),
-  });
-  const source = createReflectionSource({
-    transport: transport.transport,
-    headers: t.headers,
-    version: o.reflectProtocol ?? "auto",
-    label: `reflection at ${t.base}`,
-    timeoutMs: t.timeoutMs,
-  });
-  const close = source.close.bind(source);
-  source.close = async () => {
-    await close().catch(() => {});
-    transport.close();
+/**
+ * The reflection of `base` with the options of a request or server entry. Reflection sends the
+ * `@reflect-header` values when there are any, otherwise the request's own headers, so a server that
+ * asks for credentials on every call also lets the editor read its schema. Connecting takes the
+ * request's --connect-timeout (default 3 s), and it and one answer at most `timeoutMs`. Throws
+ * ProtocallError for options that cannot work (bad headers, credentials that need a prompt, TLS
+ * flags on an http URL).
+ */
+export async function reflectionTarget(
+  o: CurlOptions,
+  base: string,
+  baseDir: string,
+  limits: { timeoutMs: number },
+): Promise<ReflectionTarget> {
+  const options: CurlOptions = {
+    ...o,
+    // A base URL, as the list flags take it; nothing of the call but its connection and headers.
+    url: base,
+    listServices: true,
+    listMethods: false,
+    data: undefined,
+    output: undefined,
+    reflect: true,
+    reflectHeaders: o.reflectHeaders.length > 0 ? o.reflectHeaders : ["*"],
+    connectTimeout: Math.min(o.connectTimeout ?? 3, limits.timeoutMs / 1000),
+    verbose: false,
   };
-  return source;
+  const io = {
+    cwd: baseDir,
+    env: process.env,
+    stdin: Readable.from([]),
+    stdinIsTTY: false,
+    homedir: homedir(),
+  };
+  const target = await describeTarget(options, io, `protocall/${version}`);
+  const { connection } = target;
+  const { reflection } = target.schema;
+  if (!connection || !reflection) throw new ProtocallError(`cannot reflect ${base}: give an http(s) URL`);
+  return {
+    settings: { connection, reflection },
+    key: settingsKey({ connection, reflection }),
+    open: () => openReflection(connection, reflection, { timeoutMs: limits.timeoutMs }),
+  };
 }

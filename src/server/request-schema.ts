@@ -2,14 +2,12 @@
 // configured schemas), then server reflection of its URL with its headers and TLS options.
 // Local sources come first in the editor: they answer without a network round trip and carry the
 // comments that hover shows; reflection fills in what the workspace does not have.
-import { homedir } from "node:os";
 import { resolve } from "node:path";
-import { Readable } from "node:stream";
-import { readCurlHeaders } from "../core/invoke/headers";
+import { errorMessage } from "../core/errors";
 import type { CurlOptions } from "../core/invoke/options";
 import { usesReflection } from "../core/invoke/url";
 import type { FileSource } from "../core/schema/types";
-import { openReflectionSource } from "./reflection-source";
+import { type ReflectionTarget, reflectionTarget } from "./reflection-source";
 import type { RequestSchema, SchemaStore } from "./schema-store";
 
 /**
@@ -56,52 +54,19 @@ export async function requestSchema(
   const settings = store.currentSettings;
   const base = o.url ? reflectionBase(o.url) : undefined;
   if (base && settings.reflection && usesReflection(o)) {
-    const io = {
-      cwd: baseDir,
-      env: process.env,
-      stdin: Readable.from([]),
-      stdinIsTTY: false,
-      homedir: homedir(),
-    };
-    let headers: [string, string][] = [];
-    let authority: string | undefined;
+    const what = `reflection at ${base}`;
+    let target: ReflectionTarget | undefined;
     try {
-      const h = await readCurlHeaders({ ...o, data: undefined }, io);
-      // `@reflect-header` values when the request gives any (as `protocall curl` sends them);
-      // otherwise the request's own headers, so that a server asking for credentials on every call
-      // also lets the editor read its schema.
-      headers = o.reflectHeaders.length > 0 ? h.reflectHeaders : h.headers;
-      authority = h.authority;
-    } catch {
-      // Unreadable header files: reflect without them.
+      target = await reflectionTarget(o, base, baseDir, { timeoutMs: settings.reflectionTimeoutMs });
+    } catch (err) {
+      problems.push({ what, problem: errorMessage(err) });
     }
-    const key = JSON.stringify([
-      base,
-      headers,
-      authority,
-      o.reflectProtocol,
-      o.http2PriorKnowledge,
-      o.unixSocket,
-      o.cacert,
-      o.cert,
-      o.key,
-      o.insecure,
-      o.servername,
-    ]);
-    keys.push(`reflect:${key}`);
-    const opened = await store.reflection(key, () =>
-      openReflectionSource({
-        options: o,
-        base,
-        authority,
-        headers,
-        baseDir,
-        connectTimeoutMs: Math.min((o.connectTimeout ?? 3) * 1000, settings.reflectionTimeoutMs),
-        timeoutMs: settings.reflectionTimeoutMs,
-      }),
-    );
-    if (opened.source) sources.push(opened.source);
-    else problems.push({ what: `reflection at ${base}`, problem: opened.problem ?? "unavailable" });
+    if (target) {
+      keys.push(`reflect:${target.key}`);
+      const opened = await store.reflection(target.key, target.open);
+      if (opened.source) sources.push(opened.source);
+      else problems.push({ what, problem: opened.problem ?? "unavailable" });
+    }
   }
   return { key: keys.join("\u0001"), sources, problems, incomplete };
 }

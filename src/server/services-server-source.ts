@@ -1,14 +1,10 @@
 // A server of the Services view as a schema source: server reflection at its URL with its headers
-// and TLS options, exactly as `protocall curl` reflects (same transport, same header reading), opened
-// once per server entry and kept in the schema store until "Refresh".
-import { homedir } from "node:os";
-import { Readable } from "node:stream";
+// and TLS options, opened as `protocall curl` opens a target (reflection-source.ts), once per server
+// entry and kept in the schema store until "Refresh".
 import { errorMessage, ProtocallError } from "../core/errors";
-import { readCurlHeaders } from "../core/invoke/headers";
 import { type CurlOptions, defaultCurlOptions } from "../core/invoke/options";
-import type { FileSource } from "../core/schema/types";
 import type { ServiceServer } from "./protocol";
-import { openReflectionSource } from "./reflection-source";
+import { reflectionTarget } from "./reflection-source";
 import type { Opened, SchemaStore } from "./schema-store";
 
 /** The server's base URL without a trailing slash; throws a ProtocallError saying how to fix a bad one. */
@@ -47,36 +43,18 @@ export function serverCurlOptions(server: ServiceServer): CurlOptions {
 }
 
 /** Opens (or reuses) the reflection source of a server entry. Relative TLS paths resolve against `baseDir`. */
-export function openServerSource(
+export async function openServerSource(
   store: SchemaStore,
   server: ServiceServer,
   baseDir: string,
 ): Promise<Opened> {
-  let o: CurlOptions;
   try {
-    o = serverCurlOptions(server);
+    const o = serverCurlOptions(server);
+    const target = await reflectionTarget(o, o.url as string, baseDir, {
+      timeoutMs: store.currentSettings.reflectionTimeoutMs,
+    });
+    return await store.reflection(`view\u0000${target.key}`, target.open);
   } catch (err) {
-    return Promise.resolve({ problem: errorMessage(err) });
+    return { problem: errorMessage(err) };
   }
-  const base = o.url as string;
-  const key = `view\u0000${JSON.stringify([base, o.protocol, o.headers, o.http2PriorKnowledge, o.insecure, o.cacert, o.cert, o.key, o.servername, o.reflectProtocol, baseDir])}`;
-  return store.reflection(key, async (): Promise<FileSource> => {
-    const settings = store.currentSettings;
-    const h = await readCurlHeaders(o, {
-      cwd: baseDir,
-      env: process.env,
-      stdin: Readable.from([]),
-      stdinIsTTY: false,
-      homedir: homedir(),
-    });
-    return openReflectionSource({
-      options: o,
-      base,
-      authority: h.authority,
-      headers: h.headers,
-      baseDir,
-      connectTimeoutMs: Math.min(3000, settings.reflectionTimeoutMs),
-      timeoutMs: settings.reflectionTimeoutMs,
-    });
-  });
 }

@@ -128,6 +128,35 @@ http://127.0.0.1:9/demo.v1.GreetService/Greet
     );
   });
 
+  it("reflects with the request's credentials (@user, @netrc-file) and the User-Agent, as a call does", async () => {
+    const inspect = createClient(
+      DemoService,
+      createConnectTransport({ baseUrl: demo.url, httpVersion: "1.1" }),
+    );
+    const seen = async () => {
+      const r = await inspect.inspect(
+        { reflectionHeaderNames: ["authorization", "user-agent"] },
+        { timeoutMs: 5000 },
+      );
+      return Object.fromEntries(r.reflectionHeaders.map((h) => [h.name, h.value]));
+    };
+    const basic = (user: string) => `Basic ${Buffer.from(user).toString("base64")}`;
+    const text = `###\n# @user ada:pw\n${demo.url}/demo.v1.GreetService/Greet\n\n{"name": "x"}\n`;
+    const uri = pathToFileURL(join(dir, "credentials.rpc")).href;
+    client.open(uri, text);
+    assert.deepEqual(await client.diagnosticsFor(uri, 1), []);
+    const withUser = await seen();
+    assert.equal(withUser.authorization, basic("ada:pw"));
+    assert.match(withUser["user-agent"], /^connect-es\/2\.2\.0 protocall\/\d+\.\d+\.\d+/);
+
+    writeFileSync(join(dir, "netrc"), `machine 127.0.0.1:${demo.port} login grace password pw2\n`);
+    const netrc = `###\n# @netrc-file netrc\n${demo.url}/demo.v1.DemoService/Echo\n\n{}\n`;
+    const netrcUri = pathToFileURL(join(dir, "netrc.rpc")).href;
+    client.open(netrcUri, netrc);
+    assert.deepEqual(await client.diagnosticsFor(netrcUri, 1), []);
+    assert.equal((await seen()).authorization, basic("grace:pw2"));
+  });
+
   it("publishes compiler errors for .proto files and clears them when fixed", async () => {
     const protoPath = join(dir, "proto/acme/v1/shop.proto");
     const protoUri = pathToFileURL(protoPath).href;
