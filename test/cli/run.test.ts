@@ -45,6 +45,21 @@ const run = (args: string[], env: Record<string, string> = {}) =>
   runCli(["run", ...args], { cwd: dir, env, timeoutMs: 30_000 });
 
 describe("protocall run", { timeout: 120_000 }, () => {
+  test("a file of many requests writes them all to one stdout without piling up listeners (no MaxListenersExceededWarning)", async () => {
+    const count = 12;
+    const { file } = workspace(
+      Array.from(
+        { length: count },
+        (_, i) => `### Greet ${i}\nHOST/demo.v1.GreetService/Greet\n\n{"name": "n${i}"}\n`,
+      ).join("\n"),
+    );
+    const r = await run([file]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /Warning/);
+    assert.equal((r.stdout.match(/"greeting"/g) ?? []).length, count);
+    assert.match(r.stderr, new RegExp(`${count} requests: ${count} passed\n$`));
+  });
+
   test("--help explains the command with examples", async () => {
     const r = await run(["--help"]);
     assert.equal(r.code, 0);

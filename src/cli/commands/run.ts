@@ -1,6 +1,7 @@
 // `protocall run FILE.rpc [--name NAME] [--env ENV] [--env-file FILE]`: runs the requests of a request
 // file in order, each exactly as `protocall curl` would (same output, same exit codes), and ends with a
-// summary line on stderr. Every request runs even after a failure; the exit code is the first
+// summary line on stderr. Requests are converted as the editor's Send converts them (prepareSend) and
+// run through the same call pipeline, all writing to one stdout sink. Every request runs even after a failure; the exit code is the first
 // failure's. Problems in the file (syntax, unknown options, undefined variables) are reported as
 // `file:line:col: message` before anything is sent.
 import { readFileSync } from "node:fs";
@@ -153,14 +154,12 @@ export const command: Command = {
       ctx.stdout.write(help);
       return 0;
     }
-    const [{ parseRpcFile }, { openRpcContext }, { requestLabel }, { runCurl }, { promptPassword }] =
-      await Promise.all([
-        import("../../core/rpcfile/parse"),
-        import("../../core/rpcfile/context"),
-        import("../../core/rpcfile/to-curl"),
-        import("../../core/invoke/run-curl"),
-        import("../../core/invoke/prompt-password"),
-      ]);
+    const [{ parseRpcFile }, { prepareSend }, { runCurl }, { promptPassword }] = await Promise.all([
+      import("../../core/rpcfile/parse"),
+      import("../../core/rpcfile/prepare-send"),
+      import("../../core/invoke/run-curl"),
+      import("../../core/invoke/prompt-password"),
+    ]);
     const full = resolve(ctx.cwd, a.file);
     let text: string;
     try {
@@ -202,18 +201,22 @@ export const command: Command = {
       throw new ProtocallError(`${shown} holds no request: add a request line (a URL) after ###`);
     }
 
-    const rpc = openRpcContext({
-      filePath: full,
-      environment: a.env,
-      envFile: a.envFile,
-      processEnv: ctx.env,
-    });
-    // Every request is resolved before the first is sent, so a typo in the last one sends nothing.
-    const prepared = requests.map((r) => ({ request: r, conversion: rpc.toCurl(file, r) }));
+    // The same conversion as the editor's Send. Every request is resolved before the first is
+    // sent, so a typo in the last one sends nothing.
+    const prepared = requests.map((r) =>
+      prepareSend({
+        text,
+        parsed: file,
+        filePath: full,
+        requestIndex: r.index,
+        environment: a.env,
+        envFile: a.envFile,
+        processEnv: ctx.env,
+      }),
+    );
     let problems = 0;
     for (const p of prepared) {
-      for (const d of p.conversion.diagnostics) {
-        if (d.severity !== "error") continue;
+      for (const d of p.problems) {
         problems++;
         ctx.stderr.write(`${where(d.range)}: ${d.message}\n`);
       }
@@ -231,9 +234,9 @@ export const command: Command = {
     try {
       for (const p of prepared) {
         if (controller.signal.aborted) break;
-        if (prepared.length > 1) ctx.stderr.write(`### ${requestLabel(p.request)}\n`);
-        const code = await runCurl(p.conversion.options as NonNullable<typeof p.conversion.options>, {
-          cwd: rpc.baseDir,
+        if (prepared.length > 1) ctx.stderr.write(`### ${p.label}\n`);
+        const code = await runCurl(p.options as NonNullable<typeof p.options>, {
+          cwd: p.baseDir,
           env: ctx.env,
           stdin,
           stdinIsTTY,
