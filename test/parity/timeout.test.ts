@@ -6,9 +6,14 @@
 // answers, over http or https, a stream that stops), both print the same deadline_exceeded error JSON
 // and exit 32.
 import assert from "node:assert/strict";
-import { createServer, type Server, type Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { type DemoServer, demoDescriptorSet, startDemoServer } from "../support/servers";
+import {
+  type DemoServer,
+  demoDescriptorSet,
+  type SilentServer,
+  startDemoServer,
+  startSilentServer,
+} from "../support/servers";
 import { assertParity } from "./harness";
 
 /** Ours: one line naming the timeout as given. */
@@ -20,25 +25,12 @@ const timedOut = (given: string) =>
 describe("parity: --timeout bounds the whole command", { concurrency: 4, timeout: 300_000 }, () => {
   let demo: DemoServer;
   let schema: string;
-  // Accepts connections and reads them, never answers (not even a TLS handshake).
-  let silent: Server;
-  const sockets = new Set<Socket>();
-  let silentHost: string;
+  let silent: SilentServer;
   before(async () => {
-    [demo, schema] = await Promise.all([startDemoServer(), demoDescriptorSet()]);
-    silent = createServer((socket) => {
-      sockets.add(socket);
-      socket.on("error", () => {});
-      socket.on("close", () => sockets.delete(socket));
-      socket.resume();
-    });
-    await new Promise<void>((ok) => silent.listen(0, "127.0.0.1", ok));
-    silentHost = `127.0.0.1:${(silent.address() as { port: number }).port}`;
+    [demo, schema, silent] = await Promise.all([startDemoServer(), demoDescriptorSet(), startSilentServer()]);
   });
   after(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise<void>((ok) => silent.close(() => ok()));
-    await demo.close();
+    await Promise.all([silent.close(), demo.close()]);
   });
 
   const greet = () => `${demo.url}/demo.v1.GreetService/Greet`;
@@ -68,7 +60,7 @@ describe("parity: --timeout bounds the whole command", { concurrency: 4, timeout
 
   test("reflection that never answers (h2c) or a TLS handshake that never ends: exit 1 at --timeout", async () => {
     for (const scheme of ["http", "https"]) {
-      const url = `${scheme}://${silentHost}/demo.v1.GreetService/Greet`;
+      const url = `${scheme}://${silent.host}/demo.v1.GreetService/Greet`;
       const { ours } = await assertParity(["--timeout", "2s", "-d", "{}", url], { ...slow, code: 1 });
       assert.match(ours.stderr, timedOut("2s"));
     }
@@ -81,7 +73,7 @@ describe("parity: --timeout bounds the whole command", { concurrency: 4, timeout
       ["http", "grpc"],
       ["https", "connect"],
     ]) {
-      const url = `${scheme}://${silentHost}/demo.v1.GreetService/Greet`;
+      const url = `${scheme}://${silent.host}/demo.v1.GreetService/Greet`;
       const { ours } = await assertParity(
         ["--timeout", "5s", "--protocol", protocol, "--schema", schema, "-d", "{}", url],
         { ...slow, code: 32 },

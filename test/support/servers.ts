@@ -67,3 +67,29 @@ export async function startDemoServers(): Promise<DemoServers> {
     },
   };
 }
+
+export interface SilentServer {
+  /** `127.0.0.1:<port>` */
+  host: string;
+  close(): Promise<void>;
+}
+
+/** A TCP server that accepts connections and reads them but never answers (not even a TLS handshake). */
+export async function startSilentServer(): Promise<SilentServer> {
+  const { createServer } = await import("node:net");
+  const sockets = new Set<import("node:net").Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    socket.on("close", () => sockets.delete(socket));
+    socket.resume();
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  return {
+    host: `127.0.0.1:${(server.address() as { port: number }).port}`,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((ok) => server.close(() => ok()));
+    },
+  };
+}

@@ -5,12 +5,7 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import {
-  type AddressInfo,
-  createServer as createNetServer,
-  type Server as NetServer,
-  type Socket,
-} from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -20,7 +15,9 @@ import { type RunResult, runCli } from "../../support/cli";
 import {
   type DemoServer,
   demoDescriptorSet,
+  type SilentServer,
   startDemoServer,
+  startSilentServer,
   startTlsDemoServer,
 } from "../../support/servers";
 import { createTestPki } from "../../support/tls";
@@ -42,10 +39,7 @@ describe("the CLI and the editor's session say the same", { timeout: 300_000 }, 
   let tls: DemoServer;
   let status: Server;
   let statusUrl: string;
-  // Accepts connections and reads them, never answers (not even a TLS handshake).
-  let silent: NetServer;
-  const silentSockets = new Set<Socket>();
-  let silentHost: string;
+  let silent: SilentServer;
   let schema: string;
 
   before(async () => {
@@ -63,14 +57,7 @@ describe("the CLI and the editor's session say the same", { timeout: 300_000 }, 
     });
     await new Promise<void>((ok) => status.listen(0, "127.0.0.1", ok));
     statusUrl = `http://127.0.0.1:${(status.address() as AddressInfo).port}`;
-    silent = createNetServer((socket) => {
-      silentSockets.add(socket);
-      socket.on("error", () => {});
-      socket.on("close", () => silentSockets.delete(socket));
-      socket.resume();
-    });
-    await new Promise<void>((ok) => silent.listen(0, "127.0.0.1", ok));
-    silentHost = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    silent = await startSilentServer();
     writeFileSync(join(home, "bad.json"), '\n  {"nam": "b"}\n');
   });
 
@@ -79,8 +66,7 @@ describe("the CLI and the editor's session say the same", { timeout: 300_000 }, 
     await Promise.all([demo.close(), noReflection.close(), tls.close()]);
     status.closeAllConnections();
     await new Promise<void>((ok) => status.close(() => ok()));
-    for (const socket of silentSockets) socket.destroy();
-    await new Promise<void>((ok) => silent.close(() => ok()));
+    await silent.close();
     rmSync(home, { recursive: true, force: true });
   });
 
@@ -165,7 +151,7 @@ describe("the CLI and the editor's session say the same", { timeout: 300_000 }, 
     },
     {
       name: "a timeout during reflection and the TLS handshake (a server that never answers)",
-      args: () => ["--timeout", "2s", "-d", "{}", `https://${silentHost}/demo.v1.GreetService/Greet`],
+      args: () => ["--timeout", "2s", "-d", "{}", `https://${silent.host}/demo.v1.GreetService/Greet`],
       exit: 1,
       stderr:
         /^protocall: timed out after 2s \(--timeout\) before the call was sent: context deadline exceeded\n$/,
