@@ -304,7 +304,7 @@ export const curlFlags: readonly CurlFlag[] = [
     name: "timeout",
     kind: "duration",
     global: true,
-    help: "Time until the call times out (sent as the RPC deadline), such as 5s, 1m30s or 250ms; 0 means no timeout",
+    help: "Time until the whole command times out, such as 5s, 1m30s or 250ms: reading the schema, reflection and connecting count, and what is left is the RPC deadline; 0 means no timeout",
     apply: (o, v) => {
       o.timeoutMs = v as number;
     },
