@@ -8,7 +8,6 @@ import { STATUS_CODES } from "node:http";
 import { createRegistry, fromBinary, type Registry } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
-import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb";
 import { errorMessage, ProtocallError } from "../errors";
 import type { Resolver } from "../schema/resolver";
 import { createMessageFormatter } from "./output";
@@ -118,6 +117,8 @@ function base64(bytes: Uint8Array): string {
 export async function decodeFailureDetails(failure: CallFailure, res: Resolver | undefined): Promise<void> {
   if (!(failure.error instanceof ConnectError) || failure.details.length === 0) return;
   const raw = detailBytes(failure.error);
+  // Loaded here: `protocall curl` prints details undecoded and never needs these types.
+  const { file_google_rpc_error_details } = await import("../../gen/google/rpc/error_details_pb");
   let registry: Registry = createRegistry(file_google_rpc_error_details);
   if (res) {
     try {
