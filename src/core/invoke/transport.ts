@@ -267,7 +267,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   const takeSpare = () => {
     const sock = spare;
     spare = undefined;
-    return sock;
+    // A connection that died while it waited (a server's TLS alert after the handshake, an idle
+    // close) is not handed on: HTTP/2 on a closed socket waits forever. The next one is dialed.
+    return sock?.destroyed ? undefined : sock;
   };
 
   // HTTP/1.1: a connection pool that dials with our settings and keeps connections for reuse.
@@ -298,6 +300,14 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
           sess.once("error", onError);
           sess.once("connect", () => {
             sess.off("error", onError);
+            if (sess.socket?.destroyed) {
+              sess.destroy();
+              reject(
+                dialFailure ??
+                  new ConnectError("the connection was closed before it was ready", Code.Unavailable),
+              );
+              return;
+            }
             // A failure after the handshake (a TLS alert, a reset) ends every open stream of this
             // session with it, so no call waits on a dead connection.
             const failStreams = (err: Error) => {
@@ -407,7 +417,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
 
   /** A failure while connecting: the abort's own reason, else the dial failure, as `unavailable`. */
   const setupFailure = (err: unknown, signal: AbortSignal | undefined): unknown =>
-    signal?.aborted ? (signal.reason ?? err) : (dialFailure ?? ConnectError.from(err, Code.Unavailable));
+    signal?.aborted
+      ? (signal.reason ?? err)
+      : (dialFailure ?? tlsAlert(err) ?? ConnectError.from(err, Code.Unavailable));
 
   return {
     transport,
@@ -664,6 +676,8 @@ function notHttp2(err: unknown): unknown {
  * in buf; Node reports a closed session as a canceled stream, which only our own abort may be.
  */
 function peerEnded(err: unknown, signal: AbortSignal | undefined): unknown {
+  const alert = tlsAlert(err);
+  if (alert) return alert;
   if (err instanceof ConnectError && err.code === Code.Canceled && !signal?.aborted) {
     return new ConnectError(
       `protocol error: the server ended the stream early: ${err.rawMessage}`,
@@ -671,6 +685,22 @@ function peerEnded(err: unknown, signal: AbortSignal | undefined): unknown {
     );
   }
   return err;
+}
+
+/**
+ * A TLS alert from the server after the handshake (TLS 1.3 servers check a client certificate then)
+ * is a connection failure, `unavailable`, however it reaches the call: on the waiting connection, on
+ * the HTTP/2 session, or on a stream. Worded as Go words it by the failure description.
+ */
+function tlsAlert(err: unknown): ConnectError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code ?? "";
+    const text = e instanceof ConnectError ? e.rawMessage : e.message;
+    if (/^ERR_SSL_.*ALERT/.test(code) || /SSL routines:[^\n]*alert/.test(text)) {
+      return new ConnectError(text, Code.Unavailable, undefined, undefined, e);
+    }
+  }
+  return undefined;
 }
 
 async function* mapBodyErrors(

@@ -37,6 +37,8 @@ describe("the CLI and the editor's session say the same", { timeout: 300_000 }, 
   let demo: DemoServer;
   let noReflection: DemoServer;
   let tls: DemoServer;
+  let mtls: DemoServer;
+  let caPath: string;
   let status: Server;
   let statusUrl: string;
   let silent: SilentServer;
@@ -44,10 +46,12 @@ describe("the CLI and the editor's session say the same", { timeout: 300_000 }, 
 
   before(async () => {
     const pki = await createTestPki();
-    [demo, noReflection, tls, schema] = await Promise.all([
+    caPath = pki.ca.certPath;
+    [demo, noReflection, tls, mtls, schema] = await Promise.all([
       startDemoServer(),
       startDemoServer({ reflection: false }),
       startTlsDemoServer(pki),
+      startTlsDemoServer(pki, { requestClientCert: true }),
       demoDescriptorSet(),
     ]);
     // Answers every request with an HTTP error that is not an RPC response.
@@ -63,7 +67,7 @@ describe("the CLI and the editor's session say the same", { timeout: 300_000 }, 
 
   after(async () => {
     await session.close();
-    await Promise.all([demo.close(), noReflection.close(), tls.close()]);
+    await Promise.all([demo.close(), noReflection.close(), tls.close(), mtls.close()]);
     status.closeAllConnections();
     await new Promise<void>((ok) => status.close(() => ok()));
     await silent.close();
@@ -130,6 +134,26 @@ describe("the CLI and the editor's session say the same", { timeout: 300_000 }, 
       args: () => ["--schema", schema, "-d", "{}", `${tls.url}/demo.v1.GreetService/Greet`],
       exit: 112,
       stderr: /"message": "x509: certificate signed by unknown authority"/,
+    },
+    {
+      name: "a TLS alert during the call (a client certificate is required), in Go's words",
+      args: () => [
+        "--cacert",
+        caPath,
+        "--schema",
+        schema,
+        "-d",
+        "{}",
+        `${mtls.url}/demo.v1.GreetService/Greet`,
+      ],
+      exit: 112,
+      stderr: /"message": "[^"\n]*remote error: tls: certificate required[^"\n]*"/,
+    },
+    {
+      name: "a TLS alert during reflection: one line",
+      args: () => ["--cacert", caPath, "-d", "{}", `${mtls.url}/demo.v1.GreetService/Greet`],
+      exit: 1,
+      stderr: /^protocall: server reflection failed: .*remote error: tls: certificate required.*\n$/,
     },
     {
       name: "an HTTP status error",
