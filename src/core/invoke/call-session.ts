@@ -11,7 +11,7 @@ import type { SchemaSource } from "../schema/types";
 import type { CachedResolver, Connections } from "./connections";
 import type { CallErrorDetail } from "./failure";
 import type { CurlOptions } from "./options";
-import { runPipeline } from "./pipeline";
+import { runPipeline, SetupTimeout } from "./pipeline";
 import type { HeaderSplitter } from "./repeated-headers";
 import { settingsKey } from "./settings-key";
 import { type CurlTransport, createCurlTransport } from "./transport";
@@ -186,7 +186,9 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       },
       async end(failure) {
         if (current === log) current = quiet;
-        if (failure instanceof ConnectError && suspectCodes.has(failure.code)) {
+        // A connection that failed, or that could not be set up in time, is not kept.
+        const suspect = failure instanceof ConnectError && suspectCodes.has(failure.code);
+        if (suspect || failure instanceof SetupTimeout) {
           for (const key of used) dropTransport(key);
         }
       },

@@ -18,6 +18,7 @@ import {
   examplesDir,
   startDemoServer,
   startGrpcJsReflectionServer,
+  startSilentServer,
   startTlsDemoServer,
 } from "../../support/servers";
 import { createTestPki, type TestPki } from "../../support/tls";
@@ -199,6 +200,27 @@ describe("call session", { timeout: 300_000 }, () => {
       assert.equal(again.ok, true, again.error?.message);
     } finally {
       await session.close();
+    }
+  });
+
+  test("--timeout bounds the setup too: a server that never answers reflection fails at the deadline; its connection is not kept", async () => {
+    const silent = await startSilentServer();
+    const session = createCallSession({ reflectionTimeoutMs: 600_000 });
+    try {
+      const r = await session.call(
+        options(`http://${silent.host}/demo.v1.GreetService/Greet`, { timeoutMs: 1000 }),
+        io,
+      );
+      assert.equal(r.ok, false);
+      assert.equal(r.exitCode, 1);
+      assert.equal(
+        r.error?.text,
+        "protocall: timed out after 1s (--timeout) before the call was sent: context deadline exceeded\n",
+      );
+      assert.deepEqual(session.stats(), { transports: 0, resolvers: 0 });
+    } finally {
+      await session.close();
+      await silent.close();
     }
   });
 
