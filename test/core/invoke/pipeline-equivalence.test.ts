@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { parseCurlArgs } from "../../../src/cli/commands/curl-args";
+import { parseCurlArgs } from "../../../src/core/invoke/curl-args";
 import { type CallResult, createCallSession } from "../../../src/core/invoke/call-session";
 import { type RunResult, runCli } from "../../support/cli";
 import {
