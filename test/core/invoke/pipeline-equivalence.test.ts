@@ -9,8 +9,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { parseCurlArgs } from "../../../src/core/invoke/curl-args";
 import { type CallResult, createCallSession } from "../../../src/core/invoke/call-session";
+import { parseCurlArgs } from "../../../src/core/invoke/curl-args";
 import { type RunResult, runCli } from "../../support/cli";
 import {
   type DemoServer,
