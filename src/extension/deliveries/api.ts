@@ -24,6 +24,13 @@ export interface DeliveriesApi {
   items(): DeliveryItemView[];
   /** Number of deliveries in the store. */
   count(): number;
+  /**
+   * The message above the view's items, if any: what a damaged store made the listener skip, and
+   * that only the newest deliveries are listed.
+   */
+  viewMessage(): string | undefined;
+  /** The file the deliveries are stored in (in the workspace's storage). */
+  storeFile(): string;
   /** Opens delivery `id` as a read-only JSON document (what clicking it does). */
   open(id: number): Promise<vscode.TextDocument>;
   /** Sends delivery `id` again, byte for byte, and returns the answer. */

@@ -53,6 +53,8 @@ export class DeliveriesFeature {
   private loaded: Promise<void> | undefined;
   private pending: NodeJS.Timeout | undefined;
   private lastShown = 0;
+  /** The store damage last reported in a notification (each warning is shown once). */
+  private warned: string | undefined;
 
   constructor(private readonly ctx: ProtocallContext) {
     this.session = new ListenerSession({
@@ -216,6 +218,8 @@ export class DeliveriesFeature {
       }),
       items: () => this.tree.views(),
       count: () => session.count(),
+      viewMessage: () => this.treeView.message,
+      storeFile: () => session.storeFile,
       open: async (id) => {
         await this.load();
         const doc = await vscode.workspace.openTextDocument(deliveryUri(id));
@@ -389,12 +393,22 @@ export class DeliveriesFeature {
     const shown = this.session.deliveries().length;
     const total = this.session.count();
     // A running listener with no deliveries shows the view's welcome (with its Send Test Push
-    // button): a message would hide it. The address is in the status bar.
-    this.treeView.message =
-      total > shown
-        ? `Showing the newest ${shown} of ${total} deliveries; export them to see all.`
-        : undefined;
+    // button): a message would hide it. The address is in the status bar. A damaged store is always
+    // said, first: deliveries were skipped, and the user should know which.
+    const warning = this.session.storeWarning;
+    const lines = [
+      ...(warning ? [`⚠ ${warning}`] : []),
+      ...(total > shown
+        ? [`Showing the newest ${shown} of ${total} deliveries; export them to see all.`]
+        : []),
+    ];
+    this.treeView.message = lines.length > 0 ? lines.join("\n") : undefined;
     this.statusBar.update();
+    if (warning && warning !== this.warned) {
+      this.warned = warning;
+      this.ctx.log.warn(warning);
+      void vscode.window.showWarningMessage(inertText(warning));
+    }
   }
 
   private setRunningContext(value: boolean): void {

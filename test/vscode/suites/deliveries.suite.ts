@@ -415,4 +415,36 @@ export const tests: VscodeTest[] = [
       }
     },
   },
+  {
+    name: "deliveries: a store damaged on disk is said above the view; the intact deliveries stay listed",
+    async run() {
+      const api = await deliveriesApi();
+      await api.startListener();
+      for (let i = 0; i < 3; i++) {
+        const outcome = (await vscode.commands.executeCommand("protocall.webhooks.sendTestPush")) as Outcome;
+        assert.equal(outcome.status, 200);
+      }
+      await waitFor("five deliveries", () => api.count() === 5);
+      await api.stopListener();
+      const before = api.items().map((i) => i.id);
+      // One flipped byte inside the third stored delivery.
+      const data = readFileSync(api.storeFile());
+      let third = -1;
+      for (let i = 0; i < 3; i++) third = data.indexOf('{"kind":"delivery"', third + 1);
+      assert.ok(third >= 0, "the store holds delivery records");
+      data[third + 40] ^= 0x20;
+      writeFileSync(api.storeFile(), data);
+
+      await vscode.commands.executeCommand("protocall.deliveries.refresh");
+      await waitFor("the damage said above the view", () => /damaged: skipped/.test(api.viewMessage() ?? ""));
+      assert.equal(api.items().length, before.length - 1, "only the damaged delivery is missing");
+      // Starting the listener repairs the store and says where the damaged bytes went.
+      await api.startListener();
+      await waitFor("the repair said", () => /moved to .*\.damaged/.test(api.viewMessage() ?? ""));
+      await api.stopListener();
+      await vscode.commands.executeCommand("protocall.deliveries.refresh");
+      await waitFor("a clean store: no message", () => api.viewMessage() === undefined);
+      assert.equal(api.items().length, before.length - 1);
+    },
+  },
 ];
