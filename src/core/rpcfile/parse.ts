@@ -16,6 +16,7 @@
 // `# @name <text>` also names a request, as in .http files. `# @assert` and `# @capture` options
 // (assertion-syntax.ts) say what the response must be and which of its values later requests use.
 
+import { closest } from "../closest";
 import { curlFlagsByName } from "../invoke/curl-flags";
 import { isProtocolOwnedHeader } from "../invoke/header-line";
 import { findJsonProblem } from "../invoke/json-error";
@@ -674,28 +675,6 @@ export function offsetIn(text: string, start: Position, position: Position): num
 
 /** The closest flag name to a misspelled option, if any is close. */
 function suggest(name: string): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const flag of [...curlFlagsByName.keys(), ...extraOptionNames]) {
-    if (flag === "help") continue;
-    const d = distance(name.toLowerCase(), flag);
-    if (d < bestDistance) {
-      best = flag;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-function distance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 3 || a.length > 64) return 99;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length];
+  const names = [...curlFlagsByName.keys(), ...extraOptionNames].filter((flag) => flag !== "help");
+  return closest(name.toLowerCase(), names)[0];
 }

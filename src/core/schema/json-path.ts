@@ -3,7 +3,7 @@
 // Hover and completion in request bodies use it to find the field under the cursor and the message
 // whose keys can be completed there.
 import type { DescExtension, DescField, DescMessage, Registry } from "@bufbuild/protobuf";
-import { closest } from "./closest";
+import { closest } from "../closest";
 
 export type JsonPathSegment = string | number;
 

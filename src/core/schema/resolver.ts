@@ -12,8 +12,8 @@ import {
   type Registry,
 } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
+import { closest } from "../closest";
 import { errorMessage, ProtocallError } from "../errors";
-import { closest } from "./closest";
 import type { SchemaSource } from "./types";
 import { createWellKnownSource, wellKnownRegistry } from "./wkt-source";
 
@@ -253,5 +253,3 @@ function describeKind(desc: Found): string {
       return "extension";
   }
 }
-
-export { closest } from "./closest";

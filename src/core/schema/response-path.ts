@@ -18,6 +18,7 @@ import {
   type DescMethod,
   ScalarType,
 } from "@bufbuild/protobuf";
+import { closest } from "../closest";
 import {
   errorMembers,
   type JsonType,
@@ -26,7 +27,6 @@ import {
   type RpcAssertion,
 } from "../rpcfile/assertion-syntax";
 import type { Range } from "../rpcfile/types";
-import { closest } from "./resolver";
 
 /** What a place in the response holds. */
 export type Shape =

@@ -12,7 +12,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { ProtocallError } from "../../../src/core/errors";
 import { linkFiles } from "../../../src/core/schema/link";
 import { createReflectionSource } from "../../../src/core/schema/reflection-client";
-import { closest, createResolver } from "../../../src/core/schema/resolver";
+import { createResolver } from "../../../src/core/schema/resolver";
 import type { SchemaSource } from "../../../src/core/schema/types";
 
 type FileInit = MessageInitShape<typeof FileDescriptorProtoSchema>;
@@ -282,17 +282,5 @@ describe("createResolver", () => {
     } finally {
       await resolver.close();
     }
-  });
-});
-
-describe("closest", () => {
-  test("suggests by case, simple name and small edits, at most three", () => {
-    assert.deepEqual(closest("greetservice", ["GreetService", "Other"]), ["GreetService"]);
-    assert.deepEqual(closest("GreetService", ["acme.v1.GreetService", "acme.v1.AdminService"]), [
-      "acme.v1.GreetService",
-    ]);
-    assert.deepEqual(closest("Gret", ["Greet", "Farewell"]), ["Greet"]);
-    assert.deepEqual(closest("Xyzzy", ["Greet", "Farewell"]), []);
-    assert.equal(closest("a", ["b", "c", "d", "e"]).length, 3);
   });
 });
