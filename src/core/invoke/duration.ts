@@ -1,5 +1,9 @@
-// Durations as the `--timeout` flag takes them: Go's time.ParseDuration syntax (`5s`, `1m30s`,
-// `250ms`, `1.5h`, `0`), so scripts written for `buf curl` keep working.
+// The one grammar for durations everywhere in Protocall (`--timeout`, `# @timeout`, the registry
+// emulator's `--batch-interval`, any later duration flag): Go's time.ParseDuration syntax (`5s`,
+// `1m30s`, `250ms`, `1.5h`, `.5s`, `0`), because `buf curl --timeout` takes exactly that and scripts
+// written for it must keep working. A plain number other than 0 is refused, as buf refuses it
+// ("missing unit in duration"), with the two readings it could have in the message; whether a flag
+// allows 0 or negative values is the flag's own check.
 import { ProtocallError } from "../errors";
 
 const unitMs: Record<string, number> = {
@@ -32,7 +36,11 @@ export function parseDuration(text: string, flag = "--timeout"): number {
   while (s.length > 0) {
     const m = part.exec(s);
     if (!m) {
-      if (/^(\d+\.?\d*|\.\d+)$/.test(s)) throw invalid(text, flag, "it has no unit");
+      if (/^(\d+\.?\d*|\.\d+)$/.test(s)) {
+        throw new ProtocallError(
+          `invalid value "${text}" for ${flag}: it has no unit; write ${text}s for seconds or ${text}ms for milliseconds`,
+        );
+      }
       throw invalid(text, flag, "it is not a duration");
     }
     total += Number(m[1]) * unitMs[m[2]];
@@ -43,7 +51,7 @@ export function parseDuration(text: string, flag = "--timeout"): number {
 
 function invalid(text: string, flag: string, why: string): ProtocallError {
   return new ProtocallError(
-    `invalid value "${text}" for ${flag}: ${why}; give a duration such as 5s, 1m30s, 250ms or 0 for none`,
+    `invalid value "${text}" for ${flag}: ${why}; give a duration such as 5s, 1m30s or 250ms`,
   );
 }
 

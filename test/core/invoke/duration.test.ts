@@ -20,12 +20,42 @@ describe("parseDuration", () => {
   it("refuses numbers without a unit and other text, naming the flag", () => {
     assert.throws(
       () => parseDuration("5"),
-      /invalid value "5" for --timeout: it has no unit; give a duration such as 5s/,
+      (e: Error) =>
+        e.message ===
+        'invalid value "5" for --timeout: it has no unit; write 5s for seconds or 5ms for milliseconds',
     );
     assert.throws(() => parseDuration("abc", "--x"), /invalid value "abc" for --x: it is not a duration/);
     assert.throws(() => parseDuration(""), /it is empty/);
     assert.throws(() => parseDuration("5d"), /it is not a duration/);
     assert.throws(() => parseDuration("5 s"), /it is not a duration/);
+  });
+
+  it("is the one grammar: what --timeout (Go's syntax) and --batch-interval (5s, 500ms, 2m) took before", () => {
+    // --timeout took Go durations, as buf curl does.
+    for (const [text, ms] of [
+      ["5s", 5000],
+      ["1m30s", 90_000],
+      ["250ms", 250],
+      ["1.5h", 5_400_000],
+      ["0", 0],
+    ] as const) {
+      assert.equal(parseDuration(text, "--timeout"), ms, text);
+    }
+    // --batch-interval took 5s, 500ms, 2m and decimals of them: all Go durations too.
+    for (const [text, ms] of [
+      ["5s", 5000],
+      ["500ms", 500],
+      ["2m", 120_000],
+      ["1.5s", 1500],
+    ] as const) {
+      assert.equal(parseDuration(text, "--batch-interval"), ms, text);
+    }
+    // It also took a plain number of milliseconds, which buf refuses for --timeout: one grammar
+    // refuses it everywhere, and the message says how to write what was meant.
+    assert.throws(
+      () => parseDuration("500", "--batch-interval"),
+      /^ProtocallError: invalid value "500" for --batch-interval: it has no unit; write 500s for seconds or 500ms for milliseconds$/,
+    );
   });
 
   it("formats durations", () => {
