@@ -7,7 +7,11 @@ import type { CurlOptions, LogFormat, Protocol, ReflectProtocol } from "./option
 
 export type FlagKind = "bool" | "string" | "strings" | "float" | "duration";
 
-export interface CurlFlag {
+/** The CurlOptions field a flag sets (the URL is the positional argument, not a flag). */
+export type CurlFlagField = Exclude<keyof CurlOptions, "url">;
+
+/** One flag as the table declares it. */
+interface CurlFlagDef {
   name: string;
   short?: string;
   kind: FlagKind;
@@ -17,6 +21,17 @@ export interface CurlFlag {
   defaultText?: string;
   /** Inherited (global) flag: listed under "Global Flags". */
   global?: boolean;
+  /**
+   * The option it sets: a bool, string or number field is set to the value, a list field (`strings`)
+   * gets it appended. "Copy as" reads the options back to a command line through this field
+   * (copy-as.ts), so every flag but --help has one.
+   */
+  field?: CurlFlagField;
+  /** Sets the field when that needs a check or a conversion (allowed values, trimming). */
+  apply?(o: CurlOptions, value: string | boolean | number): void;
+}
+
+export interface CurlFlag extends CurlFlagDef {
   apply(o: CurlOptions, value: string | boolean | number): void;
 }
 
@@ -24,163 +39,128 @@ const protocols: readonly Protocol[] = ["connect", "grpc", "grpcweb"];
 const reflectProtocols: readonly ReflectProtocol[] = ["grpc-v1", "grpc-v1alpha"];
 const logFormats: readonly LogFormat[] = ["text", "color", "json"];
 
-/** Every flag of `protocall curl`, in the order --help lists them. */
-export const curlFlags: readonly CurlFlag[] = [
+const flagDefs: readonly CurlFlagDef[] = [
   {
     name: "cacert",
     kind: "string",
     help: "Path to a PEM file of trusted certificate authorities, used instead of the system's roots to verify the server. Only for https URLs; not with --insecure",
-    apply: (o, v) => {
-      o.cacert = v as string;
-    },
+    field: "cacert",
   },
   {
     name: "cert",
     short: "E",
     kind: "string",
     help: "Path to a PEM client certificate for mutual TLS. Only for https URLs; needs --key",
-    apply: (o, v) => {
-      o.cert = v as string;
-    },
+    field: "cert",
   },
   {
     name: "connect-timeout",
     kind: "float",
     help: "Time limit, in seconds, to establish a connection. No limit if absent",
-    apply: (o, v) => {
-      o.connectTimeout = v as number;
-    },
+    field: "connectTimeout",
   },
   {
     name: "data",
     short: "d",
     kind: "string",
     help: "Request data: zero or more JSON documents, one per request message (exactly one for unary and server-streaming methods). '@<path>' reads the file at <path>, '@-' reads stdin. If -H names the same file, it holds the headers, a blank line, then the body. Stdin cannot be used when the schema comes from stdin",
-    apply: (o, v) => {
-      o.data = v as string;
-    },
+    field: "data",
   },
   {
     name: "emit-defaults",
     kind: "bool",
     help: "Print fields with default values in JSON responses",
-    apply: (o, v) => {
-      o.emitDefaults = v as boolean;
-    },
+    field: "emitDefaults",
   },
   {
     name: "header",
     short: "H",
     kind: "strings",
     help: "A request header, \"name: value\". Repeatable. '@<path>' reads headers from a file (one per line; blank lines and lines starting with # are skipped), '@-' from stdin. Values are never split at commas",
-    apply: (o, v) => {
-      o.headers.push(v as string);
-    },
+    field: "headers",
   },
   {
     name: "help",
     short: "h",
     kind: "bool",
     help: "Help for curl",
-    apply: () => {},
   },
   {
     name: "http2-prior-knowledge",
     kind: "bool",
     help: "Always use HTTP/2, even over plain-text http (h2c). Implied for http URLs when the protocol is grpc or server reflection is used, since both need HTTP/2 (verbose output says so)",
-    apply: (o, v) => {
-      o.http2PriorKnowledge = v as boolean;
-    },
+    field: "http2PriorKnowledge",
   },
   {
     name: "http3",
     kind: "bool",
     help: "Use HTTP/3. Not supported: Node.js has no QUIC in its stable API, so this flag fails with an error instead of silently using another protocol",
-    apply: (o, v) => {
-      o.http3 = v as boolean;
-    },
+    field: "http3",
   },
   {
     name: "insecure",
     short: "k",
     kind: "bool",
     help: "Do not verify the server's certificate. Only for https URLs",
-    apply: (o, v) => {
-      o.insecure = v as boolean;
-    },
+    field: "insecure",
   },
   {
     name: "keepalive-time",
     kind: "float",
     help: "Time, in seconds, between TCP keepalive probes",
     defaultText: "60",
-    apply: (o, v) => {
-      o.keepaliveTime = v as number;
-    },
+    field: "keepaliveTime",
   },
   {
     name: "key",
     kind: "string",
     help: "Path to the PEM private key of the client certificate. Only for https URLs; needs --cert",
-    apply: (o, v) => {
-      o.key = v as string;
-    },
+    field: "key",
   },
   {
     name: "list-methods",
     kind: "bool",
     help: "List the methods (service/Method, one per line) and exit. With reflection the URL is the base URL, without service or method; without reflection it may be omitted",
-    apply: (o, v) => {
-      o.listMethods = v as boolean;
-    },
+    field: "listMethods",
   },
   {
     name: "list-services",
     kind: "bool",
     help: "List the services (one per line) and exit. Same URL rules as --list-methods",
-    apply: (o, v) => {
-      o.listServices = v as boolean;
-    },
+    field: "listServices",
   },
   {
     name: "netrc",
     short: "n",
     kind: "bool",
     help: "Send credentials from ~/.netrc (or the file in $NETRC) for the URL's host as a basic Authorization header. Fails if the file has no entry for the host (host:port first, then default). Ignored if --user or an Authorization header is given",
-    apply: (o, v) => {
-      o.netrc = v as boolean;
-    },
+    field: "netrc",
   },
   {
     name: "netrc-file",
     kind: "string",
     help: "Like --netrc, with this file. Cannot be combined with --netrc",
-    apply: (o, v) => {
-      o.netrcFile = v as string;
-    },
+    field: "netrcFile",
   },
   {
     name: "no-keepalive",
     kind: "bool",
     help: "Disable TCP keepalive (on by default)",
-    apply: (o, v) => {
-      o.noKeepalive = v as boolean;
-    },
+    field: "noKeepalive",
   },
   {
     name: "output",
     short: "o",
     kind: "string",
     help: "File to write the response messages to, instead of stdout",
-    apply: (o, v) => {
-      o.output = v as string;
-    },
+    field: "output",
   },
   {
     name: "protocol",
     kind: "string",
     help: 'RPC protocol: "connect", "grpc" or "grpcweb"',
     defaultText: '"connect"',
+    field: "protocol",
     apply: (o, v) => {
       const p = v as string;
       if (!(protocols as readonly string[]).includes(p)) {
@@ -196,22 +176,19 @@ export const curlFlags: readonly CurlFlag[] = [
     kind: "bool",
     help: "Use server reflection to get the schema. On by default; --schema turns it off unless --reflect is given too, in which case reflection is asked first",
     defaultText: "true",
-    apply: (o, v) => {
-      o.reflect = v as boolean;
-    },
+    field: "reflect",
   },
   {
     name: "reflect-header",
     kind: "strings",
     help: "A header for reflection requests only, \"name: value\". Repeatable; needs reflection. '*' sends all --header headers too; '@<path>' and '@-' read headers from a file or stdin (not the data file)",
-    apply: (o, v) => {
-      o.reflectHeaders.push(v as string);
-    },
+    field: "reflectHeaders",
   },
   {
     name: "reflect-protocol",
     kind: "string",
     help: 'Reflection protocol: "grpc-v1" or "grpc-v1alpha". By default grpc-v1 is tried, then grpc-v1alpha if the server does not implement it. Needs reflection',
+    field: "reflectProtocol",
     apply: (o, v) => {
       const p = (v as string).trim().toLowerCase();
       if (p === "") {
@@ -230,61 +207,47 @@ export const curlFlags: readonly CurlFlag[] = [
     name: "schema",
     kind: "strings",
     help: "Schema source: a directory of .proto files (a buf module or workspace), a .proto file, a descriptor set or buf image file (.binpb, .pb, .json), or '-' for a descriptor set or image on stdin. Repeatable; consulted in order. Turns off reflection unless --reflect is given",
-    apply: (o, v) => {
-      o.schemas.push(v as string);
-    },
+    field: "schemas",
   },
   {
     name: "servername",
     kind: "string",
     help: "Server name for TLS (SNI and verification). Defaults to the Host header, else the URL's host. Only for https URLs",
-    apply: (o, v) => {
-      o.servername = v as string;
-    },
+    field: "servername",
   },
   {
     name: "unix-socket",
     kind: "string",
     help: "Connect to this Unix socket instead of the URL's host and port (TLS still applies to https URLs)",
-    apply: (o, v) => {
-      o.unixSocket = v as string;
-    },
+    field: "unixSocket",
   },
   {
     name: "user",
     short: "u",
     kind: "string",
     help: 'Credentials "name:password" sent as a basic Authorization header. With no colon, the password is asked for on the terminal. Overrides netrc; ignored if an Authorization header is given',
-    apply: (o, v) => {
-      o.user = v as string;
-    },
+    field: "user",
   },
   {
     name: "user-agent",
     short: "A",
     kind: "string",
     help: "User agent to send. Ignored if a User-Agent header is given",
-    apply: (o, v) => {
-      o.userAgent = v as string;
-    },
+    field: "userAgent",
   },
   {
     name: "verbose",
     short: "v",
     kind: "bool",
     help: "Print connection details, request and response headers and body sizes on stderr (Authorization and Cookie values are redacted)",
-    apply: (o, v) => {
-      o.verbose = v as boolean;
-    },
+    field: "verbose",
   },
   {
     name: "debug",
     kind: "bool",
     global: true,
     help: "Turn on debug logging",
-    apply: (o, v) => {
-      o.debug = v as boolean;
-    },
+    field: "debug",
   },
   {
     name: "log-format",
@@ -292,6 +255,7 @@ export const curlFlags: readonly CurlFlag[] = [
     global: true,
     help: "The log format [text,color,json]",
     defaultText: '"text"',
+    field: "logFormat",
     apply: (o, v) => {
       const f = v as string;
       if (!(logFormats as readonly string[]).includes(f)) {
@@ -305,11 +269,22 @@ export const curlFlags: readonly CurlFlag[] = [
     kind: "duration",
     global: true,
     help: "Time until the whole command times out, such as 5s, 1m30s or 250ms: reading the schema, reflection and connecting count, and what is left is the RPC deadline; 0 means no timeout",
-    apply: (o, v) => {
-      o.timeoutMs = v as number;
-    },
+    field: "timeoutMs",
   },
 ];
+
+/** Every flag of `protocall curl`, in the order --help lists them. */
+export const curlFlags: readonly CurlFlag[] = flagDefs.map((f) => ({
+  ...f,
+  apply: f.apply ?? ((o, value) => setField(o, f, value)),
+}));
+
+function setField(o: CurlOptions, flag: CurlFlagDef, value: string | boolean | number): void {
+  if (flag.field === undefined) return; // --help: read by the command line itself
+  const options = o as unknown as Record<CurlFlagField, unknown>;
+  if (flag.kind === "strings") (options[flag.field] as string[]).push(value as string);
+  else options[flag.field] = value;
+}
 
 /** The flags by long name. */
 export const curlFlagsByName: ReadonlyMap<string, CurlFlag> = new Map(curlFlags.map((f) => [f.name, f]));

@@ -2,7 +2,8 @@
 // or `grpcurl`. The first two take the same flags, so their commands do exactly what the request does;
 // grpcurl speaks only gRPC and has other flags, so its command is the closest equivalent, with notes
 // on what it cannot express. Arguments are quoted for POSIX shells (sh, bash, zsh).
-import type { CurlOptions } from "../invoke/options";
+import { curlFlags } from "../invoke/curl-flags";
+import { type CurlOptions, defaultCurlOptions } from "../invoke/options";
 
 export interface CopiedCommand {
   /** One shell command line. */
@@ -24,46 +25,40 @@ export function shellJoin(args: readonly string[]): string {
   return args.map(shellQuote).join(" ");
 }
 
+/** Flags written in their short form in copied commands, as curl users write them. */
+const shortInCommands: ReadonlySet<string> = new Set(["data", "header", "output"]);
+
+const defaults = defaultCurlOptions();
+
 /**
- * The `protocall curl` arguments (after `curl`) that parse back to exactly these options: flags that
- * differ from their defaults, then the URL.
+ * The `protocall curl` arguments (after `curl`) that parse back to exactly these options: every flag
+ * of the table whose field differs from its default, in the table's order, then the URL. Derived
+ * from the flag table (each flag's `field` and kind), so a new flag is copied without a change here.
  */
 export function curlArguments(o: CurlOptions): string[] {
   const a: string[] = [];
-  const bool = (name: string, value: boolean | undefined) => {
-    if (value === true) a.push(`--${name}`);
-    else if (value === false) a.push(`--${name}=false`);
-  };
-  if (o.protocol !== "connect") a.push("--protocol", o.protocol);
-  for (const h of o.headers) a.push("-H", h);
-  if (o.data !== undefined) a.push("-d", o.data);
-  if (o.emitDefaults) a.push("--emit-defaults");
-  if (o.output !== undefined) a.push("-o", o.output);
-  for (const s of o.schemas) a.push("--schema", s);
-  bool("reflect", o.reflect);
-  for (const h of o.reflectHeaders) a.push("--reflect-header", h);
-  if (o.reflectProtocol !== undefined) a.push("--reflect-protocol", o.reflectProtocol);
-  if (o.listServices) a.push("--list-services");
-  if (o.listMethods) a.push("--list-methods");
-  if (o.http2PriorKnowledge) a.push("--http2-prior-knowledge");
-  if (o.http3) a.push("--http3");
-  if (o.unixSocket !== undefined) a.push("--unix-socket", o.unixSocket);
-  if (o.connectTimeout !== undefined) a.push("--connect-timeout", String(o.connectTimeout));
-  if (o.keepaliveTime !== undefined) a.push("--keepalive-time", String(o.keepaliveTime));
-  if (o.noKeepalive) a.push("--no-keepalive");
-  if (o.timeoutMs !== undefined) a.push("--timeout", `${o.timeoutMs}ms`);
-  if (o.cacert !== undefined) a.push("--cacert", o.cacert);
-  if (o.cert !== undefined) a.push("--cert", o.cert);
-  if (o.key !== undefined) a.push("--key", o.key);
-  bool("insecure", o.insecure);
-  if (o.servername !== undefined) a.push("--servername", o.servername);
-  if (o.user !== undefined) a.push("--user", o.user);
-  if (o.netrc) a.push("--netrc");
-  if (o.netrcFile !== undefined) a.push("--netrc-file", o.netrcFile);
-  if (o.userAgent !== undefined) a.push("--user-agent", o.userAgent);
-  if (o.verbose) a.push("--verbose");
-  if (o.debug) a.push("--debug");
-  if (o.logFormat !== "text") a.push("--log-format", o.logFormat);
+  for (const flag of curlFlags) {
+    if (flag.field === undefined) continue;
+    const value = o[flag.field];
+    const fallback = defaults[flag.field];
+    const name = flag.short && shortInCommands.has(flag.name) ? `-${flag.short}` : `--${flag.name}`;
+    switch (flag.kind) {
+      case "strings":
+        for (const item of value as string[]) a.push(name, item);
+        break;
+      case "bool":
+        // Only true and false differ from a default; a tri-state flag (undefined: not given) is
+        // written as --flag=false when explicitly off.
+        if (value === true && fallback !== true) a.push(name);
+        else if (value === false && fallback !== false) a.push(`${name}=false`);
+        break;
+      case "duration":
+        if (value !== undefined && value !== fallback) a.push(name, `${value}ms`);
+        break;
+      default:
+        if (value !== undefined && value !== fallback) a.push(name, String(value));
+    }
+  }
   if (o.url !== undefined) {
     if (o.url.startsWith("-")) a.push("--");
     a.push(o.url);

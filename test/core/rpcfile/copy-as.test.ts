@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, test } from "node:test";
 import { parseCurlArgs } from "../../../src/cli/commands/curl-args";
-import type { CurlOptions } from "../../../src/core/invoke/options";
+import { curlFlags } from "../../../src/core/invoke/curl-flags";
+import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
 import {
   copyAsBufCurl,
   copyAsGrpcurl,
@@ -89,6 +90,54 @@ describe("copy as protocall curl and buf curl", () => {
       "-odd",
     ]).options;
     assert.deepEqual(parseCurlArgs(curlArguments(other)).options, other);
+  });
+
+  test("every flag of the table survives options → command line → options", () => {
+    const url = "http://h:1/s.S/M";
+    // Candidate values by kind; a flag takes the first its own parser accepts and that differs from
+    // its default, so a flag added to the table is covered without a change here.
+    const candidates: Record<string, string[]> = {
+      bool: ["true", "false"],
+      string: ["grpc", "grpc-v1alpha", "json", "it's a value, with = and spaces"],
+      strings: ["x-a: 1, 2"],
+      float: ["0.25"],
+      duration: ["1m30.5s", "0"],
+    };
+    const defaults = defaultCurlOptions();
+    let covered = 0;
+    for (const flag of curlFlags) {
+      if (flag.name === "help") {
+        assert.equal(flag.field, undefined);
+        continue;
+      }
+      assert.ok(flag.field, `--${flag.name} names the option it sets`);
+      const field = flag.field;
+      let tried = 0;
+      for (const raw of candidates[flag.kind]) {
+        let o: CurlOptions;
+        try {
+          o = parseCurlArgs([`--${flag.name}=${raw}`, url]).options;
+        } catch {
+          continue;
+        }
+        if (JSON.stringify(o[field]) === JSON.stringify(defaults[field])) continue;
+        tried++;
+        const args = curlArguments(o);
+        assert.ok(
+          args.some((arg) => arg.startsWith(`--${flag.name}`) || (flag.short && arg === `-${flag.short}`)),
+          `--${flag.name}=${raw} is written: ${args.join(" ")}`,
+        );
+        assert.deepEqual(parseCurlArgs(args).options, o, `--${flag.name}=${raw} → ${args.join(" ")}`);
+        assert.deepEqual(
+          parseCurlArgs(shellSplit(copyAsProtocallCurl(o).command).slice(2)).options,
+          o,
+          `--${flag.name}=${raw} through a shell`,
+        );
+      }
+      assert.ok(tried > 0, `no candidate value sets --${flag.name}`);
+      covered++;
+    }
+    assert.equal(covered, curlFlags.length - 1);
   });
 
   test("the copied command line, split by a real shell, gives the same options", () => {
