@@ -43,9 +43,3 @@ export function callbackUrlProblems(url: string, prefix: string): string[] {
   }
   return problems;
 }
-
-/** The same check, as one message joining every problem; undefined when the URL is valid. */
-export function callbackUrlError(url: string, prefix: string): string | undefined {
-  const problems = callbackUrlProblems(url, prefix);
-  return problems.length ? problems.join("; ") : undefined;
-}

@@ -1,7 +1,7 @@
 // Client of a registry's WebhookService: CreateWebhook, ListWebhooks (all pages), DeleteWebhook.
 // The registry speaks Connect unary with JSON bodies: requests are written with snake_case keys, and
 // responses are parsed with the protobuf JSON parser, which accepts both key spellings.
-import { type DescMessage, fromJson, type JsonValue, type MessageShape, toJson } from "@bufbuild/protobuf";
+import { type DescMessage, fromJson, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import {
   CreateWebhookResponseSchema,
@@ -10,7 +10,6 @@ import {
   type Webhook,
   WebhookEvent,
   WebhookEventSchema,
-  WebhookSchema,
 } from "../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
 import { errorMessage } from "../errors";
 import { callbackUrlProblems } from "./callback-url";
@@ -54,12 +53,6 @@ export function parseWebhookEvent(text: string): WebhookEvent | undefined {
   const value = WebhookEventSchema.values.find((v) => v.name === name.toUpperCase());
   return value && value.number !== WebhookEvent.UNSPECIFIED ? (value.number as WebhookEvent) : undefined;
 }
-
-/** A Webhook as protobuf JSON (camelCase keys, as the CLI prints it). */
-export function webhookToJson(webhook: Webhook): JsonValue {
-  return toJson(WebhookSchema, webhook);
-}
-
 export function createWebhookClient(options: WebhookClientOptions): WebhookClient {
   const prefix = options.prefix ?? defaultPrefix;
   const base = options.baseUrl.replace(/\/+$/, "");

@@ -1,6 +1,6 @@
 // Push events: building the EventRequest the registry sends, and its binary and JSON forms.
 import { randomBytes, randomUUID } from "node:crypto";
-import { create, fromBinary, fromJson, type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   type RepositoryCommit,
@@ -87,11 +87,6 @@ export function samplePushEvent(now = new Date()): EventRequest {
 export function encodeEvent(event: EventRequest): Uint8Array {
   return toBinary(EventRequestSchema, event);
 }
-
-export function decodeEvent(bytes: Uint8Array): EventRequest {
-  return fromBinary(EventRequestSchema, bytes);
-}
-
 export function eventToJson(event: EventRequest): JsonValue {
   return toJson(EventRequestSchema, event, { registry });
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { before, describe, test } from "node:test";
 import { clone, createFileRegistry, type FileRegistry } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
-import { fullNameOf, lookup, resolveName, SchemaIndex } from "../../../src/core/schema/lookup";
+import { fullNameOf, lookup, resolveName } from "../../../src/core/schema/lookup";
 import {
   buildSchemaFixtures,
   schemaFixturesDir,
@@ -166,28 +166,5 @@ describe("lookup", () => {
     assert.equal(r?.kind, "method");
     assert.equal(r?.location, undefined);
     assert.equal(r?.comments, undefined);
-  });
-});
-
-describe("SchemaIndex", () => {
-  test("indexes every named element, the same as lookup", () => {
-    const index = new SchemaIndex(registry);
-    const all = [...index.names()];
-    for (const name of [
-      "fixtures.v1.Greeter",
-      "fixtures.v1.Greeter.Chat",
-      "fixtures.v1.GreetRequest.address",
-      "fixtures.v1.GreetRequest.email",
-      "fixtures.v1.Language.LANGUAGE_NL",
-      "fixtures.v1.LANGUAGE_NL",
-      "fixtures.proto2.Legacy.Inner.KIND_LEAF",
-      "fixtures.proto2.Legacy.Inner.Kind.KIND_LEAF",
-      "fixtures.options.file_owner",
-    ]) {
-      assert.ok(all.includes(name), name);
-      assert.equal(index.get(name), resolveName(registry, name), name);
-    }
-    assert.equal(index.lookup(".fixtures.v1.Greeter.Chat")?.kind, "method");
-    assert.equal(index.lookup("fixtures.v1.Nope"), undefined);
   });
 });
