@@ -16,7 +16,7 @@ import { parseBool } from "../core/invoke/curl-flags";
 import { formatDuration, parseDuration } from "../core/invoke/duration";
 import type { CliContext } from "./context";
 
-export type FlagKind = "bool" | "string" | "strings" | "int" | "duration";
+export type FlagKind = "bool" | "string" | "strings" | "int" | "duration" | "size";
 
 /** One flag of a command. */
 export interface FlagDef {
@@ -27,7 +27,7 @@ export interface FlagDef {
   readonly help: string;
   /** The value's name in --help and in errors: FILE, URL, N. Defaults by kind. */
   readonly value?: string;
-  /** The value when the flag is absent (a duration in milliseconds). Shown in --help. */
+  /** The value when the flag is absent (a duration in milliseconds, a size in bytes). Shown in --help. */
   readonly default?: string | number;
   /** How --help shows the default, when not the value itself ("any free port"). */
   readonly defaultText?: string;
@@ -35,7 +35,7 @@ export interface FlagDef {
   readonly required?: boolean;
   /** Allowed values of a string flag. */
   readonly choices?: readonly string[];
-  /** Smallest value of an int or duration flag (milliseconds for a duration), inclusive. */
+  /** Smallest value of an int, duration or size flag (milliseconds, bytes), inclusive. */
   readonly min?: number;
   /** Largest value of an int flag, inclusive. */
   readonly max?: number;
@@ -49,7 +49,7 @@ type ValueOf<D extends FlagDef> = D["kind"] extends "bool"
   ? boolean
   : D["kind"] extends "strings"
     ? string[]
-    : D["kind"] extends "int" | "duration"
+    : D["kind"] extends "int" | "duration" | "size"
       ? number
       : D extends { readonly choices: readonly (infer C)[] }
         ? C
@@ -197,6 +197,8 @@ function describeKind(def: FlagDef): string {
       return "a whole number";
     case "duration":
       return "a duration such as 5s, 1m30s or 250ms";
+    case "size":
+      return "a size in bytes, or with KiB, MiB or GiB such as 64KiB";
     default:
       return def.choices ? `one of ${def.choices.join(", ")}` : "a string";
   }
@@ -209,6 +211,8 @@ function placeholder(def: FlagDef): string {
       return "N";
     case "duration":
       return "DURATION";
+    case "size":
+      return "SIZE";
     default:
       return def.choices ? def.choices.join("|") : "VALUE";
   }
@@ -231,9 +235,28 @@ function convertValue(def: FlagDef, raw: string | true, shown: string): string |
     case "duration": {
       const ms = parseDuration(raw as string, shown);
       if (def.min !== undefined && ms < def.min) {
-        throw invalidValue(raw as string, shown, `it must be at least ${formatDuration(def.min)}`);
+        throw invalidValue(
+          raw as string,
+          shown,
+          def.min === 0 ? "it must not be negative" : `it must be at least ${formatDuration(def.min)}`,
+        );
       }
       return ms;
+    }
+    case "size": {
+      const bytes = parseSize(raw as string);
+      if (bytes === undefined) {
+        throw invalidValue(raw as string, shown, "it is not a size; write bytes, or 64KiB, 256MiB, 1GiB");
+      }
+      const min = def.min ?? 1;
+      if (bytes < min) {
+        throw invalidValue(
+          raw as string,
+          shown,
+          min === 1 ? "it must be more than zero bytes" : `it must be at least ${min} bytes`,
+        );
+      }
+      return bytes;
     }
     default: {
       const text = raw as string;
@@ -250,6 +273,16 @@ function convertValue(def: FlagDef, raw: string | true, shown: string): string |
   }
 }
 
+/** Bytes from 1048576, 64KiB, 256MiB or 1GiB (KB, MB, GB and K, M, G mean the same powers of 1024). */
+export function parseSize(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)\s*(b|kib|kb|k|mib|mb|m|gib|gb|g)?$/i.exec(text.trim());
+  if (!m) return undefined;
+  const unit = (m[2] ?? "b").toLowerCase()[0];
+  return Math.floor(
+    Number(m[1]) * (unit === "k" ? 1024 : unit === "m" ? 1024 ** 2 : unit === "g" ? 1024 ** 3 : 1),
+  );
+}
+
 /** `invalid value "x" for --port: <why and how to fix>`. */
 export function invalidValue(raw: string, shown: string, why: string): ProtocallError {
   return new ProtocallError(`invalid value ${JSON.stringify(raw)} for ${shown}: ${why}`);
@@ -264,7 +297,7 @@ export function flagsHelp(spec: FlagSpec, width = 100): string {
   for (const [name, def] of [...Object.entries(spec), ["help", helpFlag] as const]) {
     if (def.listed === false) continue;
     const value = def.kind === "bool" ? "" : ` ${placeholder(def)}`;
-    const left = `${def.short ? `-${def.short}, ` : ""}--${name}${value}${def.kind === "strings" ? " (repeatable)" : ""}`;
+    const left = `${def.short ? `-${def.short}, ` : ""}--${name}${value}`;
     const shownDefault =
       def.defaultText ??
       (def.default === undefined
@@ -272,7 +305,11 @@ export function flagsHelp(spec: FlagSpec, width = 100): string {
         : def.kind === "duration"
           ? formatDuration(def.default as number)
           : String(def.default));
-    rows.push([left, `${def.help}${shownDefault !== undefined ? ` (default ${shownDefault})` : ""}`]);
+    const repeatable = def.kind === "strings" && !/repeat/i.test(def.help) ? "; repeatable" : "";
+    rows.push([
+      left,
+      `${def.help}${repeatable}${shownDefault !== undefined ? ` (default ${shownDefault})` : ""}`,
+    ]);
   }
   const column = Math.min(Math.max(...rows.map(([left]) => left.length)) + 4, 30);
   const lines: string[] = [];

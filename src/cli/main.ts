@@ -1,6 +1,7 @@
 // The `protocall` command line. Each command lives in ./commands and is loaded only when used,
 // so a call pays only for the code it runs. `curl` also has a bundle of its own (curl-main.ts),
 // which bin/protocall.js runs for `protocall curl`; this table serves every command.
+import { closest } from "../core/closest";
 import type { CliContext, Command } from "./context";
 import { exitWith, processContext } from "./process-context";
 import { reportError } from "./report-error";
@@ -71,8 +72,9 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
   }
   const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!entry) {
+    const [hint] = closest(name, Object.keys(commands));
     ctx.stderr.write(
-      `protocall: unknown command "${name}"; run \`protocall --help\` for the list of commands\n`,
+      `protocall: unknown command "${name}"${hint ? ` (did you mean ${hint}?)` : ""}; run \`protocall --help\` for the list of commands\n`,
     );
     return 1;
   }

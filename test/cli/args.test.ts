@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../../src/cli/args";
+import { defineFlags, flagsHelp, parseArgs, parseSize, runSubcommand } from "../../src/cli/args";
 import type { CliContext } from "../../src/cli/context";
 import { ProtocallError } from "../../src/core/errors";
 
@@ -12,6 +12,8 @@ const flags = defineFlags({
   port: { kind: "int", value: "PORT", min: 0, max: 65535, default: 0, help: "port" },
   "max-body": { kind: "int", value: "BYTES", min: 1, help: "largest body" },
   interval: { kind: "duration", min: 1, default: 5000, help: "time between batches" },
+  "idle-timeout": { kind: "duration", min: 0, help: "idle time; 0: never" },
+  "max-store": { kind: "size", help: "store limit" },
   tls: { kind: "bool", help: "serve https" },
   insecure: { kind: "bool", short: "k", help: "do not verify" },
   data: { kind: "string", short: "d", value: "FILE", help: "the data" },
@@ -133,7 +135,7 @@ describe("parseArgs", () => {
     fails(["--max-body", "0"], /^invalid value "0" for --max-body: it must be a positive whole number$/);
     fails(
       ["--interval", "5"],
-      /^invalid value "5" for --interval: it has no unit; give a duration such as 5s/,
+      /^invalid value "5" for --interval: it has no unit; write 5s for seconds or 5ms for milliseconds$/,
     );
     fails(["--interval", "0s"], /^invalid value "0s" for --interval: it must be at least 1ms$/);
     fails(["--tls=maybe"], /^invalid value "maybe" for --tls: write --tls=true or --tls=false$/);
@@ -141,6 +143,32 @@ describe("parseArgs", () => {
       ["--from", "jsno"],
       /^invalid value "jsno" for --from: it must be json or binary \(did you mean json\?\)$/,
     );
+  });
+
+  it("reads sizes as bytes or with KiB, MiB, GiB; refuses other text and zero", () => {
+    assert.equal(parseSize("1048576"), 1048576);
+    assert.equal(parseSize("64KiB"), 64 * 1024);
+    assert.equal(parseSize("4MiB"), 4 * 1024 ** 2);
+    assert.equal(parseSize("1.5 GB"), 1.5 * 1024 ** 3);
+    assert.equal(parseSize("2k"), 2048);
+    assert.equal(parseSize("lots"), undefined);
+    assert.equal(parse(["--max-store", "256MiB"]).values["max-store"], 256 * 1024 ** 2);
+    assert.equal(parse([]).values["max-store"], undefined);
+    fails(
+      ["--max-store", "1x"],
+      /^invalid value "1x" for --max-store: it is not a size; write bytes, or 64KiB, 256MiB, 1GiB$/,
+    );
+    fails(["--max-store", "0"], /^invalid value "0" for --max-store: it must be more than zero bytes$/);
+    fails(
+      ["--max-store"],
+      /^flag --max-store needs a value \(a size in bytes, or with KiB, MiB or GiB such as 64KiB\): write --max-store SIZE$/,
+    );
+  });
+
+  it("a duration flag with min 0 takes 0 and refuses a negative duration", () => {
+    assert.equal(parse(["--idle-timeout", "0"]).values["idle-timeout"], 0);
+    assert.equal(parse(["--idle-timeout=1m30s"]).values["idle-timeout"], 90_000);
+    fails(["--idle-timeout=-1s"], /^invalid value "-1s" for --idle-timeout: it must not be negative$/);
   });
 
   it("refuses extra positionals, quoting them", () => {
@@ -179,7 +207,7 @@ describe("flagsHelp", () => {
     assert.match(text, /^ {2}--host HOST +address to bind \(default 127\.0\.0\.1\)$/m);
     assert.match(text, /^ {2}--interval DURATION +time between batches \(default 5s\)$/m);
     assert.match(text, /^ {2}-k, --insecure +do not verify$/m);
-    assert.match(text, /^ {2}--tag TAG \(repeatable\) +a tag$/m);
+    assert.match(text, /^ {2}--tag TAG +a tag; repeatable$/m);
     assert.match(text, /^ {2}--from json\|binary +input format$/m);
     assert.match(lines.at(-1) ?? "", /^ {2}-h, --help +show this help$/);
     const column = lines[0].indexOf("address");

@@ -93,7 +93,10 @@ test("build errors for bad input are one line, exit 1", async () => {
   assert.equal(missing.stderr, "protocall: cannot build missing-dir: the directory does not exist\n");
   const flag = await run(["build", "--nope"], dir);
   assert.equal(flag.code, 1);
-  assert.match(flag.stderr, /^protocall: build: Unknown option '--nope'.*protocall build --help/);
+  assert.match(
+    flag.stderr,
+    /^protocall: unknown flag --nope: run `protocall build --help` for the list of flags\n$/,
+  );
   assert.equal(flag.stderr.trimEnd().split("\n").length, 1);
   const two = await run(["build", "a", "b"], dir);
   assert.equal(two.code, 1);

@@ -32,7 +32,7 @@ test("--max-upload caps a push: a larger Upload is refused with resource_exhaust
   assert.equal(bad.code, 1);
   assert.equal(
     bad.stderr,
-    'protocall: --max-upload "lots" is not a size: write bytes, or 64KiB, 256MiB, 1GiB\n',
+    'protocall: invalid value "lots" for --max-upload: it is not a size; write bytes, or 64KiB, 256MiB, 1GiB\n',
   );
   const server = await startCliServer(["registry", "serve", "--max-upload", "4KiB"]);
   try {

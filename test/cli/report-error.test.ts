@@ -14,7 +14,15 @@ function context(): { ctx: CliContext; stderr: () => string } {
       done();
     },
   });
-  const ctx = { stdout: stderr, stderr, stdin: process.stdin, env: {}, cwd: process.cwd() } as CliContext;
+  const ctx: CliContext = {
+    stdout: stderr,
+    stderr,
+    stdin: process.stdin,
+    stdinIsTTY: false,
+    env: {},
+    cwd: process.cwd(),
+    interrupted: () => new AbortController().signal,
+  };
   return { ctx, stderr: () => text };
 }
 

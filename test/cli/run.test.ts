@@ -65,7 +65,7 @@ describe("protocall run", { timeout: 120_000 }, () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /Usage:\n {2}protocall run FILE\.rpc \[flags\]/);
     assert.match(r.stdout, /Examples:\n {2}protocall run requests\.rpc\n/);
-    assert.match(r.stdout, /--env-file string/);
+    assert.match(r.stdout, /\n {2}--env-file FILE +environment file/);
     const top = await runCli(["--help"]);
     assert.match(top.stdout, /\n {2}run {2,}Run the requests of a \.rpc request file/);
   });

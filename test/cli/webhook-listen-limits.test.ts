@@ -60,9 +60,12 @@ test("under `ulimit -n 100`, 150 silent connections do not stop valid deliveries
 test("listen refuses bad limit flags with the flag's name", async () => {
   for (const [args, message] of [
     [["--header-timeout", "10"], /invalid value "10" for --header-timeout: it has no unit/],
-    [["--body-timeout=-1s"], /--body-timeout must not be negative/],
-    [["--max-connections", "0"], /--max-connections must be a positive whole number, not "0"/],
-    [["--forward-queue", "x"], /--forward-queue must be a positive whole number/],
+    [["--body-timeout=-1s"], /invalid value "-1s" for --body-timeout: it must not be negative/],
+    [
+      ["--max-connections", "0"],
+      /invalid value "0" for --max-connections: it must be a positive whole number/,
+    ],
+    [["--forward-queue", "x"], /invalid value "x" for --forward-queue: it must be a positive whole number/],
   ] as const) {
     const r = await runCli(["listen", ...args]);
     assert.equal(r.code, 1, args.join(" "));

@@ -121,7 +121,11 @@ test("token order: PROTOCALL_TOKEN, then BUF_TOKEN, then the netrc password", as
   for (const flag of ["--token", "--api-token", "--password"]) {
     const r = await runCli([...listArgs(), flag, "alice-token"], { env: tokenEnv({}) });
     assert.equal(r.code, 1, flag);
-    assert.match(r.stderr, new RegExp(`^protocall: Unknown option '${flag}'`));
+    assert.match(
+      r.stderr,
+      new RegExp(`^protocall: unknown flag ${flag}: run \`protocall webhook list --help\``),
+    );
+    assert.doesNotMatch(r.stderr, /alice-token/, "the value is not echoed");
   }
 });
 

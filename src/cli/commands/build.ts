@@ -1,14 +1,24 @@
 // `protocall build <dir> -o <file>`: compiles a workspace to a binary FileDescriptorSet.
 import { writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { createFileRegistry, type FileRegistry, fromBinary, toJsonString } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { buildWorkspace } from "../../core/schema/compiler";
 import { CompilerError, formatDiagnostic } from "../../core/schema/compiler-diagnostics";
+import { defineFlags, flagsHelp, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
+
+const flags = defineFlags({
+  output: {
+    kind: "string",
+    short: "o",
+    value: "FILE",
+    help: 'write the set to FILE: binary, JSON when FILE ends in .json, gzip-compressed binary when it ends in .gz; "-" writes it to stdout',
+  },
+  "exclude-source-info": { kind: "bool", help: "leave out source code info (comments and spans)" },
+});
 
 const help = `Build a directory of .proto files to a FileDescriptorSet, with the buf compiler.
 
@@ -21,12 +31,7 @@ the files it imports. The set includes every imported file, and source code info
 Compiler errors are printed one per line as file:line:column: message, and the exit code is 1.
 
 Flags:
-  -o, --output <file>       Write the set to <file>: binary, JSON when <file> ends in .json,
-                            gzip-compressed binary when it ends in .gz.
-                            "-" writes it to stdout.
-      --exclude-source-info Leave out source code info (comments and spans).
-  -h, --help                Show this help.
-
+${flagsHelp(flags)}
 Examples:
   protocall build proto -o api.binpb
   protocall build . -o - --exclude-source-info > api.binpb
@@ -36,16 +41,15 @@ Examples:
 
 export const command: Command = {
   async run(args: string[], ctx: CliContext): Promise<number> {
-    let parsed: ReturnType<typeof parse>;
-    try {
-      parsed = parse(args);
-    } catch (err) {
-      throw new ProtocallError(
-        `build: ${errorMessage(err).replace(/\s*\n\s*/g, " ")}; run \`protocall build --help\` for usage`,
-      );
-    }
-    const { values, positionals } = parsed;
-    if (values.help) {
+    const {
+      values,
+      positionals,
+      help: helpWanted,
+    } = parseArgs(args, flags, {
+      command: "protocall build",
+      positionals: Number.POSITIVE_INFINITY,
+    });
+    if (helpWanted) {
       ctx.stdout.write(help);
       return 0;
     }
@@ -131,17 +135,4 @@ function writeProblem(err: unknown, output: string): string {
     default:
       return (err as NodeJS.ErrnoException).code ?? errorMessage(err);
   }
-}
-
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      output: { type: "string", short: "o" },
-      "exclude-source-info": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
 }

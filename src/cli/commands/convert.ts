@@ -2,6 +2,7 @@
 // The webhook types (buf.alpha.webhook.v1alpha1.EventRequest and friends) are built in.
 
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import {
   createRegistry,
   type DescMessage,
@@ -18,29 +19,41 @@ import { openSchema } from "../../core/schema/open-schema";
 import { createResolver } from "../../core/schema/resolver";
 import type { SchemaSource } from "../../core/schema/types";
 import { registry } from "../../core/webhooks/type-registry";
+import { defineFlags, flagsHelp, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
-import { parse } from "./webhook";
+
+const flags = defineFlags({
+  type: { kind: "string", value: "NAME", required: true, help: "fully qualified message name" },
+  from: {
+    kind: "string",
+    choices: ["json", "binary"],
+    default: "json",
+    help: "input format",
+  },
+  to: {
+    kind: "string",
+    choices: ["json", "binary"],
+    defaultText: "binary; json with --from binary",
+    help: "output format",
+  },
+  data: { kind: "string", short: "d", value: "DATA", help: "@FILE, - or inline JSON" },
+  schema: { kind: "strings", value: "SPEC", help: "where --type is defined" },
+});
 
 const help = `Usage: protocall convert --type NAME [--from json|binary] [--to json|binary] [-d @FILE|-|JSON]
 
 Converts one message between protobuf JSON and binary. Input comes from -d (@FILE, "-" for standard
 input, or inline JSON text), standard input by default; output goes to standard output.
-Default: --from json --to binary; with --from binary, --to defaults to json.
 
 Built-in types: buf.alpha.webhook.v1alpha1.EventRequest (also "EventRequest") and the other messages
 of the webhook APIs. Other types need --schema: a directory of .proto files (built with buf), a .proto
-file, a descriptor-set file, or - (a descriptor set on standard input; then give the data with -d @FILE). Example, testing a listener by hand:
+file, a descriptor-set file, or - (a descriptor set on standard input; then give the data with -d @FILE).
+Example, testing a listener by hand:
   protocall convert --type EventRequest -d @event.json > event.bin
   curl --data-binary @event.bin -H 'Content-Type: application/proto' URL
 
 Flags:
-  --type NAME          fully qualified message name
-  --from json|binary   input format
-  --to json|binary     output format
-  -d, --data DATA      @FILE, - or inline JSON
-  --schema SPEC        where --type is defined (repeatable)
-  -h, --help           show this help
-`;
+${flagsHelp(flags)}`;
 
 function findType(name: string): DescMessage {
   const direct = registry.getMessage(name);
@@ -68,7 +81,7 @@ async function readInput(data: string | undefined, ctx: CliContext): Promise<Buf
   }
   if (data.startsWith("@")) {
     try {
-      return readFileSync(data.slice(1));
+      return readFileSync(resolve(ctx.cwd, data.slice(1)));
     } catch (err) {
       throw new ProtocallError(`cannot read -d file ${data.slice(1)}: ${errorMessage(err)}`);
     }
@@ -78,33 +91,14 @@ async function readInput(data: string | undefined, ctx: CliContext): Promise<Buf
 
 export const command: Command = {
   async run(args, ctx) {
-    if (args.includes("-h") || args.includes("--help")) {
+    const { values, help: helpWanted } = parseArgs(args, flags, { command: "protocall convert" });
+    if (helpWanted) {
       ctx.stdout.write(help);
       return 0;
     }
-    const { values } = parse(
-      args,
-      {
-        type: { type: "string" },
-        from: { type: "string" },
-        to: { type: "string" },
-        data: { type: "string", short: "d" },
-        schema: { type: "string", multiple: true },
-      },
-      "protocall convert",
-    );
-    if (!values.type)
-      throw new ProtocallError("protocall convert needs --type NAME; see `protocall convert --help`");
-    const from = (values.from as string | undefined) ?? "json";
-    const to = (values.to as string | undefined) ?? (from === "binary" ? "json" : "binary");
-    for (const [flag, v] of [
-      ["--from", from],
-      ["--to", to],
-    ]) {
-      if (v !== "json" && v !== "binary")
-        throw new ProtocallError(`${flag} must be json or binary, not "${v}"`);
-    }
-    const schemas = (values.schema as string[] | undefined) ?? [];
+    const from = values.from;
+    const to = values.to ?? (from === "binary" ? "json" : "binary");
+    const schemas = values.schema;
     if (schemas.includes("-") && (values.data === undefined || values.data === "-" || values.data === "@-")) {
       throw new ProtocallError("--schema - reads standard input, so give the message with -d @FILE");
     }
@@ -112,7 +106,7 @@ export const command: Command = {
     let types: Registry = registry;
     let closeSchema = async () => {};
     if (schemas.length === 0) {
-      schema = findType(values.type as string);
+      schema = findType(values.type);
     } else {
       const sources: SchemaSource[] = [];
       try {
@@ -125,7 +119,7 @@ export const command: Command = {
       const resolver = createResolver(sources);
       closeSchema = () => resolver.close();
       try {
-        schema = await resolver.findMessage(values.type as string);
+        schema = await resolver.findMessage(values.type);
         types = createRegistry(registry, await resolver.registry([schema.typeName]));
       } catch (err) {
         await closeSchema();
@@ -133,7 +127,7 @@ export const command: Command = {
       }
     }
     try {
-      return await convert(schema, types, from, to, values.data as string | undefined, ctx);
+      return await convert(schema, types, from, to, values.data, ctx);
     } finally {
       await closeSchema();
     }

@@ -1,19 +1,75 @@
 // `protocall registry serve|push|deliveries`: a local registry emulator for trying webhooks end to end.
+
+import { rootCertificates } from "node:tls";
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { defaultRegistryConfig, loadRegistryConfig } from "../../core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../core/webhooks/emulator/server";
-import { resolveToken } from "../../core/webhooks/token";
 import {
   ListDeliveriesResponseSchema,
   PushResponseSchema,
   RegistryService,
 } from "../../gen/protocall/registry/v1/registry_pb";
+import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../args";
 import type { CliContext, Command } from "../context";
-import { checkServerFlags, serverTls } from "./server-flags";
-import { parse, readText, remoteBaseUrl } from "./webhook";
+import { readFlagFile, untilStopped } from "../io";
+import { openRemote, remoteFlags } from "./registry-remote";
+import { checkServerFlags, serverFlags, serverTls } from "./server-flags";
+import { trustFor } from "./trust";
+
+const serveFlags = defineFlags({
+  config: {
+    kind: "string",
+    value: "FILE",
+    help: "users, repositories (modules) with roles and visibility, organizations (JSON; see examples/registry/config.json); without it, alice (token alice-token) is an Admin and bob (bob-token) a member of the private acme/petapis",
+  },
+  state: {
+    kind: "string",
+    value: "FILE",
+    help: "persist the state here; in memory when absent",
+  },
+  ...serverFlags,
+  "batch-size": { kind: "int", value: "N", min: 1, default: 20, help: "events per delivery batch" },
+  "batch-interval": {
+    kind: "duration",
+    value: "DURATION",
+    min: 1,
+    default: 5000,
+    help: "time between batches, such as 5s, 500ms or 1m30s",
+  },
+  "trust-ca": {
+    kind: "string",
+    value: "FILE",
+    help: "trust this CA (PEM) for callback URLs, in addition to the system roots (without it, a listener with a self-signed certificate is refused)",
+  },
+  "page-size": { kind: "int", value: "N", min: 1, default: 10, help: "ListWebhooks page size" },
+  "max-upload": {
+    kind: "size",
+    defaultText: "256MiB",
+    help: "largest push (Upload request body); other calls take at most 4 MiB",
+  },
+  "webhooks-disabled": {
+    kind: "bool",
+    help: "refuse every WebhookService call, as an instance with webhooks disabled",
+  },
+  verbose: { kind: "bool", help: "print each push, webhook change and delivery attempt" },
+});
+
+const pushFlags = defineFlags({
+  ...remoteFlags,
+  owner: { kind: "string", value: "NAME", required: true, help: "the repository's owner" },
+  repository: { kind: "string", value: "NAME", required: true, help: "the repository" },
+  author: { kind: "string", value: "NAME", help: "the commit's author (default: the caller)" },
+  tag: { kind: "strings", value: "TAG", help: "a tag on the commit" },
+});
+
+const deliveriesFlags = defineFlags({
+  ...remoteFlags,
+  owner: { kind: "string", value: "NAME", help: "only this owner's repository (with --repository)" },
+  repository: { kind: "string", value: "NAME", help: "only this repository (with --owner)" },
+});
 
 const serveHelp = `Usage: protocall registry serve [flags]
 
@@ -74,28 +130,7 @@ survive a restart. Every change is on disk (appended and synced) before the call
 answered; one emulator per state file.
 
 Flags:
-  --config FILE          users, repositories (modules) with roles and visibility, organizations (JSON;
-                         see examples/registry/config.json). Default: alice (token alice-token) Admin and
-                         bob (bob-token) member of the private acme/petapis
-  --state FILE           persist the state here; in memory when absent
-  --host HOST            address to bind (default 127.0.0.1)
-  --port PORT            port (default 0: any free port)
-  --tls                  serve https with a self-signed certificate, generated once and kept in
-                         $XDG_CONFIG_HOME/protocall (or ~/.config/protocall); path and SHA-256
-                         fingerprint are printed (http on loopback by default)
-  --cert FILE, --key FILE  serve https with this certificate and key (PEM)
-  --batch-size N         events per delivery batch (default 20)
-  --batch-interval DUR   time between batches: 5s, 500ms, or milliseconds (default 5s)
-  --trust-ca FILE        trust this CA (PEM) for callback URLs, in addition to the system roots
-                         (without it, a listener with a self-signed certificate is refused)
-  --page-size N          ListWebhooks page size (default 10)
-  --max-upload SIZE      largest push (Upload request body): bytes, or with KiB, MiB or GiB
-                         (default 256MiB); other calls take at most 4 MiB
-  --webhooks-disabled    refuse every WebhookService call, as an instance with webhooks disabled
-  --prefix NAME          package prefix of the webhook services (default "buf")
-  --verbose              print each push, webhook change and delivery attempt
-  -h, --help             show this help
-
+${flagsHelp(serveFlags)}
 Example, with buf as the client:
   protocall registry serve --cert server.pem --key server-key.pem --port 8443 --state registry.state
   SSL_CERT_FILE=ca.pem BUF_TOKEN=alice-token buf push --create --create-visibility private
@@ -109,24 +144,14 @@ Needs the member or Admin role; the token comes from PROTOCALL_TOKEN, BUF_TOKEN 
 Prints the PushResponse (the commit) as JSON.
 
 Flags:
-  --remote URL        the emulator (host, or a full URL such as http://127.0.0.1:8080)
-  --owner NAME, --repository NAME
-  --author NAME       the commit's author (default: the caller)
-  --tag TAG           a tag on the commit; repeat for more
-  --cacert FILE       also trust this CA (PEM) for the emulator's TLS
-  -h, --help          show this help
-`;
+${flagsHelp(pushFlags)}`;
 
 const deliveriesHelp = `Usage: protocall registry deliveries --remote URL [--owner OWNER --repository REPO]
 
 Lists the emulator's delivery attempts (oldest first) for the repositories the caller belongs to.
 
 Flags:
-  --remote URL        the emulator (host, or a full URL)
-  --owner NAME, --repository NAME   only this repository
-  --cacert FILE       also trust this CA (PEM) for the emulator's TLS
-  -h, --help          show this help
-`;
+${flagsHelp(deliveriesFlags)}`;
 
 const usage = `Usage: protocall registry <serve|push|deliveries> [flags]
 
@@ -137,79 +162,41 @@ const usage = `Usage: protocall registry <serve|push|deliveries> [flags]
 Run \`protocall registry <subcommand> --help\` for its flags.
 `;
 
-/** Parses 5s, 500ms, 2m or a plain number of milliseconds. */
-export function parseDuration(text: string, flag: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
-  if (!m) throw new ProtocallError(`${flag} "${text}" is not a duration: write 5s, 500ms or 2m`);
-  const n = Number(m[1]) * (m[2] === "s" ? 1000 : m[2] === "m" ? 60_000 : 1);
-  if (n <= 0) throw new ProtocallError(`${flag} must be more than zero`);
-  return n;
-}
-
-/** Parses a byte size: 1048576, 64KiB, 256MiB, 1GiB (KB, MB, GB mean the same powers of 1024). */
-export function parseSize(text: string, flag: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(b|kib|kb|k|mib|mb|m|gib|gb|g)?$/i.exec(text.trim());
-  if (!m) throw new ProtocallError(`${flag} "${text}" is not a size: write bytes, or 64KiB, 256MiB, 1GiB`);
-  const unit = (m[2] ?? "b").toLowerCase()[0];
-  const n = Math.floor(
-    Number(m[1]) * (unit === "k" ? 1024 : unit === "m" ? 1024 ** 2 : unit === "g" ? 1024 ** 3 : 1),
-  );
-  if (n <= 0) throw new ProtocallError(`${flag} must be more than zero`);
-  return n;
-}
-
-function positive(value: unknown, flag: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0)
-    throw new ProtocallError(`${flag} must be a positive whole number, not "${value}"`);
-  return n;
+/** The parsed flags of a subcommand; its help is printed (and undefined returned) when asked. */
+function flagsOf<S extends typeof serveFlags | typeof pushFlags | typeof deliveriesFlags>(
+  args: string[],
+  spec: S,
+  sub: string,
+  text: string,
+  ctx: CliContext,
+) {
+  const parsed = parseArgs(args, spec, { command: `protocall registry ${sub}` });
+  if (!parsed.help) return parsed.values;
+  ctx.stdout.write(text);
+  return undefined;
 }
 
 async function serve(args: string[], ctx: CliContext): Promise<number> {
-  const { values } = parse(
-    args,
-    {
-      config: { type: "string" },
-      state: { type: "string" },
-      host: { type: "string" },
-      port: { type: "string" },
-      tls: { type: "boolean" },
-      cert: { type: "string" },
-      key: { type: "string" },
-      "batch-size": { type: "string" },
-      "batch-interval": { type: "string" },
-      "trust-ca": { type: "string" },
-      "page-size": { type: "string" },
-      "max-upload": { type: "string" },
-      "webhooks-disabled": { type: "boolean" },
-      prefix: { type: "string" },
-      verbose: { type: "boolean" },
-    },
-    "protocall registry serve",
-  );
-  const { port, prefix } = checkServerFlags(values);
-  const config = values.config ? loadRegistryConfig(values.config as string) : defaultRegistryConfig;
-  const verbose = values.verbose === true;
+  const values = flagsOf(args, serveFlags, "serve", serveHelp, ctx);
+  if (!values) return 0;
+  checkServerFlags(values);
+  const config = values.config ? loadRegistryConfig(values.config) : defaultRegistryConfig;
+  const verbose = values.verbose;
   const tls = await serverTls(values, ctx, "registry");
   let emulator: Awaited<ReturnType<typeof startRegistryEmulator>>;
   try {
     emulator = await startRegistryEmulator({
       config,
-      statePath: values.state as string | undefined,
-      host: (values.host as string | undefined) ?? "127.0.0.1",
-      port,
+      statePath: values.state,
+      host: values.host,
+      port: values.port,
       tls,
-      prefix,
-      batchSize: positive(values["batch-size"], "--batch-size", 20),
-      batchIntervalMs: values["batch-interval"]
-        ? parseDuration(values["batch-interval"] as string, "--batch-interval")
-        : 5000,
-      trustCa: values["trust-ca"] ? readText(values["trust-ca"] as string, "--trust-ca") : undefined,
-      pageSize: positive(values["page-size"], "--page-size", 10),
-      maxUploadBytes: values["max-upload"]
-        ? parseSize(values["max-upload"] as string, "--max-upload")
-        : undefined,
+      prefix: values.prefix,
+      batchSize: values["batch-size"],
+      batchIntervalMs: values["batch-interval"],
+      trustCa: values["trust-ca"] ? readFlagFile(ctx, values["trust-ca"], "--trust-ca") : undefined,
+      pageSize: values["page-size"],
+      maxUploadBytes: values["max-upload"],
       webhooksEnabled: values["webhooks-disabled"] ? false : undefined,
       log: verbose ? (line) => ctx.stdout.write(`${line}\n`) : undefined,
     });
@@ -218,39 +205,23 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
     throw new ProtocallError(`cannot start the registry emulator: ${errorMessage(err)}`);
   }
   ctx.stdout.write(`${emulator.url}\n`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  await untilStopped(ctx);
   await emulator.close();
   return 0;
 }
 
-function clientFor(values: Record<string, unknown>, ctx: CliContext, command: string) {
-  const remote = values.remote as string | undefined;
-  if (!remote) throw new ProtocallError(`${command} needs --remote; see \`${command} --help\``);
-  const baseUrl = remoteBaseUrl(remote);
-  const host = new URL(baseUrl).host;
-  const token = resolveToken(ctx.env, host);
-  if (!token) {
-    throw new ProtocallError(
-      `no API token for ${host}: set PROTOCALL_TOKEN (or BUF_TOKEN), or add it to ~/.netrc`,
-    );
-  }
+function clientFor(values: { remote: string; cacert?: string }, ctx: CliContext) {
+  const { baseUrl, token } = openRemote(values, ctx);
+  const { ca } = trustFor(ctx, values);
   const transport = createConnectTransport({
     baseUrl,
     httpVersion: "1.1",
-    nodeOptions: values.cacert ? { ca: readText(values.cacert as string, "--cacert") } : undefined,
+    nodeOptions: ca ? { ca: [...rootCertificates, ca] } : undefined,
   });
   return {
     baseUrl,
     client: createClient(RegistryService, transport),
-    headers: { authorization: `Bearer ${token.token}` },
+    headers: { authorization: `Bearer ${token}` },
   };
 }
 
@@ -273,29 +244,16 @@ async function rpc<T>(baseUrl: string, call: () => Promise<T>): Promise<T> {
 }
 
 async function push(args: string[], ctx: CliContext): Promise<number> {
-  const { values } = parse(
-    args,
-    {
-      remote: { type: "string" },
-      owner: { type: "string" },
-      repository: { type: "string" },
-      author: { type: "string" },
-      tag: { type: "string", multiple: true },
-      cacert: { type: "string" },
-    },
-    "protocall registry push",
-  );
-  if (!values.owner || !values.repository) {
-    throw new ProtocallError("protocall registry push needs --owner and --repository");
-  }
-  const { baseUrl, client, headers } = clientFor(values, ctx, "protocall registry push");
+  const values = flagsOf(args, pushFlags, "push", pushHelp, ctx);
+  if (!values) return 0;
+  const { baseUrl, client, headers } = clientFor(values, ctx);
   const res = await rpc(baseUrl, () =>
     client.push(
       {
-        ownerName: values.owner as string,
-        repositoryName: values.repository as string,
-        author: (values.author as string | undefined) ?? "",
-        tags: (values.tag as string[] | undefined) ?? [],
+        ownerName: values.owner,
+        repositoryName: values.repository,
+        author: values.author ?? "",
+        tags: values.tag,
       },
       { headers, timeoutMs: 30_000 },
     ),
@@ -305,23 +263,12 @@ async function push(args: string[], ctx: CliContext): Promise<number> {
 }
 
 async function deliveries(args: string[], ctx: CliContext): Promise<number> {
-  const { values } = parse(
-    args,
-    {
-      remote: { type: "string" },
-      owner: { type: "string" },
-      repository: { type: "string" },
-      cacert: { type: "string" },
-    },
-    "protocall registry deliveries",
-  );
-  const { baseUrl, client, headers } = clientFor(values, ctx, "protocall registry deliveries");
+  const values = flagsOf(args, deliveriesFlags, "deliveries", deliveriesHelp, ctx);
+  if (!values) return 0;
+  const { baseUrl, client, headers } = clientFor(values, ctx);
   const res = await rpc(baseUrl, () =>
     client.listDeliveries(
-      {
-        ownerName: (values.owner as string | undefined) ?? "",
-        repositoryName: (values.repository as string | undefined) ?? "",
-      },
+      { ownerName: values.owner ?? "", repositoryName: values.repository ?? "" },
       { headers, timeoutMs: 30_000 },
     ),
   );
@@ -330,37 +277,11 @@ async function deliveries(args: string[], ctx: CliContext): Promise<number> {
   return 0;
 }
 
-function help(ctx: CliContext, text: string): number {
-  ctx.stdout.write(text);
-  return 0;
-}
-
 export const command: Command = {
-  async run(args, ctx) {
-    const [sub, ...rest] = args;
-    const helpWanted = rest.includes("-h") || rest.includes("--help");
-    switch (sub) {
-      case "serve":
-        if (helpWanted) return help(ctx, serveHelp);
-        return serve(rest, ctx);
-      case "push":
-        if (helpWanted) return help(ctx, pushHelp);
-        return push(rest, ctx);
-      case "deliveries":
-        if (helpWanted) return help(ctx, deliveriesHelp);
-        return deliveries(rest, ctx);
-      case undefined:
-        ctx.stderr.write(usage);
-        return 1;
-      case "-h":
-      case "--help":
-      case "help":
-        ctx.stdout.write(usage);
-        return 0;
-      default:
-        throw new ProtocallError(
-          `unknown subcommand "${sub}" of protocall registry: use serve, push or deliveries`,
-        );
-    }
-  },
+  run: (args, ctx) =>
+    runSubcommand(args, ctx, {
+      command: "protocall registry",
+      usage,
+      subcommands: { serve, push, deliveries },
+    }),
 };

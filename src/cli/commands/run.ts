@@ -1,15 +1,29 @@
 // `protocall run FILE.rpc [--name NAME] [--env ENV] [--env-file FILE]`: runs the requests of a request
 // file in order, each exactly as `protocall curl` would (same output, same exit codes), and ends with a
 // summary line on stderr. Requests are converted as the editor's Send converts them (prepareSend) and
-// run through the same call pipeline, all writing to one stdout sink. Every request runs even after a failure; the exit code is the first
-// failure's. Problems in the file (syntax, unknown options, undefined variables) are reported as
-// `file:line:col: message` before anything is sent.
+// run through the same call pipeline, all writing to one stdout sink. Every request runs even after a
+// failure; the exit code is the first failure's. Problems in the file (syntax, unknown options,
+// undefined variables) are reported as `file:line:col: message` before anything is sent.
 import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { relative, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
+import { defineFlags, flagsHelp, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
-import { version } from "../version";
+import { callIo } from "../io";
+
+const flags = defineFlags({
+  env: { kind: "string", value: "ENV", help: "environment to select from the environment file" },
+  "env-file": {
+    kind: "string",
+    value: "FILE",
+    help: "environment file (default: protocall.env.json at the workspace root); its private companion is the same name with .private before .json",
+  },
+  name: {
+    kind: "strings",
+    value: "NAME",
+    help: "run only the request with this name (the text after ###, or # @name); repeatable, in the given order",
+  },
+});
 
 const help = `Run the requests of a .rpc request file, like \`protocall curl\` (same output, same exit codes).
 
@@ -19,7 +33,8 @@ Usage:
 Each request of the file runs in order; responses are printed on stdout as \`protocall curl\` prints
 them. All requests run even if one fails; a summary line follows on stderr
 (\`3 requests: 2 passed, 1 failed (not_found)\`), and the exit code is the first failure's
-(the gRPC code × 8 for an RPC error, 1 for other errors), 0 when all pass.
+(the gRPC code × 8 for an RPC error, 1 for other errors), 0 when all pass. Ctrl-C cancels the
+running request and skips the rest.
 
 A request file holds requests separated by "### <name>" lines; a file without ### holds one:
 
@@ -51,13 +66,7 @@ Examples:
   protocall run api.rpc --env prod --env-file config/protocall.env.json
 
 Flags:
-      --env string        Environment to select from the environment file
-      --env-file string   Environment file (default: protocall.env.json at the workspace root);
-                          its private companion is the same name with .private before .json
-  -h, --help              Help for run
-      --name string       Run only the request with this name (the text after ###, or # @name);
-                          repeatable, in the given order
-`;
+${flagsHelp(flags)}`;
 
 interface RunArgs {
   file?: string;
@@ -68,45 +77,11 @@ interface RunArgs {
 }
 
 function parseRunArgs(args: string[]): RunArgs {
-  const out: RunArgs = { names: [], help: false };
-  const positionals: string[] = [];
-  const value = (i: number, flag: string): string => {
-    if (i >= args.length) throw new ProtocallError(`flag ${flag} needs a value: write ${flag} <value>`);
-    return args[i];
-  };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === "--") {
-      positionals.push(...args.slice(i + 1));
-      break;
-    }
-    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
-    const flag = eq >= 0 ? arg.slice(0, eq) : arg;
-    const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
-    switch (flag) {
-      case "-h":
-      case "--help":
-        out.help = true;
-        break;
-      case "--name":
-        out.names.push(inline ?? value(++i, flag));
-        break;
-      case "--env":
-        out.env = inline ?? value(++i, flag);
-        break;
-      case "--env-file":
-        out.envFile = inline ?? value(++i, flag);
-        break;
-      default:
-        if (arg.startsWith("-") && arg.length > 1) {
-          throw new ProtocallError(
-            `unknown flag ${flag}: run \`protocall run --help\` for the list of flags`,
-          );
-        }
-        positionals.push(arg);
-    }
-  }
-  if (out.help) return out;
+  const { values, positionals, help } = parseArgs(args, flags, {
+    command: "protocall run",
+    positionals: Number.POSITIVE_INFINITY,
+  });
+  if (help) return { names: [], help };
   if (positionals.length === 0) {
     throw new ProtocallError(
       "no request file given: write `protocall run FILE.rpc` (see `protocall run --help`)",
@@ -117,8 +92,7 @@ function parseRunArgs(args: string[]): RunArgs {
       `too many arguments: expected one .rpc file, got ${positionals.map((p) => JSON.stringify(p)).join(", ")}`,
     );
   }
-  out.file = positionals[0];
-  return out;
+  return { file: positionals[0], names: values.name, env: values.env, envFile: values["env-file"], help };
 }
 
 const codeNames = [
@@ -154,11 +128,10 @@ export const command: Command = {
       ctx.stdout.write(help);
       return 0;
     }
-    const [{ parseRpcFile }, { prepareSend }, { runCurl }, { promptPassword }] = await Promise.all([
+    const [{ parseRpcFile }, { prepareSend }, { runCurl }] = await Promise.all([
       import("../../core/rpcfile/parse"),
       import("../../core/rpcfile/prepare-send"),
       import("../../core/invoke/run-curl"),
-      import("../../core/invoke/prompt-password"),
     ]);
     const full = resolve(ctx.cwd, a.file);
     let text: string;
@@ -223,35 +196,16 @@ export const command: Command = {
     }
     if (problems > 0) return 1;
 
-    const stdin = ctx.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
-    const stdinIsTTY = stdin.isTTY === true;
-    const controller = new AbortController();
-    const onSigint = () => controller.abort();
-    const isProcess = ctx.stdin === process.stdin;
-    if (isProcess) process.once("SIGINT", onSigint);
     const failures: number[] = [];
     let ran = 0;
-    try {
-      for (const p of prepared) {
-        if (controller.signal.aborted) break;
-        if (prepared.length > 1) ctx.stderr.write(`### ${p.label}\n`);
-        const code = await runCurl(p.options as NonNullable<typeof p.options>, {
-          cwd: p.baseDir,
-          env: ctx.env,
-          stdin,
-          stdinIsTTY,
-          promptPassword: stdinIsTTY ? (prompt) => promptPassword(prompt, stdin, ctx.stderr) : undefined,
-          homedir: ctx.env.HOME || homedir(),
-          stdout: ctx.stdout,
-          stderr: ctx.stderr,
-          product: `protocall/${version}`,
-          signal: controller.signal,
-        });
-        ran++;
-        if (code !== 0) failures.push(code);
-      }
-    } finally {
-      if (isProcess) process.off("SIGINT", onSigint);
+    for (const p of prepared) {
+      // Relative paths of a request (data files, certificates) resolve against its file's directory.
+      const io = callIo(ctx, p.baseDir);
+      if (io.signal?.aborted) break;
+      if (prepared.length > 1) ctx.stderr.write(`### ${p.label}\n`);
+      const code = await runCurl(p.options as NonNullable<typeof p.options>, io);
+      ran++;
+      if (code !== 0) failures.push(code);
     }
     const total = prepared.length;
     const passed = ran - failures.length;

@@ -3,29 +3,53 @@
 import { ProtocallError } from "../../core/errors";
 import { defaultPrefix, isValidPrefix } from "../../core/webhooks/paths";
 import { configDir, ensureSelfSignedCert } from "../../core/webhooks/self-signed";
+import { defineFlags } from "../args";
 import type { CliContext } from "../context";
-import { readText } from "./webhook";
+import { readFlagFile } from "../io";
 
-export interface ServerFlagValues {
-  port?: unknown;
-  prefix?: unknown;
-  tls?: unknown;
-  cert?: unknown;
-  key?: unknown;
+export const serverFlags = defineFlags({
+  host: { kind: "string", value: "HOST", default: "127.0.0.1", help: "address to bind" },
+  port: {
+    kind: "int",
+    value: "PORT",
+    min: 0,
+    max: 65535,
+    default: 0,
+    defaultText: "0: any free port",
+    help: "port",
+  },
+  tls: {
+    kind: "bool",
+    help: "serve https with a self-signed certificate, generated once and kept in $XDG_CONFIG_HOME/protocall (or ~/.config/protocall); its path and SHA-256 fingerprint are printed, and the other protocall commands trust it",
+  },
+  cert: { kind: "string", value: "FILE", help: "serve https with this certificate (PEM); needs --key" },
+  key: { kind: "string", value: "FILE", help: "the private key (PEM) of --cert" },
+  prefix: {
+    kind: "string",
+    value: "NAME",
+    default: defaultPrefix,
+    help: "package prefix of the webhook services in URL paths",
+  },
+});
+
+interface ServerFlagValues {
+  tls: boolean;
+  cert?: string;
+  key?: string;
+  prefix: string;
 }
 
-/** Checks the shared flags before anything starts; returns the port and the package prefix. */
-export function checkServerFlags(values: ServerFlagValues): { port: number; prefix: string } {
+/** Checks the shared flags before anything starts. */
+export function checkServerFlags(values: ServerFlagValues): void {
   if (values.tls && (values.cert || values.key))
     throw new ProtocallError("use either --tls or --cert/--key, not both");
   if (Boolean(values.cert) !== Boolean(values.key))
     throw new ProtocallError("--cert and --key must be given together");
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new ProtocallError(`--port "${values.port}" is not a port number`);
-  const prefix = (values.prefix as string | undefined) ?? defaultPrefix;
-  if (!isValidPrefix(prefix)) throw new ProtocallError(`--prefix "${prefix}" is not a valid package name`);
-  return { port, prefix };
+  if (!isValidPrefix(values.prefix)) {
+    throw new ProtocallError(
+      `invalid value "${values.prefix}" for --prefix: it must be a package name such as buf or acme.registry`,
+    );
+  }
 }
 
 /**
@@ -44,8 +68,8 @@ export async function serverTls(
     );
     return { cert: generated.cert, key: generated.key };
   }
-  if (values.cert) {
-    return { cert: readText(values.cert as string, "--cert"), key: readText(values.key as string, "--key") };
+  if (values.cert && values.key) {
+    return { cert: readFlagFile(ctx, values.cert, "--cert"), key: readFlagFile(ctx, values.key, "--key") };
   }
   return undefined;
 }

@@ -1,35 +1,112 @@
 // `protocall webhook create|list|delete|send-test`: manage a registry's repository webhooks and send a
 // synthetic push event to a listener. `protocall beta registry webhook …` runs the same code.
-import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { create, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { createWebhookClient, parseWebhookEvent } from "../../core/webhooks/client";
 import { encodeEvent, eventFromJson, samplePushEvent } from "../../core/webhooks/event";
 import { post } from "../../core/webhooks/http-post";
 import { defaultPrefix, isValidPrefix } from "../../core/webhooks/paths";
-import { resolveToken } from "../../core/webhooks/token";
 import {
   CreateWebhookResponseSchema,
   DeleteWebhookResponseSchema,
   ListWebhooksResponseSchema,
 } from "../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
+import { defineFlags, type FlagSpec, flagsHelp, parseArgs, runSubcommand } from "../args";
 import type { CliContext, Command } from "../context";
+import { readFlagFile, readStdin } from "../io";
+import { openRemote, remoteFlags } from "./registry-remote";
+import { certificateAdvice, trustFor } from "./trust";
 
-const common = `  --remote HOST      the registry instance domain (https://HOST); a full URL such as
-                     http://127.0.0.1:8080 is accepted too
-  --prefix NAME      package prefix of the webhook services in URL paths (default "buf")
-  --cacert FILE      also trust this CA certificate (PEM) for the registry's TLS
-  -k, --insecure     do not verify the registry's TLS certificate
-  -h, --help         show this help
+/** The flags of create, list and delete, after each one's own. */
+const commonFlags = defineFlags({
+  ...remoteFlags,
+  prefix: {
+    kind: "string",
+    value: "NAME",
+    default: defaultPrefix,
+    help: "package prefix of the webhook services in URL paths",
+  },
+  insecure: { kind: "bool", short: "k", help: "do not verify the registry's TLS certificate" },
+});
 
+const createFlags = defineFlags({
+  owner: {
+    kind: "string",
+    value: "NAME",
+    required: true,
+    help: "user or organization that owns the repository",
+  },
+  repository: { kind: "string", value: "NAME", required: true, help: "repository name" },
+  "callback-url": {
+    kind: "string",
+    value: "URL",
+    required: true,
+    help: "where the registry will POST events (see `protocall listen`)",
+  },
+  event: {
+    kind: "string",
+    value: "EVENT",
+    default: "WEBHOOK_EVENT_REPOSITORY_PUSH",
+    help: "the event to subscribe to; WEBHOOK_EVENT_REPOSITORY_PUSH is the only one",
+  },
+  ...commonFlags,
+});
+
+const listFlags = defineFlags({
+  owner: {
+    kind: "string",
+    value: "NAME",
+    required: true,
+    help: "user or organization that owns the repository",
+  },
+  repository: {
+    kind: "string",
+    value: "NAME",
+    help: "repository name (the registry emulator also accepts none: then it lists the owner's webhooks on every repository you administer)",
+  },
+  ...commonFlags,
+});
+
+const deleteFlags = defineFlags({
+  id: {
+    kind: "string",
+    value: "ID",
+    required: true,
+    help: "the webhook's id (webhookId in the list output)",
+  },
+  ...commonFlags,
+});
+
+const sendTestFlags = defineFlags({
+  to: {
+    kind: "string",
+    value: "URL",
+    required: true,
+    help: "the listener's callback URL (…/buf.alpha.webhook.v1alpha1.EventService/Event)",
+  },
+  data: {
+    kind: "string",
+    value: "FILE.json",
+    help: 'the EventRequest to send, as protobuf JSON ("-" reads standard input)',
+  },
+  cacert: {
+    kind: "string",
+    value: "FILE",
+    help: "also trust this CA certificate (PEM), e.g. the certificate of a listener started with --cert/--key",
+  },
+  insecure: { kind: "bool", short: "k", help: "do not verify the listener's TLS certificate" },
+});
+
+const registryNotes = `
 The API token comes from PROTOCALL_TOKEN, then BUF_TOKEN, then the password of the registry host's
 entry in ~/.netrc (or the file named by $NETRC). It is never a flag.
+https calls trust the system's roots, --cacert, and the certificates that \`protocall listen --tls\`
+and \`protocall registry serve --tls\` generated on this machine.
 Output: the response as protobuf JSON. Exit codes: 1 for usage errors, gRPC code x 8 when the
 registry refuses the call (for example 16 x 8 = 128 for unauthenticated, 7 x 8 = 56 for permission denied).
 `;
 
-const helps: Record<string, string> = {
+const helps = {
   create: `Usage: protocall webhook create --owner OWNER --repository REPO --callback-url URL --remote HOST [flags]
 
 Subscribes a callback URL to pushes to a repository (needs the Admin role on it). A repository has at
@@ -38,42 +115,30 @@ The callback URL must use https, end exactly with /buf.alpha.webhook.v1alpha1.Ev
 (with the chosen prefix) and have no query or fragment; it is checked before anything is sent.
 
 Flags:
-  --owner NAME          user or organization that owns the repository
-  --repository NAME     repository name
-  --callback-url URL    where the registry will POST events (see \`protocall listen\`)
-  --event EVENT         WEBHOOK_EVENT_REPOSITORY_PUSH (the default and only event)
-${common}`,
+${flagsHelp(createFlags)}${registryNotes}`,
   list: `Usage: protocall webhook list --owner OWNER --repository REPO --remote HOST [flags]
 
 Lists the webhooks of a repository (needs the Admin role on it), following every page.
 
 Flags:
-  --owner NAME          user or organization that owns the repository
-  --repository NAME     repository name (the registry emulator also accepts none: then it lists the
-                        owner's webhooks on every repository you administer)
-${common}`,
+${flagsHelp(listFlags)}${registryNotes}`,
   delete: `Usage: protocall webhook delete --id WEBHOOK_ID --remote HOST [flags]
 
 Deletes a webhook (needs the Admin role on its repository). Events already pending may still be
 delivered after the deletion. Find the id with \`protocall webhook list\`.
 
 Flags:
-  --id ID               the webhook's id (webhookId in the list output)
-${common}`,
+${flagsHelp(deleteFlags)}${registryNotes}`,
   "send-test": `Usage: protocall webhook send-test --to URL [--data FILE.json] [--cacert FILE] [-k]
 
 Sends one push event to a listener the way the registry does: POST, Connect unary,
 Content-Type: application/proto, a binary EventRequest. Without --data the event is a synthetic push
 to acme/petapis; with --data it is the EventRequest in the JSON file ("-" reads standard input).
-Prints the HTTP status, the latency and the response body.
+Prints the HTTP status, the latency and the response body. An https listener started with
+\`protocall listen --tls\` on this machine is trusted without flags.
 
 Flags:
-  --to URL           the listener's callback URL (…/buf.alpha.webhook.v1alpha1.EventService/Event)
-  --data FILE.json   the EventRequest to send, as protobuf JSON
-  --cacert FILE      also trust this CA certificate (PEM), e.g. the listener's self-signed certificate
-  -k, --insecure     do not verify the listener's TLS certificate
-  -h, --help         show this help
-`,
+${flagsHelp(sendTestFlags)}`,
 };
 
 export const webhookUsage = `Usage: protocall webhook <create|list|delete|send-test> [flags]
@@ -87,138 +152,110 @@ Run \`protocall webhook <subcommand> --help\` for its flags.
 `;
 
 /** Runs a webhook subcommand; `name` is what usage messages call the command. */
-export async function runWebhook(
-  args: string[],
-  ctx: CliContext,
-  name = "protocall webhook",
-): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
-    (sub === undefined ? ctx.stderr : ctx.stdout).write(webhookUsage.replaceAll("protocall webhook", name));
-    return sub === undefined ? 1 : 0;
-  }
-  if (!Object.hasOwn(helps, sub)) {
-    throw new ProtocallError(`unknown subcommand "${sub}" of ${name}: use create, list, delete or send-test`);
-  }
-  if (rest.includes("-h") || rest.includes("--help")) {
-    ctx.stdout.write(helps[sub].replaceAll("protocall webhook", name));
-    return 0;
-  }
-  if (sub === "send-test") return sendTest(rest, ctx);
-  const { values } = parse(
-    rest,
-    {
-      remote: { type: "string" },
-      prefix: { type: "string" },
-      cacert: { type: "string" },
-      insecure: { type: "boolean", short: "k" },
-      owner: { type: "string" },
-      repository: { type: "string" },
-      "callback-url": { type: "string" },
-      event: { type: "string" },
-      id: { type: "string" },
+export function runWebhook(args: string[], ctx: CliContext, name = "protocall webhook"): Promise<number> {
+  const named = (text: string) => text.replaceAll("protocall webhook", name);
+  /** Parses a subcommand's flags; prints its help instead when asked. */
+  const parsed = <S extends FlagSpec>(sub: keyof typeof helps, rest: string[], spec: S) => {
+    const result = parseArgs(rest, spec, { command: `${name} ${sub}` });
+    if (result.help) ctx.stdout.write(named(helps[sub]));
+    return result;
+  };
+  return runSubcommand(args, ctx, {
+    command: name,
+    usage: named(webhookUsage),
+    subcommands: {
+      async create(rest) {
+        const { values, help } = parsed("create", rest, createFlags);
+        if (help) return 0;
+        const event = parseWebhookEvent(values.event);
+        if (event === undefined) {
+          throw new ProtocallError(
+            `invalid value "${values.event}" for --event: it must be WEBHOOK_EVENT_REPOSITORY_PUSH`,
+          );
+        }
+        const webhook = await client(values, ctx).createWebhook({
+          owner: values.owner,
+          repository: values.repository,
+          callbackUrl: values["callback-url"],
+          event,
+        });
+        return print(
+          ctx,
+          toJson(CreateWebhookResponseSchema, create(CreateWebhookResponseSchema, { webhook })),
+        );
+      },
+      async list(rest) {
+        const { values, help } = parsed("list", rest, listFlags);
+        if (help) return 0;
+        const webhooks = await client(values, ctx).listWebhooks(values.owner, values.repository ?? "");
+        if (webhooks.length === 0) return print(ctx, { webhooks: [] });
+        const json = toJson(ListWebhooksResponseSchema, create(ListWebhooksResponseSchema, { webhooks }), {
+          alwaysEmitImplicit: false,
+        });
+        return print(ctx, json);
+      },
+      async delete(rest) {
+        const { values, help } = parsed("delete", rest, deleteFlags);
+        if (help) return 0;
+        await client(values, ctx).deleteWebhook(values.id);
+        return print(ctx, toJson(DeleteWebhookResponseSchema, create(DeleteWebhookResponseSchema)));
+      },
+      async "send-test"(rest) {
+        const { values, help } = parsed("send-test", rest, sendTestFlags);
+        if (help) return 0;
+        return sendTest(values, ctx);
+      },
     },
-    `${name} ${sub}`,
-  );
-  const allowed: Record<string, string[]> = {
-    create: ["owner", "repository", "callback-url", "event"],
-    list: ["owner", "repository"],
-    delete: ["id"],
-  };
-  for (const key of ["owner", "repository", "callback-url", "event", "id"]) {
-    if (values[key] !== undefined && !allowed[sub].includes(key)) {
-      throw new ProtocallError(`--${key} is not a flag of ${name} ${sub}; see \`${name} ${sub} --help\``);
-    }
-  }
-  const need = (key: string): string => {
-    const v = values[key];
-    if (typeof v !== "string" || v === "") {
-      throw new ProtocallError(`${name} ${sub} needs --${key}; see \`${name} ${sub} --help\``);
-    }
-    return v;
-  };
-  const remote = need("remote");
-  const baseUrl = remoteBaseUrl(remote);
-  const host = new URL(baseUrl).host;
-  const prefix = (values.prefix as string | undefined) ?? defaultPrefix;
-  if (!isValidPrefix(prefix)) throw new ProtocallError(`--prefix "${prefix}" is not a valid package name`);
-  const token = resolveToken(ctx.env, host);
-  if (!token) {
-    throw new ProtocallError(
-      `no API token for ${host}: set PROTOCALL_TOKEN (or BUF_TOKEN), or add "machine ${host} password <token>" to ~/.netrc`,
-    );
-  }
-  const client = createWebhookClient({
-    baseUrl,
-    token: token.token,
-    prefix,
-    ca: values.cacert ? readText(values.cacert as string, "--cacert") : undefined,
-    insecure: values.insecure === true,
-    remoteLabel: remote,
   });
-  let out: JsonValue;
-  if (sub === "create") {
-    const eventText = (values.event as string | undefined) ?? "WEBHOOK_EVENT_REPOSITORY_PUSH";
-    const event = parseWebhookEvent(eventText);
-    if (event === undefined) {
-      throw new ProtocallError(
-        `--event "${eventText}" is not a webhook event: use WEBHOOK_EVENT_REPOSITORY_PUSH`,
-      );
-    }
-    const webhook = await client.createWebhook({
-      owner: need("owner"),
-      repository: need("repository"),
-      callbackUrl: need("callback-url"),
-      event,
-    });
-    out = toJson(CreateWebhookResponseSchema, create(CreateWebhookResponseSchema, { webhook }));
-  } else if (sub === "list") {
-    const webhooks = await client.listWebhooks(
-      need("owner"),
-      (values.repository as string | undefined) ?? "",
-    );
-    out = toJson(ListWebhooksResponseSchema, create(ListWebhooksResponseSchema, { webhooks }), {
-      alwaysEmitImplicit: false,
-    });
-    if (webhooks.length === 0) out = { webhooks: [] };
-  } else {
-    await client.deleteWebhook(need("id"));
-    out = toJson(DeleteWebhookResponseSchema, create(DeleteWebhookResponseSchema));
-  }
-  ctx.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+}
+
+function print(ctx: CliContext, json: JsonValue): number {
+  ctx.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   return 0;
 }
 
-async function sendTest(args: string[], ctx: CliContext): Promise<number> {
-  const { values } = parse(
-    args,
-    {
-      to: { type: "string" },
-      data: { type: "string" },
-      cacert: { type: "string" },
-      insecure: { type: "boolean", short: "k" },
-    },
-    "protocall webhook send-test",
-  );
-  const to = values.to as string | undefined;
-  if (!to)
-    throw new ProtocallError("protocall webhook send-test needs --to URL (the listener's callback URL)");
+function client(
+  values: { remote: string; prefix: string; cacert?: string; insecure: boolean },
+  ctx: CliContext,
+) {
+  if (!isValidPrefix(values.prefix)) {
+    throw new ProtocallError(
+      `invalid value "${values.prefix}" for --prefix: it must be a package name such as buf or acme.registry`,
+    );
+  }
+  const remote = openRemote(values, ctx);
+  return createWebhookClient({
+    baseUrl: remote.baseUrl,
+    token: remote.token,
+    prefix: values.prefix,
+    ...trustFor(ctx, values),
+    remoteLabel: values.remote,
+  });
+}
+
+async function sendTest(
+  values: { to: string; data?: string; cacert?: string; insecure: boolean },
+  ctx: CliContext,
+): Promise<number> {
+  const { to } = values;
   let url: URL;
   try {
     url = new URL(to);
   } catch {
-    throw new ProtocallError(`--to "${to}" is not a URL`);
+    throw new ProtocallError(
+      `invalid value "${to}" for --to: it is not a URL; write the listener's callback URL`,
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ProtocallError(`--to "${to}" must be an http or https URL`);
+    throw new ProtocallError(`invalid value "${to}" for --to: it must be an http or https URL`);
   }
   if ((values.cacert || values.insecure) && url.protocol !== "https:") {
     throw new ProtocallError("--cacert and -k apply only to https URLs");
   }
   let event = samplePushEvent();
-  if (typeof values.data === "string") {
+  if (values.data !== undefined) {
     const file = values.data.replace(/^@/, "");
-    const text = file === "-" ? await readAll(ctx.stdin) : readText(file, "--data");
+    const text = file === "-" ? await readStdin(ctx) : readFlagFile(ctx, file, "--data");
     let json: JsonValue;
     try {
       json = JSON.parse(text) as JsonValue;
@@ -239,14 +276,11 @@ async function sendTest(args: string[], ctx: CliContext): Promise<number> {
       url,
       encodeEvent(event),
       { "content-type": "application/proto", "connect-protocol-version": "1" },
-      {
-        ca: values.cacert ? readText(values.cacert as string, "--cacert") : undefined,
-        insecure: values.insecure === true,
-        timeoutMs: 30_000,
-      },
+      { ...trustFor(ctx, values), timeoutMs: 30_000 },
     );
   } catch (err) {
-    ctx.stderr.write(`protocall: cannot reach ${to}: ${errorMessage(err)}\n`);
+    const message = errorMessage(err);
+    ctx.stderr.write(`protocall: cannot reach ${to}: ${message}${certificateAdvice(message)}\n`);
     return 14 * 8;
   }
   const body = res.body.toString("utf8");
@@ -285,51 +319,6 @@ function connectCodeOf(body: string): number {
   } catch {
     return 2;
   }
-}
-
-/** `--remote HOST` means https://HOST; a full http(s) URL is used as given. */
-export function remoteBaseUrl(remote: string): string {
-  const text = remote.includes("://") ? remote : `https://${remote}`;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new ProtocallError(`--remote "${remote}" is not a host name or URL`);
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new ProtocallError(`--remote "${remote}" must be a host name or an http(s) URL`);
-  }
-  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
-}
-
-type Spec = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
-
-/** node:util parseArgs, with its errors turned into one-line usage errors. */
-export function parse(
-  args: string[],
-  options: Spec,
-  command: string,
-  allowPositionals = false,
-): { values: Record<string, string | boolean | (string | boolean)[] | undefined>; positionals: string[] } {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals });
-  } catch (err) {
-    throw new ProtocallError(`${errorMessage(err).replace(/\.$/, "")}; see \`${command} --help\``);
-  }
-}
-
-export function readText(file: string, flag: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (err) {
-    throw new ProtocallError(`cannot read ${flag} file ${file}: ${errorMessage(err)}`);
-  }
-}
-
-export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(typeof c === "string" ? Buffer.from(c) : (c as Buffer));
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 export const command: Command = {

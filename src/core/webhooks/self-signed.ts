@@ -57,3 +57,20 @@ export async function ensureSelfSignedCert(dir: string, name = "listener"): Prom
   const key = readFileSync(keyPath, "utf8");
   return { cert, key, certPath, keyPath, fingerprint: new X509Certificate(cert).fingerprint256, created };
 }
+
+/**
+ * The certificates (PEM) generated in `dir` for Protocall's own servers (`protocall listen --tls`,
+ * `protocall registry serve --tls`), those that exist. Trusting them lets the CLI call those servers
+ * over https without flags: each is self-signed, so it verifies only a server holding its key.
+ */
+export function generatedCerts(dir: string, names: readonly string[] = ["listener", "registry"]): string[] {
+  const pems: string[] = [];
+  for (const name of names) {
+    try {
+      pems.push(readFileSync(join(dir, `${name}-cert.pem`), "utf8"));
+    } catch {
+      // not generated on this machine (or not readable): nothing to trust
+    }
+  }
+  return pems;
+}
