@@ -154,6 +154,10 @@ test("create, list, push → delivered, delete, over HTTPS", async () => {
   );
   assert.equal(deliveries.code, 0, deliveries.stderr);
   assert.equal(JSON.parse(deliveries.stdout).deliveries.at(-1).httpStatus, 200);
+  // Latencies in tenths of a millisecond, not 18.443280999999843.
+  for (const d of JSON.parse(deliveries.stdout).deliveries as { latencyMs: number }[]) {
+    assert.equal(d.latencyMs, Math.round(d.latencyMs * 10) / 10, `latencyMs ${d.latencyMs}`);
+  }
 
   const del = await runCli(["webhook", "delete", "--id", webhook.webhookId, "--remote", remote], {
     env: env("alice-token"),
@@ -448,8 +452,17 @@ test("help and usage errors", async () => {
   assert.match(missing.stderr, /^protocall: protocall webhook delete needs --id/);
   const unknownFlag = await runCli(["webhook", "list", "--token", "x"]);
   assert.equal(unknownFlag.code, 1);
-  assert.match(unknownFlag.stderr, /^protocall: Unknown option '--token'/);
+  assert.match(unknownFlag.stderr, /^protocall: unknown flag --token: run `protocall webhook list --help`/);
   const wrongFlag = await runCli(["webhook", "delete", "--owner", "a", "--id", "x", "--remote", "r"]);
   assert.equal(wrongFlag.code, 1);
-  assert.match(wrongFlag.stderr, /--owner is not a flag of protocall webhook delete/);
+  assert.match(wrongFlag.stderr, /^protocall: unknown flag --owner: run `protocall webhook delete --help`/);
+  const typo = await runCli(["webhook", "list", "--ownr", "acme", "--remote", "r"]);
+  assert.equal(typo.code, 1);
+  assert.match(typo.stderr, /^protocall: unknown flag --ownr \(did you mean --owner\?\)/);
+  const sub = await runCli(["webhook", "lsit"]);
+  assert.equal(sub.code, 1);
+  assert.match(
+    sub.stderr,
+    /^protocall: unknown subcommand "lsit" of protocall webhook \(did you mean list\?\)/,
+  );
 });
