@@ -31,7 +31,7 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => (await import("./commands/listen")).command,
   },
   registry: {
-    summary: "Run a registry emulator (webhooks, pushes, deliveries) for local testing",
+    summary: "Run a registry emulator (the module API buf pushes to, webhooks, deliveries) for local testing",
     load: async () => (await import("./commands/registry")).command,
   },
   convert: {
