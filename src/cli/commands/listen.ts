@@ -166,6 +166,8 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   if (!parsed) return 0;
   const { values } = parsed;
   checkServerFlags(values);
+  // Handlers first: a Ctrl-C or SIGTERM while the server starts still stops it cleanly.
+  const stopped = untilStopped(ctx);
   const forwardTo = values["forward-to"];
   if (forwardTo !== undefined) {
     try {
@@ -227,7 +229,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
       `protocall: warning: serving at most ${listener.limits.maxConnections} connections at once (not ${wanted}): the limit on open files allows no more; raise it with \`ulimit -n\`\n`,
     );
   }
-  await untilStopped(ctx);
+  await stopped;
   await listener.close();
   await store.close();
   closePostConnections();

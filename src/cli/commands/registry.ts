@@ -180,6 +180,8 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   const values = flagsOf(args, serveFlags, "serve", serveHelp, ctx);
   if (!values) return 0;
   checkServerFlags(values);
+  // Handlers first: a Ctrl-C or SIGTERM while the server starts still stops it cleanly.
+  const stopped = untilStopped(ctx);
   const config = values.config ? loadRegistryConfig(values.config) : defaultRegistryConfig;
   const verbose = values.verbose;
   const tls = await serverTls(values, ctx, "registry");
@@ -205,7 +207,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
     throw new ProtocallError(`cannot start the registry emulator: ${errorMessage(err)}`);
   }
   ctx.stdout.write(`${emulator.url}\n`);
-  await untilStopped(ctx);
+  await stopped;
   await emulator.close();
   return 0;
 }
