@@ -161,7 +161,7 @@ function parseStrict<S extends FlagSpec>(
     if (given.has(name)) continue;
     if (def.required) {
       throw new ProtocallError(
-        `${command} needs --${name} (${def.help.replace(/[.;].*$/s, "")}): write --${name} ${placeholder(def)}; see \`${command} --help\``,
+        `${command} needs --${name}, ${def.help.replace(/;\s.*$/s, "")}: write --${name} ${placeholder(def)} (see \`${command} --help\`)`,
       );
     }
     if (def.kind === "bool") values[name] = false;

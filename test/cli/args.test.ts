@@ -184,7 +184,7 @@ describe("parseArgs", () => {
       () => parseArgs([], spec, { command: "protocall webhook delete" }),
       (e: Error) =>
         e.message ===
-        "protocall webhook delete needs --id (the webhook's id): write --id ID; see `protocall webhook delete --help`",
+        "protocall webhook delete needs --id, the webhook's id: write --id ID (see `protocall webhook delete --help`)",
     );
     const { values } = parseArgs(["--id", "7"], spec, { command: "x" });
     const id: string = values.id; // typed as always set

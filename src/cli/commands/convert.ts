@@ -23,7 +23,7 @@ import { defineFlags, flagsHelp, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
 
 const flags = defineFlags({
-  type: { kind: "string", value: "NAME", required: true, help: "fully qualified message name" },
+  type: { kind: "string", value: "NAME", required: true, help: "the fully qualified message name" },
   from: {
     kind: "string",
     choices: ["json", "binary"],

@@ -57,8 +57,18 @@ const serveFlags = defineFlags({
   verbose: { kind: "bool", help: "print each push, webhook change and delivery attempt" },
 });
 
-const pushFlags = defineFlags({
+/** --remote names the emulator here: its URL as `registry serve` prints it. */
+const emulatorFlags = defineFlags({
   ...remoteFlags,
+  remote: {
+    ...remoteFlags.remote,
+    value: "URL",
+    help: "the emulator's URL, as `protocall registry serve` prints it (a host alone means https://HOST); an emulator started with --tls on this machine is trusted",
+  },
+});
+
+const pushFlags = defineFlags({
+  ...emulatorFlags,
   owner: { kind: "string", value: "NAME", required: true, help: "the repository's owner" },
   repository: { kind: "string", value: "NAME", required: true, help: "the repository" },
   author: { kind: "string", value: "NAME", help: "the commit's author (default: the caller)" },
@@ -66,7 +76,7 @@ const pushFlags = defineFlags({
 });
 
 const deliveriesFlags = defineFlags({
-  ...remoteFlags,
+  ...emulatorFlags,
   owner: { kind: "string", value: "NAME", help: "only this owner's repository (with --repository)" },
   repository: { kind: "string", value: "NAME", help: "only this repository (with --owner)" },
 });
