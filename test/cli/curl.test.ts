@@ -73,8 +73,10 @@ test("bidi stream from stdin prints each response before stdin ends", async () =
   const timer = setTimeout(() => child.kill(), 15000);
   try {
     let stdout = "";
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    // Fails (instead of waiting forever) when the command ends without printing `text`.
     const got = (text: string) =>
-      new Promise<void>((resolve) => {
+      new Promise<void>((resolve, reject) => {
         const check = () => {
           if (stdout.includes(text)) {
             child.stdout?.off("data", onData);
@@ -87,13 +89,13 @@ test("bidi stream from stdin prints each response before stdin ends", async () =
         };
         child.stdout?.on("data", onData);
         check();
+        closed.then((code) => reject(new Error(`exited (${code}) before printing ${text}: ${stdout}`)));
       });
     child.stdin?.write('{"text":"first"}\n');
     await got('"first"');
     child.stdin?.end('{"text":"second"}\n');
     await got('"second"');
-    const code = await new Promise((resolve) => child.on("close", resolve));
-    assert.equal(code, 0);
+    assert.equal(await closed, 0);
     assert.equal(
       stdout,
       '{\n  "text": "first",\n  "number": 1\n}\n{\n  "text": "second",\n  "number": 2\n}\n',
