@@ -107,6 +107,29 @@ test("the registry client commands reach `registry serve --tls` without flags", 
   }
 });
 
+test("registry serve delivers to `listen --tls` on this machine without --trust-ca", {
+  timeout: 90_000,
+}, async () => {
+  const config = tempDir();
+  const env = { XDG_CONFIG_HOME: config, PROTOCALL_TOKEN: "alice-token" };
+  const listener = await startCliServer(["listen", "--tls", "--store", join(config, "events.store")], env);
+  const registry = await startCliServer(["registry", "serve", "--batch-interval", "100ms"], env);
+  try {
+    const repo = ["--owner", "acme", "--repository", "petapis", "--remote", registry.url];
+    const created = await runCli(["webhook", "create", ...repo, "--callback-url", listener.url], { env });
+    assert.equal(created.code, 0, created.stderr);
+    const pushed = await runCli(["registry", "push", ...repo], { env });
+    assert.equal(pushed.code, 0, pushed.stderr);
+    const commit = JSON.parse(pushed.stdout).commit.id as string;
+    await waitFor(() => listener.lines.some((l) => l.includes(commit)), "the push at the listener", 30_000);
+    const deliveries = await runCli(["registry", "deliveries", "--remote", registry.url], { env });
+    assert.equal(JSON.parse(deliveries.stdout).deliveries.at(-1).httpStatus, 200, deliveries.stdout);
+  } finally {
+    await registry.stop();
+    await listener.stop();
+  }
+});
+
 test("listen list before any delivery: no deliveries yet, exit 0", { timeout: 30_000 }, async () => {
   const config = tempDir();
   const env = { XDG_CONFIG_HOME: config };

@@ -7,6 +7,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { defaultRegistryConfig, loadRegistryConfig } from "../../core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../core/webhooks/emulator/server";
+import { configDir, generatedCerts } from "../../core/webhooks/self-signed";
 import {
   ListDeliveriesResponseSchema,
   PushResponseSchema,
@@ -42,7 +43,7 @@ const serveFlags = defineFlags({
   "trust-ca": {
     kind: "string",
     value: "FILE",
-    help: "trust this CA (PEM) for callback URLs, in addition to the system roots (without it, a listener with a self-signed certificate is refused)",
+    help: "trust this CA (PEM) for callback URLs, in addition to the system roots and the certificate of `protocall listen --tls` on this machine (without it, a listener with any other self-signed certificate is refused)",
   },
   "page-size": { kind: "int", value: "N", min: 1, default: 10, help: "ListWebhooks page size" },
   "max-upload": {
@@ -125,7 +126,8 @@ branch = the default label if the push moved it, commit_sequence_id = the commit
 module, create time = the commit's. A push of unchanged content fires no event.
 Delivery, as the registry does it: each event is POSTed to the callback URL with the Connect protocol
 (unary, Content-Type: application/proto, binary EventRequest); TLS is verified against the system
-roots plus --trust-ca. Choices the registry leaves open, made here:
+roots plus --trust-ca (and the certificate of \`protocall listen --tls\` on this machine).
+Choices the registry leaves open, made here:
   - batching: the first batch is taken --batch-interval after an event arrives in an empty queue, then
     one batch of up to --batch-size events per interval while events remain;
   - ordering: events of one repository are delivered one at a time, in push order;
@@ -206,7 +208,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
       prefix: values.prefix,
       batchSize: values["batch-size"],
       batchIntervalMs: values["batch-interval"],
-      trustCa: values["trust-ca"] ? readFlagFile(ctx, values["trust-ca"], "--trust-ca") : undefined,
+      trustCa: callbackTrust(ctx, values["trust-ca"]),
       pageSize: values["page-size"],
       maxUploadBytes: values["max-upload"],
       webhooksEnabled: values["webhooks-disabled"] ? false : undefined,
@@ -220,6 +222,16 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   await stopped;
   await emulator.close();
   return 0;
+}
+
+/**
+ * The certificates trusted for callback URLs besides the system's roots: --trust-ca, and the one
+ * `protocall listen --tls` generated on this machine, so a local https listener needs no flag.
+ */
+function callbackTrust(ctx: CliContext, trustCa: string | undefined): string | undefined {
+  const pems = trustCa ? [readFlagFile(ctx, trustCa, "--trust-ca")] : [];
+  pems.push(...generatedCerts(configDir(ctx.env), ["listener"]));
+  return pems.length > 0 ? pems.join("\n") : undefined;
 }
 
 function clientFor(values: { remote: string; cacert?: string }, ctx: CliContext) {
