@@ -22,10 +22,12 @@ interface Run {
 
 function run(file: string, args: string[]): Promise<Run> {
   return new Promise((ok) => {
+    // A usage error ends at once; the bound only stops a hang, and allows for a loaded machine (both
+    // programs start 4 at a time here, and 10 s was exceeded with the load at 10 times the cores).
     const child = execFile(
       file,
       args,
-      { cwd, timeout: 10_000, env: { ...process.env, HOME: cwd, NETRC: "" } },
+      { cwd, timeout: 60_000, env: { ...process.env, HOME: cwd, NETRC: "" } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
         ok({ code, stdout, stderr });
