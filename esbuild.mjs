@@ -77,6 +77,49 @@ const lazyBuiltinsPlugin = {
   },
 };
 
+// Generated Protobuf modules (the well-known types of @bufbuild/protobuf, and src/gen) build their
+// descriptors when they are initialised: decoding the embedded file and creating its registry costs
+// milliseconds per file, and @bufbuild/protobuf's JSON code imports all the well-known types through
+// one index. In the CLI bundles each such module is a lazy module (an object of getters, one per
+// export, that initialises the real module the first time one is read), so a call builds only the
+// files it uses.
+const lazyGenerated =
+  /[\\/](node_modules[\\/]@bufbuild[\\/]protobuf[\\/]dist[\\/]esm[\\/]wkt[\\/]google[\\/]protobuf[\\/].*|node_modules[\\/]@connectrpc[\\/]connect[\\/]dist[\\/]esm[\\/].*[\\/]gen[\\/][^\\/]*|src[\\/]gen[\\/].*)_pb\.(js|ts)$/;
+const lazyGeneratedPlugin = {
+  name: "lazy-generated",
+  setup(build) {
+    build.onResolve({ filter: /_pb(\.js)?$/ }, async (args) => {
+      if (args.pluginData?.real || args.namespace === "lazy-generated") return undefined;
+      const real = await build.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: { real: true },
+      });
+      if (real.errors.length > 0 || real.external || !lazyGenerated.test(real.path)) return undefined;
+      return { path: real.path, namespace: "lazy-generated" };
+    });
+    build.onLoad({ filter: /.*/, namespace: "lazy-generated" }, async (args) => {
+      const names = (await exportsOf(args.path)).filter((n) => n !== "default" && n !== "__esModule");
+      const getters = names
+        .map((n) => `  ${JSON.stringify(n)}: { enumerable: true, get: () => load()[${JSON.stringify(n)}] },`)
+        .join("\n");
+      return {
+        contents: [
+          "let real;",
+          `const load = () => real ?? (real = require(${JSON.stringify(args.path)}));`,
+          `module.exports = Object.defineProperties({ __esModule: true }, {\n${getters}\n});`,
+        ].join("\n"),
+        loader: "js",
+        pluginData: { real: true },
+      };
+    });
+    build.onResolve({ filter: /.*/ }, (args) =>
+      args.namespace === "lazy-generated" && args.kind === "require-call" ? { path: args.path } : undefined,
+    );
+  },
+};
+
 // The extension's activation time is a requirement (≤ 50 ms), and activate() only registers commands,
 // views and a language client: the code behind them (calls over Connect/gRPC, schemas, the webhook
 // client, listener and local registry, their Protobuf descriptors, self-signed certificates) runs on a
@@ -241,7 +284,7 @@ for (const entry of entries) {
       entry.out === "protoc-gen-rpc"
         ? []
         : entry.out === "cli" || entry.out === "curl"
-          ? [withoutTranspiler, lazyBuiltinsPlugin]
+          ? [withoutTranspiler, lazyBuiltinsPlugin, lazyGeneratedPlugin]
           : entry.out === "extension"
             ? [lazyModules(watch || noSplit ? undefined : split), withoutTranspiler]
             : [withoutTranspiler],

@@ -122,7 +122,10 @@ export async function decodeFailureDetails(failure: CallFailure, res: Resolver |
   let registry: Registry = createRegistry(file_google_rpc_error_details);
   if (res) {
     try {
-      registry = createRegistry(await res.registry(raw.map((d) => d.type)), file_google_rpc_error_details);
+      registry = await res.registry(
+        raw.map((d) => d.type),
+        file_google_rpc_error_details,
+      );
     } catch {
       // the google.rpc types still decode
     }

@@ -3,14 +3,7 @@
 // found this way) and extension fields of responses, all resolved through the call's schema as they
 // are met. Everything is synchronous until a message names a type not loaded yet, so a long stream
 // of plain messages never pays for a promise per message.
-import {
-  createRegistry,
-  type DescExtension,
-  type DescMessage,
-  type DescMethod,
-  type Message,
-  type Registry,
-} from "@bufbuild/protobuf";
+import type { DescExtension, DescMessage, DescMethod, Message, Registry } from "@bufbuild/protobuf";
 import type { Resolver } from "../schema/resolver";
 import { collectAnyTypeNames, createMessageFormatter, reachesAny } from "./output";
 import { findUnknownFields, reachesExtendable, unknownFieldSize } from "./unknown-fields";
@@ -32,9 +25,10 @@ const methodTypes = new WeakMap<DescMethod, Promise<MethodTypes>>();
 function typesOf(res: Resolver, method: DescMethod): Promise<MethodTypes> {
   let t = methodTypes.get(method);
   if (!t) {
-    t = res.registry([]).then((base) => ({
+    // The method's file on top of the base, without listing (building) the well-known types.
+    t = Promise.all([res.registry([]), res.registry([], method.parent.file)]).then(([base, request]) => ({
       any: base,
-      request: createRegistry(base, method.parent.file),
+      request,
       anyNames: new Set<string>(),
       requestNames: new Set<string>(),
     }));
@@ -131,8 +125,8 @@ export async function messageTypes(
       const names = collectJsonTypeNames(json);
       if (names.every((n) => t.requestNames.has(n))) return undefined;
       for (const n of names) t.requestNames.add(n);
-      return res.registry([...t.requestNames]).then((r) => {
-        t.request = createRegistry(r, method.parent.file);
+      return res.registry([...t.requestNames], method.parent.file).then((r) => {
+        t.request = r;
       });
     },
     prepareResponse(message) {

@@ -33,7 +33,7 @@ import {
   OneofDescriptorProtoSchema,
 } from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../errors";
-import { wellKnownFiles } from "./well-known-files";
+import { WELL_KNOWN_PACKAGE_ROOTS, wellKnownFiles } from "./well-known-files";
 
 /** A reference that names nothing in the files; `candidates` are the names it could stand for. */
 export class UnresolvedReferenceError extends ProtocallError {
@@ -138,12 +138,21 @@ function newLinker(
   // Symbols of the added files first; the well-known files' as a fallback for sloppy producers that
   // reference google.protobuf types without importing them.
   const fileSymbols = new Map<string, SymbolEntry>();
-  const wellKnownSymbols = new Map<string, SymbolEntry>();
-  const symbols: SymbolTable & { entry(name: string): SymbolEntry | undefined } = {
-    get: (name) => fileSymbols.get(name) ?? wellKnownSymbols.get(name),
-    entry: (name) => fileSymbols.get(name) ?? wellKnownSymbols.get(name),
+  // Built on the first look-up of a name that can be one of theirs (building them costs start-up time).
+  let wellKnownSymbols: Map<string, SymbolEntry> | undefined;
+  const wellKnownSymbol = (name: string): SymbolEntry | undefined => {
+    const dot = name.indexOf(".");
+    if (!WELL_KNOWN_PACKAGE_ROOTS.has(dot < 0 ? name : name.slice(0, dot))) return undefined;
+    if (!wellKnownSymbols) {
+      wellKnownSymbols = new Map();
+      for (const desc of wkt.values()) addSymbols(wellKnownSymbols, desc.proto);
+    }
+    return wellKnownSymbols.get(name);
   };
-  for (const desc of wkt.values()) addSymbols(wellKnownSymbols, desc.proto);
+  const symbols: SymbolTable & { entry(name: string): SymbolEntry | undefined } = {
+    get: (name) => fileSymbols.get(name) ?? wellKnownSymbol(name),
+    entry: (name) => fileSymbols.get(name) ?? wellKnownSymbol(name),
+  };
 
   const isWellKnown = (name: string) => wkt.has(name);
 

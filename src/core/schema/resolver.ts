@@ -15,7 +15,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { closest } from "../closest";
 import { errorMessage, ProtocallError } from "../errors";
 import type { SchemaSource } from "./types";
-import { createWellKnownSource, wellKnownRegistry } from "./wkt-source";
+import { createWellKnownSource, mayBeWellKnown, wellKnownRegistry, withWellKnownTypes } from "./wkt-source";
 
 type Found = DescService | DescMessage | DescEnum | DescExtension;
 
@@ -32,9 +32,11 @@ export interface Resolver {
   findExtension(extendee: string, number: number): Promise<DescExtension | undefined>;
   /**
    * A registry with the given types (and the files that declare them) plus the well-known types, for
-   * JSON of google.protobuf.Any and error details. Types no source knows are simply absent.
+   * JSON of google.protobuf.Any and error details. Types no source knows are simply absent. `files`
+   * are added last (they win over the types found), as `createRegistry(registry, ...files)` would,
+   * without listing the well-known types (which are built only when one is looked up).
    */
-  registry(typeNames: string[]): Promise<Registry>;
+  registry(typeNames: string[], ...files: DescFile[]): Promise<Registry>;
   close(): Promise<void>;
 }
 
@@ -206,11 +208,11 @@ export function createResolver(sources: SchemaSource[]): Resolver {
       }
       return undefined;
     },
-    async registry(typeNames: string[]) {
+    async registry(typeNames: string[], ...extra: DescFile[]) {
       const files = new Set<DescFile>();
       const types: Found[] = [];
       for (const name of new Set(typeNames)) {
-        if (wellKnownRegistry().get(name)) continue;
+        if (mayBeWellKnown(name) && wellKnownRegistry().get(name)) continue;
         const lookup = await lookupType(name, (d) => d.kind !== "service", "type");
         if (lookup.found) {
           types.push(lookup.found);
@@ -218,7 +220,8 @@ export function createResolver(sources: SchemaSource[]): Resolver {
         }
       }
       // Whole files, so that messages nested in the detail (or packed in an Any inside it) resolve too.
-      return createRegistry(wellKnownRegistry(), ...files, ...types);
+      // The well-known types behind them, built only if asked for.
+      return withWellKnownTypes(createRegistry(...files, ...types, ...extra));
     },
     close() {
       if (!closed) {

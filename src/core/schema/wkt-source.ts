@@ -9,7 +9,7 @@ import {
   type Registry,
 } from "@bufbuild/protobuf";
 import type { FileSource } from "./types";
-import { wellKnownFiles } from "./well-known-files";
+import { WELL_KNOWN_PACKAGE_ROOTS, wellKnownFiles } from "./well-known-files";
 
 export const WELL_KNOWN_TYPES_LABEL = "well-known types";
 
@@ -24,6 +24,39 @@ export function wellKnownRegistry(): Registry {
   return registry;
 }
 
+/** Whether `typeName` can name a well-known type (answered without building them). */
+export function mayBeWellKnown(typeName: string): boolean {
+  const dot = typeName.indexOf(".");
+  return WELL_KNOWN_PACKAGE_ROOTS.has(dot < 0 ? typeName : typeName.slice(0, dot));
+}
+
+/**
+ * `own` with the well-known types behind it: what `createRegistry(wellKnownRegistry(), own)` holds,
+ * but the well-known types are built only when a name that can be one of theirs is not in `own`, or
+ * when the registry is listed.
+ */
+export function withWellKnownTypes(own: Registry): Registry {
+  // A name `own` defines is answered by `own` alone (as the later input of createRegistry wins).
+  const pick = (name: string) =>
+    own.get(name) !== undefined || !mayBeWellKnown(name) ? own : wellKnownRegistry();
+  return {
+    kind: "registry",
+    get: (name) => pick(name).get(name),
+    getMessage: (name) => pick(name).getMessage(name),
+    getEnum: (name) => pick(name).getEnum(name),
+    getExtension: (name) => pick(name).getExtension(name),
+    getService: (name) => pick(name).getService(name),
+    // Extensions are found by the extendee's name and the field number.
+    getExtensionFor: (extendee, no) =>
+      own.getExtensionFor(extendee, no) ??
+      (mayBeWellKnown(extendee.typeName) ? wellKnownRegistry().getExtensionFor(extendee, no) : undefined),
+    *[Symbol.iterator]() {
+      for (const desc of wellKnownRegistry()) if (own.get(desc.typeName) === undefined) yield desc;
+      yield* own;
+    },
+  };
+}
+
 /** Creates the well-known types source. */
 export function createWellKnownSource(): FileSource & { readonly wellKnown: true } {
   return {
@@ -33,7 +66,7 @@ export function createWellKnownSource(): FileSource & { readonly wellKnown: true
       return [];
     },
     async findType(name: string): Promise<DescService | DescMessage | DescEnum | DescExtension | undefined> {
-      return wellKnownRegistry().get(name);
+      return mayBeWellKnown(name) ? wellKnownRegistry().get(name) : undefined;
     },
     async findExtension(extendee: string, number: number) {
       const message = wellKnownRegistry().getMessage(extendee);
