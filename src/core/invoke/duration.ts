@@ -17,7 +17,9 @@ const unitMs: Record<string, number> = {
   h: 3_600_000,
 };
 
-const part = /^(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
+// µ (micro sign) and μ (Greek mu) as escapes: a non-ASCII character in a regular expression stays
+// as it is in the bundle, and V8 then reads the whole bundle as a two-byte string (slower to start).
+const part = /^(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/;
 
 /**
  * Parses a Go-style duration into milliseconds. `flag` names the option in error messages.
