@@ -3,7 +3,8 @@
 // (every command), dist/curl.js (`protocall curl` only), dist/protoc-gen-rpc.js.
 // `node esbuild.mjs --release` minifies; source maps are always written. `--watch` rebuilds on change.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { relative } from "node:path";
 import * as esbuild from "esbuild";
@@ -11,13 +12,23 @@ import * as esbuild from "esbuild";
 const release = process.argv.includes("--release");
 const watch = process.argv.includes("--watch");
 
+// The CLI bundles' second line names their build (a hash of the content, written once built):
+// bin/protocall.js keys its code cache on it. Same length as the id, so the source map stays true;
+// not hexadecimal, so a watch build (never stamped) is keyed on its size and mtime instead.
+const buildIdPlaceholder = `//protocall-build ${".".repeat(16)}`;
+
 const entries = [
   { in: "src/extension/extension.ts", out: "extension", external: ["vscode"] },
   { in: "src/server/server.ts", out: "server", external: [] },
-  { in: "src/cli/main.ts", out: "cli", external: [], banner: "#!/usr/bin/env node" },
+  { in: "src/cli/main.ts", out: "cli", external: [], banner: `#!/usr/bin/env node\n${buildIdPlaceholder}` },
   // `protocall curl` alone (bin/protocall.js runs it for that command): start-up time is a
   // requirement, and a bundle of one command reads, compiles and initialises less.
-  { in: "src/cli/curl-main.ts", out: "curl", external: [], banner: "#!/usr/bin/env node" },
+  {
+    in: "src/cli/curl-main.ts",
+    out: "curl",
+    external: [],
+    banner: `#!/usr/bin/env node\n${buildIdPlaceholder}`,
+  },
   // protoc-gen-rpc never transpiles, so the TypeScript compiler that @bufbuild/protoplugin depends on
   // (and installs with it) stays out of the bundle.
   {
@@ -77,18 +88,23 @@ const lazyBuiltinsPlugin = {
   },
 };
 
-// Generated Protobuf modules (the well-known types of @bufbuild/protobuf, and src/gen) build their
-// descriptors when they are initialised: decoding the embedded file and creating its registry costs
-// milliseconds per file, and @bufbuild/protobuf's JSON code imports all the well-known types through
-// one index. In the CLI bundles each such module is a lazy module (an object of getters, one per
-// export, that initialises the real module the first time one is read), so a call builds only the
-// files it uses.
-const lazyGenerated =
-  /[\\/](node_modules[\\/]@bufbuild[\\/]protobuf[\\/]dist[\\/]esm[\\/]wkt[\\/]google[\\/]protobuf[\\/].*|node_modules[\\/]@connectrpc[\\/]connect[\\/]dist[\\/]esm[\\/].*[\\/]gen[\\/][^\\/]*|src[\\/]gen[\\/].*)_pb\.(js|ts)$/;
+// Generated Protobuf modules (the well-known types of @bufbuild/protobuf, Connect's own, and src/gen)
+// build their descriptors when they are initialised: decoding the embedded file and creating its
+// registry costs milliseconds per file, and @bufbuild/protobuf's JSON code imports all the well-known
+// types through one index. Connect's index likewise initialises its server side (the router and the
+// handlers of three protocols) for a client that never serves. In the CLI bundles each such module is
+// a lazy module (an object of getters, one per export, that initialises the real module the first
+// time one is read), so a call initialises only what it uses.
+const lazyInCli = [
+  /[\\/]node_modules[\\/]@bufbuild[\\/]protobuf[\\/]dist[\\/]esm[\\/]wkt[\\/]google[\\/]protobuf[\\/].*_pb\.js$/,
+  /[\\/]node_modules[\\/]@connectrpc[\\/]connect[\\/]dist[\\/]esm[\\/].*[\\/]gen[\\/][^\\/]*_pb\.js$/,
+  /[\\/]node_modules[\\/]@connectrpc[\\/]connect[\\/]dist[\\/]esm[\\/]router(-transport)?\.js$/,
+  /[\\/]src[\\/]gen[\\/].*_pb\.ts$/,
+];
 const lazyGeneratedPlugin = {
   name: "lazy-generated",
   setup(build) {
-    build.onResolve({ filter: /_pb(\.js)?$/ }, async (args) => {
+    build.onResolve({ filter: /(_pb|router|router-transport)(\.js)?$/ }, async (args) => {
       if (args.pluginData?.real || args.namespace === "lazy-generated") return undefined;
       const real = await build.resolve(args.path, {
         kind: args.kind,
@@ -96,22 +112,25 @@ const lazyGeneratedPlugin = {
         importer: args.importer,
         pluginData: { real: true },
       });
-      if (real.errors.length > 0 || real.external || !lazyGenerated.test(real.path)) return undefined;
-      return { path: real.path, namespace: "lazy-generated" };
+      if (real.errors.length > 0 || real.external || !lazyInCli.some((re) => re.test(real.path)))
+        return undefined;
+      // Named by its path in the project (the bundle holds no path of the machine that built it).
+      const key = relative(process.cwd(), real.path).replaceAll("\\", "/");
+      return { path: key, namespace: "lazy-generated", pluginData: { file: real.path } };
     });
     build.onLoad({ filter: /.*/, namespace: "lazy-generated" }, async (args) => {
-      const names = (await exportsOf(args.path)).filter((n) => n !== "default" && n !== "__esModule");
+      const file = args.pluginData.file;
+      const names = (await exportsOf(file)).filter((n) => n !== "default" && n !== "__esModule");
       const getters = names
         .map((n) => `  ${JSON.stringify(n)}: { enumerable: true, get: () => load()[${JSON.stringify(n)}] },`)
         .join("\n");
       return {
         contents: [
           "let real;",
-          `const load = () => real ?? (real = require(${JSON.stringify(args.path)}));`,
+          `const load = () => real ?? (real = require(${JSON.stringify(file)}));`,
           `module.exports = Object.defineProperties({ __esModule: true }, {\n${getters}\n});`,
         ].join("\n"),
         loader: "js",
-        pluginData: { real: true },
       };
     });
     build.onResolve({ filter: /.*/ }, (args) =>
@@ -340,7 +359,10 @@ await Promise.all(builds);
 if (!watch) {
   for (const out of ["dist/cli.js", "dist/curl.js"]) {
     if (!existsSync(out)) continue;
-    const lines = readFileSync(out, "utf8").split("\n");
+    const text = readFileSync(out, "utf8");
+    const id = createHash("sha256").update(text).digest("hex").slice(0, 16);
+    writeFileSync(out, text.replace(buildIdPlaceholder, `//protocall-build ${id}`));
+    const lines = text.split("\n");
     const at = lines.findIndex((line) => /[^\x00-\x7f]/.test(line));
     if (at >= 0) {
       console.error(

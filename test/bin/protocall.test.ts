@@ -1,12 +1,27 @@
 // The installed `protocall` command (bin/protocall.js): `curl` runs the bundle of that command alone
-// (dist/curl.js), everything else the full command line (dist/cli.js), each with its code cache.
+// (dist/curl.js), everything else the full command line (dist/cli.js), each with its code cache. A
+// cache that cannot be used (damaged, made for another bundle or build, an unwritable directory) only
+// costs speed: the output is the same.
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type DemoServer, startDemoServer } from "../../src/demo/server";
 import { repoRoot, runProcess } from "../support/cli";
+import { startTlsDemoServer } from "../support/servers";
+import { createTestPki } from "../support/tls";
 
 const bin = join(repoRoot, "bin", "protocall.js");
 const curlBundle = join(repoRoot, "dist", "curl.js");
@@ -101,4 +116,147 @@ test("dist/curl.js runs only curl and says so for anything else", async () => {
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "");
   assert.match(r.stderr, /^protocall: this bundle runs only `protocall curl`/);
+});
+
+/** A fresh cache directory for one test. */
+function newCacheDir(): string {
+  const dir = join(cacheDir, `case-${Math.random().toString(36).slice(2)}`);
+  mkdirSync(dir);
+  return dir;
+}
+
+const greet = (name: string) => [
+  "curl",
+  "-d",
+  JSON.stringify({ name }),
+  `${server.url}/demo.v1.GreetService/Greet`,
+];
+const greeting = (name: string) => `{\n  "greeting": "Hello, ${name}!"\n}\n`;
+
+test("a damaged cache is not used: same output, and a good cache replaces it", async () => {
+  const dir = newCacheDir();
+  const first = await runBin(greet("cache"), { PROTOCALL_CACHE_DIR: dir });
+  assert.equal(first.stdout, greeting("cache"));
+  const [name] = readdirSync(dir);
+  const file = join(dir, name);
+  const good = readFileSync(file);
+  for (const damaged of [Buffer.from("not a V8 code cache"), good.subarray(0, good.length >> 1)]) {
+    writeFileSync(file, damaged);
+    const r = await runBin(greet("damaged"), { PROTOCALL_CACHE_DIR: dir });
+    assert.equal(r.stderr, "");
+    assert.equal(r.stdout, greeting("damaged"));
+    assert.equal(r.code, 0);
+    assert.deepEqual(readdirSync(dir), [name]);
+    assert.ok(readFileSync(file).length > damaged.length, "the cache was written again");
+  }
+  // The new cache is used as it is (not written again).
+  const before = statSync(file).mtimeMs;
+  const again = await runBin(greet("again"), { PROTOCALL_CACHE_DIR: dir });
+  assert.equal(again.stdout, greeting("again"));
+  assert.equal(statSync(file).mtimeMs, before);
+});
+
+test("the cache of another bundle under this bundle's name is not used", async () => {
+  const dir = newCacheDir();
+  assert.equal((await runBin(["--help"], { PROTOCALL_CACHE_DIR: dir })).code, 0);
+  assert.equal((await runBin(greet("mine"), { PROTOCALL_CACHE_DIR: dir })).code, 0);
+  const names = readdirSync(dir);
+  const cli = names.find((n) => n.startsWith("cli-")) as string;
+  const curl = names.find((n) => n.startsWith("curl-")) as string;
+  copyFileSync(join(dir, cli), join(dir, curl));
+  const r = await runBin(greet("other"), { PROTOCALL_CACHE_DIR: dir });
+  assert.equal(r.stderr, "");
+  assert.equal(r.stdout, greeting("other"));
+  assert.notDeepEqual(readFileSync(join(dir, curl)), readFileSync(join(dir, cli)));
+});
+
+test("a new build of the same size and mtime (an npm upgrade) does not run the previous build's cache", async () => {
+  // An installed copy: npm gives every file of a package the same mtime, so only content tells builds apart.
+  const install = mkdtempSync(join(cacheDir, "install-"));
+  mkdirSync(join(install, "bin"));
+  mkdirSync(join(install, "dist"));
+  for (const f of ["bin/protocall.js", "bin/package.json", "dist/curl.js", "dist/cli.js"]) {
+    copyFileSync(join(repoRoot, f), join(install, f));
+  }
+  const bundle = join(install, "dist", "curl.js");
+  const { mtime } = statSync(bundle);
+  const dir = newCacheDir();
+  const run = () =>
+    runProcess(process.execPath, [join(install, "bin", "protocall.js"), "curl", "--help"], {
+      env: { PROTOCALL_CACHE_DIR: dir },
+    });
+  const old = await run();
+  assert.match(old.stdout, /^Invoke an RPC method/);
+  // The "next build": one word of the help changed (same length), its build id stamped as the build does.
+  const source = readFileSync(bundle, "utf8");
+  const lines = source.replace("Invoke an RPC method", "Invoke an RPC METHOD").split("\n");
+  assert.match(lines[1], /^\/\/protocall-build [0-9a-f]{16}$/);
+  lines[1] = `//protocall-build ${createHash("sha256").update(lines.join("\n")).digest("hex").slice(0, 16)}`;
+  writeFileSync(bundle, lines.join("\n"));
+  utimesSync(bundle, mtime, mtime);
+  assert.equal(statSync(bundle).size, Buffer.byteLength(source));
+  const next = await run();
+  assert.equal(next.code, 0);
+  assert.match(next.stdout, /^Invoke an RPC METHOD/);
+  // The previous build's cache for this command is gone; one cache, of the new build.
+  assert.equal(readdirSync(dir).filter((n) => n.endsWith("-curl.cache")).length, 1);
+});
+
+test("a cache directory that cannot be written: same output, nothing written", async () => {
+  const file = join(newCacheDir(), "a-file");
+  writeFileSync(file, "");
+  const r = await runBin(greet("readonly"), { PROTOCALL_CACHE_DIR: join(file, "cache") });
+  assert.equal(r.stderr, "");
+  assert.equal(r.stdout, greeting("readonly"));
+  assert.equal(r.code, 0);
+  const off = newCacheDir();
+  const plain = await runBin(greet("plain"), { PROTOCALL_CACHE_DIR: off, PROTOCALL_NO_CODE_CACHE: "1" });
+  assert.equal(plain.stdout, greeting("plain"));
+  assert.deepEqual(readdirSync(off), []);
+});
+
+test("writing a cache removes this command's caches of other builds and Nodes, and only those", async () => {
+  const dir = newCacheDir();
+  const stale = [
+    "curl-v0.0.1-x64-1-0123456789abcdef-curl.cache",
+    "curl-v20.0.0-x64-1-1111111111111111-curl.cache",
+  ];
+  const kept = [
+    "cli-v0.0.1-x64-1-0123456789abcdef---help.cache",
+    "curl-v0.0.1-x64-1-0123456789abcdef-other.cache",
+    "notes.txt",
+  ];
+  for (const n of [...stale, ...kept]) writeFileSync(join(dir, n), "x");
+  assert.equal((await runBin(greet("prune"), { PROTOCALL_CACHE_DIR: dir })).code, 0);
+  const names = readdirSync(dir);
+  for (const n of stale) assert.ok(!names.includes(n), n);
+  for (const n of kept) assert.ok(names.includes(n), n);
+  assert.equal(names.filter((n) => n.endsWith("-curl.cache")).length, 1);
+});
+
+test("a private CA given only through NODE_EXTRA_CA_CERTS is trusted, as Node trusts it", async () => {
+  const pki = await createTestPki();
+  const tlsServer = await startTlsDemoServer(pki);
+  try {
+    const call = (env: Record<string, string | undefined>) =>
+      runProcess(
+        process.execPath,
+        [bin, "curl", "-d", '{"name":"tls"}', `${tlsServer.url}/demo.v1.GreetService/Greet`],
+        { env: { PROTOCALL_CACHE_DIR: cacheDir, ...env } },
+      );
+    const trusted = await call({ NODE_EXTRA_CA_CERTS: pki.ca.certPath });
+    assert.equal(trusted.stderr, "");
+    assert.equal(trusted.stdout, greeting("tls"));
+    assert.equal(trusted.code, 0);
+    // The same call without it, or with another CA, is refused: the trust came from that file.
+    for (const env of [{ NODE_EXTRA_CA_CERTS: undefined }, { NODE_EXTRA_CA_CERTS: pki.otherCa.certPath }]) {
+      const refused = await call(env);
+      assert.notEqual(refused.code, 0);
+      assert.equal(refused.stdout, "");
+      assert.match(refused.stderr, /certificate/i);
+    }
+  } finally {
+    await tlsServer.close();
+    rmSync(pki.dir, { recursive: true, force: true });
+  }
 });
