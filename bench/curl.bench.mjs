@@ -9,7 +9,13 @@
 //   client stream       N JSON messages from a file (two sizes: peak RSS must not grow with N)
 //   server stream       N responses (two sizes)
 //   unary reflection    a unary call with the schema from server reflection
-// Environment: BENCH_RUNS (default 5), BENCH_STREAM (largest stream size, default 100000).
+//   cold start          one small unary call over h2c with the small descriptor set, with
+//                       NODE_EXTRA_CA_CERTS as the environment has it (else the system CA bundle) and
+//                       without it: Node 20 reads that file before any JavaScript runs, for both runs
+//                       of protocall (buf ignores it)
+// Then protocall alone (no peer): `protocall --version`, `protocall run` of a one-request file, and
+// `node -e 0` with and without NODE_EXTRA_CA_CERTS (Node's own share of every start).
+// Environment: BENCH_RUNS (default 15), BENCH_STREAM (largest stream size, default 100000).
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -20,7 +26,7 @@ import * as esbuild from "esbuild";
 import { bufBinary, ensureLargeSchemaSet } from "./lib/large-set.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? 5));
+const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? 15));
 const bigStream = Math.max(10, Number(process.env.BENCH_STREAM ?? 100_000));
 const smallStream = Math.max(1, Math.round(bigStream / 10));
 // The installed `protocall` command: bin/protocall.js runs dist/cli.js with its V8 code cache.
@@ -32,11 +38,15 @@ const timeBinary = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
  * RSS. Peak RSS comes from GNU time (the kernel's maxrss at exit) when installed, else from polling
  * VmHWM in /proc.
  */
-function run(command, args, { keepStdout = true, timeoutMs = 300_000 } = {}) {
+function run(command, args, { keepStdout = true, timeoutMs = 300_000, env } = {}) {
   return new Promise((resolve, reject) => {
     const argv = timeBinary ? ["-f", "%M %U %S", command, ...args] : args;
     const start = performance.now();
-    const child = spawn(timeBinary ?? command, argv, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(timeBinary ?? command, argv, {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: env ?? process.env,
+    });
     const out = [];
     let outBytes = 0;
     const err = [];
@@ -134,7 +144,7 @@ async function compare(c) {
       [ours, process.execPath, [cli, "curl"]],
       [theirs, bufBinary(), ["curl"]],
     ]) {
-      const r = await run(command, [...prefix, ...c.args], { keepStdout: !c.large });
+      const r = await run(command, [...prefix, ...c.args], { keepStdout: !c.large, env: c.env });
       if (r.code !== c.code) {
         throw new Error(
           `${c.name}: ${command === process.execPath ? "protocall" : "buf"} exited ${r.code}, expected ${c.code}:\n${r.stderr}`,
@@ -161,6 +171,7 @@ async function compare(c) {
 }
 
 async function main() {
+  const [startLoad] = loadavg();
   const dir = mkdtempSync(join(tmpdir(), "protocall-curl-bench-"));
   process.env.PROTOCALL_CACHE_DIR = join(dir, "cache");
   let server;
@@ -252,6 +263,40 @@ async function main() {
       target: { ratio: 1.3 },
     });
 
+    // Cold start: the variable as set here, else a CA bundle of the system (as many users have it).
+    const extraCa =
+      process.env.NODE_EXTRA_CA_CERTS ||
+      ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"].find(
+        (f) => existsSync(f),
+      );
+    const withCa = extraCa ? { ...process.env, NODE_EXTRA_CA_CERTS: extraCa } : undefined;
+    const withoutCa = { ...process.env };
+    delete withoutCa.NODE_EXTRA_CA_CERTS;
+    const cold = [
+      "--schema",
+      set,
+      "--http2-prior-knowledge",
+      "-d",
+      '{"name": "bench"}',
+      `${url}/demo.v1.GreetService/Greet`,
+    ];
+    if (withCa) {
+      cases.unshift({
+        name: "(0) cold start, unary over h2c, NODE_EXTRA_CA_CERTS set",
+        args: cold,
+        code: 0,
+        env: withCa,
+        target: { ratio: 1.2 },
+      });
+    }
+    cases.splice(withCa ? 1 : 0, 0, {
+      name: "(0) cold start, unary over h2c, no NODE_EXTRA_CA_CERTS",
+      args: cold,
+      code: 0,
+      env: withoutCa,
+      target: { ratio: 1.0 },
+    });
+
     const rows = [];
     for (const c of cases) {
       process.stderr.write(`${c.name} `);
@@ -260,11 +305,43 @@ async function main() {
       rows.push(row);
     }
 
+    // protocall alone: other commands' start, and Node's own share.
+    const rpcFile = join(dir, "one.rpc");
+    writeFileSync(rpcFile, `### Greet\n${url}/demo.v1.GreetService/Greet\n\n{"name": "bench"}\n`);
+    const alone = [
+      { name: "protocall --version", command: process.execPath, args: [cli, "--version"] },
+      {
+        name: "protocall run, one request (reflection)",
+        command: process.execPath,
+        args: [cli, "run", rpcFile],
+      },
+      { name: "node -e 0", command: process.execPath, args: ["-e", "0"] },
+    ];
+    const aloneRows = [];
+    process.stderr.write("protocall alone ");
+    for (const a of alone) {
+      for (const [label, env] of [
+        ["no NODE_EXTRA_CA_CERTS", withoutCa],
+        ...(withCa ? [["NODE_EXTRA_CA_CERTS set", withCa]] : []),
+      ]) {
+        const times = [];
+        for (let i = -1; i < runs; i++) {
+          const r = await run(a.command, a.args, { env });
+          if (r.code !== 0) throw new Error(`${a.name} exited ${r.code}:\n${r.stderr}`);
+          if (i >= 0) times.push(r.wallMs);
+        }
+        aloneRows.push({ name: `${a.name}, ${label}`, ms: median(times) });
+        process.stderr.write(".");
+      }
+    }
+    process.stderr.write("\n");
+
     console.log(`node ${process.version}, ${runs} runs per tool per case (alternating), fresh process each`);
+    if (extraCa) console.log(`NODE_EXTRA_CA_CERTS for the cold-start case: ${extraCa}`);
     console.log(`peak RSS: ${timeBinary ? "GNU time (maxrss)" : "VmHWM polled from /proc"}`);
-    const [load1] = loadavg();
+    const [load1, load5] = loadavg();
     console.log(
-      `load average at the end: ${load1.toFixed(1)} on ${cpus().length} CPUs (wall times need a quiet machine)\n`,
+      `load average at the start: ${startLoad.toFixed(1)}, at the end: ${load1.toFixed(1)} (5 min: ${load5.toFixed(1)}) on ${cpus().length} CPUs (wall times need a quiet machine)\n`,
     );
     console.log(
       "| case | protocall ms | buf ms | ratio | protocall CPU ms | buf CPU ms | protocall RSS MB | buf RSS MB | target | result |",
@@ -283,6 +360,8 @@ async function main() {
         `| ${r.name} | ${fmt(r.ours)} | ${fmt(r.buf)} | ${fmt(r.ratio, 2)} | ${fmt(r.oursCpu)} | ${fmt(r.bufCpu)} | ${fmt(r.oursRss)} | ${fmt(r.bufRss)} | ${target} | ${verdict} |`,
       );
     }
+    console.log("\n| protocall alone | ms (median) |\n|---|---:|");
+    for (const r of aloneRows) console.log(`| ${r.name} | ${fmt(r.ms)} |`);
   } finally {
     server?.child.kill("SIGTERM");
     rmSync(dir, { recursive: true, force: true });
