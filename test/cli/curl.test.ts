@@ -172,7 +172,7 @@ test("a closed output pipe ends the call quietly (exit 141, as a SIGPIPE)", asyn
     [cli, "curl", "-d", '{"count":200000}', `${server.url}/demo.v1.DemoService/Count`],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
-  const timer = setTimeout(() => child.kill(), 15000);
+  const timer = setTimeout(() => child.kill(), 60000);
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   child.stdout.once("data", () => child.stdout.destroy());
