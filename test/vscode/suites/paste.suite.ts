@@ -84,7 +84,7 @@ export const tests: VscodeTest[] = [
       );
       assert.match(
         text,
-        /### List services\n# @protocol grpc\n# @list-services\nhttp:\/\/127\.0\.0\.1:8080\n/,
+        /### List services\n# @list-services\n# @protocol grpc\nhttp:\/\/127\.0\.0\.1:8080\n/,
       );
       await vscode.commands.executeCommand("workbench.action.revertAndCloseActiveEditor");
     },
