@@ -24,10 +24,14 @@ export interface DescriptorSetSource extends FileSource {
 
 /**
  * Opens a descriptor-set file (binary set, buf image, JSON set or plugin request) and indexes it
- * without decoding. Label: `descriptor set <path>`. Throws a ProtocallError on bad input.
+ * without decoding. Label (for messages): `descriptor set <path>` unless given. Throws a
+ * ProtocallError on bad input.
  */
-export async function openDescriptorSetFile(path: string): Promise<DescriptorSetSource> {
-  return new LazySetSource(DescriptorSetIndex.fromFile(path, `descriptor set ${path}`));
+export async function openDescriptorSetFile(
+  path: string,
+  label = `descriptor set ${path}`,
+): Promise<DescriptorSetSource> {
+  return new LazySetSource(DescriptorSetIndex.fromFile(path, label));
 }
 
 /** The same over bytes in memory (stdin, build output). Throws a ProtocallError on bad input. */

@@ -1,5 +1,7 @@
-// Turns a `--schema` value into a schema source: stdin, a workspace directory, a .proto file, or a
-// descriptor-set file.
+// Turns a `--schema` value into a schema source: stdin, a workspace directory, a .proto file, a
+// descriptor-set file, or a module of a schema registry (`REMOTE/owner/module[:ref]`, fetched as buf
+// fetches it and cached by commit; src/core/registry). The registry code is loaded only when a value
+// names a module.
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
@@ -7,6 +9,7 @@ import { buildWorkspace } from "./compiler";
 import { decompressSchemaBytes, detectCompression } from "./compressed-input";
 import { readSchemaInput } from "./descriptor-set";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "./descriptor-set-source";
+import { parseModuleRef } from "../registry/module-ref";
 import type { FileSource } from "./types";
 
 export interface OpenSchemaOptions {
@@ -18,20 +21,22 @@ export interface OpenSchemaOptions {
   bufPath?: string;
   /** The on-disk build cache directory, or false for memory only (default: under the OS temp dir). */
   cacheDir?: string | false;
-  /** Environment for finding buf on PATH and running it (default process.env). */
+  /**
+   * Environment for finding buf on PATH and running it, and for registry modules: tokens
+   * (PROTOCALL_TOKEN, BUF_TOKEN, NETRC, HOME), trust (SSL_CERT_FILE) and the cache directory
+   * (PROTOCALL_CACHE_DIR, XDG_CACHE_HOME) (default process.env).
+   */
   env?: NodeJS.ProcessEnv;
   /** The compiler when it is protoc (default: buf); see workspaceBuildOptions. */
   protocPath?: string;
-  /** Stops a compiler run when it aborts. */
+  /** Stops a compiler run or a registry fetch when it aborts. */
   signal?: AbortSignal;
-}
-
-/**
- * A module of a schema registry: `host/owner/repository` with an optional `:ref` or `@ref`, where the
- * host has a dot (`buf.build/acme/weather`, `registry.example.com/acme/weather:v1`).
- */
-export function looksLikeRegistryModule(spec: string): boolean {
-  return /^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?\/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+([:@][^/\s]+)?$/.test(spec);
+  /** Registry modules: API tokens the editor holds, by remote (`host[:port]`); before the environment's. */
+  registryTokens?: Readonly<Record<string, string>>;
+  /** Registry modules: an extra PEM file of trusted CAs (curl's --cacert), relative to cwd. */
+  cacert?: string;
+  /** Registry modules: Protocall's cache directory instead of the user's; false for none. */
+  registryCacheDir?: string | false;
 }
 
 /**
@@ -40,8 +45,8 @@ export function looksLikeRegistryModule(spec: string): boolean {
  * - a directory: a workspace build of it (buf.yaml, buf.work.yaml, or a plain folder of .proto files);
  * - a `.proto` file: a build of that file (and its imports) within its workspace;
  * - any other file: a descriptor-set file (binary, buf image, JSON, or plugin request; by content),
- *   possibly compressed as buf writes images named .gz or .zst (by content too).
- * A registry module that is not a local path is refused with what to do instead.
+ *   possibly compressed as buf writes images named .gz or .zst (by content too);
+ * - `REMOTE/owner/module[:ref]` that is not a local path: that registry module (see looksLikeModuleRef).
  * Throws ProtocallError (CompilerError for .proto errors) with the value in the message.
  */
 export async function openSchema(spec: string, options: OpenSchemaOptions): Promise<FileSource> {
@@ -59,14 +64,21 @@ export async function openSchema(spec: string, options: OpenSchemaOptions): Prom
     throw new ProtocallError(`cannot read schema ${spec}: ${err.code ?? err.message}`);
   });
   if (!st) {
-    if (looksLikeRegistryModule(spec)) {
-      throw new ProtocallError(
-        `schema ${spec} looks like a registry module; remote registry modules are not supported yet; ` +
-          `build it with \`buf build ${spec} -o set.binpb\` and pass --schema set.binpb`,
-      );
+    const ref = parseModuleRef(spec);
+    if (ref) {
+      const { openRegistryModule } = await import("../registry/module-source");
+      return openRegistryModule(ref, {
+        env: options.env,
+        cwd: options.cwd,
+        tokens: options.registryTokens,
+        caFile: options.cacert,
+        cacheDir: options.registryCacheDir,
+        bufPath: options.bufPath,
+        signal: options.signal,
+      });
     }
     throw new ProtocallError(
-      `schema ${spec} does not exist; give a directory of .proto files, a .proto file, a descriptor-set file, or - for stdin`,
+      `schema ${spec} does not exist; give a directory of .proto files, a .proto file, a descriptor-set file, a registry module (REMOTE/owner/module[:ref]), or - for stdin`,
     );
   }
   const build = {

@@ -8,7 +8,7 @@ import { fromBinary, toJsonString } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { ProtocallError } from "../../../src/core/errors";
 import { buildWorkspace, CompilerError } from "../../../src/core/schema/compiler";
-import { looksLikeRegistryModule, openSchema } from "../../../src/core/schema/open-schema";
+import { openSchema } from "../../../src/core/schema/open-schema";
 
 const temp = mkdtempSync(join(tmpdir(), "protocall-open-schema-"));
 after(() => rmSync(temp, { recursive: true, force: true }));
@@ -135,26 +135,21 @@ test("- reads a descriptor set from stdin", async () => {
   }
 });
 
-test("registry modules are refused with what to do instead", async () => {
-  for (const spec of [
-    "buf.build/acme/weather",
-    "registry.example.com/acme/weather:v1.2",
-    "buf.build/a/b@main",
-  ]) {
-    assert.ok(looksLikeRegistryModule(spec), spec);
-    await assert.rejects(openSchema(spec, { cwd: temp, stdin: noStdin() }), (err) => {
+test("a value naming a registry module that is not a local path is fetched from that registry", async () => {
+  // Nothing listens on port 1: the failure shows the value went to the registry client.
+  await assert.rejects(
+    openSchema("localhost:1/acme/weather:v1", {
+      cwd: temp,
+      stdin: noStdin(),
+      env: { HOME: temp },
+      registryCacheDir: false,
+    }),
+    (err) => {
       assert.ok(err instanceof ProtocallError);
-      assert.equal(
-        err.message,
-        `schema ${spec} looks like a registry module; remote registry modules are not supported yet; ` +
-          `build it with \`buf build ${spec} -o set.binpb\` and pass --schema set.binpb`,
-      );
+      assert.match(err.message, /^the server hosted at that remote is unavailable \(https:\/\/localhost:1: connection refused\)/);
       return true;
-    });
-  }
-  for (const spec of ["api/v1/x", "./buf.build/a/b", "set.binpb", "acme/weather"]) {
-    assert.equal(looksLikeRegistryModule(spec), false, spec);
-  }
+    },
+  );
 });
 
 test("a local directory named like a registry module is used as a directory", async () => {
