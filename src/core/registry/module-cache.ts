@@ -28,7 +28,8 @@ export function protocallCacheDir(env: NodeJS.ProcessEnv = process.env): string 
   if (process.platform === "win32") {
     return join(env.LOCALAPPDATA || join(home, "AppData", "Local"), "protocall", "cache");
   }
-  if (process.platform === "darwin" && !env.XDG_CACHE_HOME) return join(home, "Library", "Caches", "protocall");
+  if (process.platform === "darwin" && !env.XDG_CACHE_HOME)
+    return join(home, "Library", "Caches", "protocall");
   return join(env.XDG_CACHE_HOME || join(home, ".cache"), "protocall");
 }
 

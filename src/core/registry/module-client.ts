@@ -25,6 +25,9 @@ import type { RegistryToken } from "./token";
 /** Most references one request may carry. */
 const maxRefs = 250;
 
+/** The largest response read by default (a Download of a module with its files): 256 MiB. */
+export const defaultMaxResponseBytes = 256 * 1024 * 1024;
+
 export interface ModuleClientOptions {
   /** `host[:port]` */
   readonly remote: string;
@@ -34,6 +37,8 @@ export interface ModuleClientOptions {
   readonly signal?: AbortSignal;
   /** Per call (default 60 s; Download 10 min): a registry that stops answering cannot hang a caller. */
   readonly timeoutMs?: number;
+  /** The largest response body read (default defaultMaxResponseBytes); a larger one is refused. */
+  readonly maxResponseBytes?: number;
 }
 
 /** A commit as the client uses it: ids checked, the digest a 64-byte b5 value. */
@@ -62,6 +67,7 @@ export interface LabelInfo {
 export class ModuleClient {
   private readonly transport;
   private readonly timeoutMs: number;
+  private readonly maxBytes: number;
 
   constructor(private readonly o: ModuleClientOptions) {
     const token = o.token?.token;
@@ -75,15 +81,22 @@ export class ModuleClient {
       useBinaryFormat: true,
       interceptors: [auth],
       nodeOptions: o.ca ? { ca: [...o.ca] } : undefined,
+      readMaxBytes: o.maxResponseBytes ?? defaultMaxResponseBytes,
     });
     this.timeoutMs = o.timeoutMs ?? 60_000;
+    this.maxBytes = o.maxResponseBytes ?? defaultMaxResponseBytes;
   }
 
   /** CommitService.GetCommits for one module reference (ref "" = the default label). */
   async getCommit(ref: ModuleRef): Promise<CommitInfo> {
     const res = await this.call("GetCommits", CommitService.method.getCommits, {
       resourceRefs: [
-        { value: { case: "name", value: { owner: ref.owner, module: ref.module, child: { case: "ref", value: ref.ref } } } },
+        {
+          value: {
+            case: "name",
+            value: { owner: ref.owner, module: ref.module, child: { case: "ref", value: ref.ref } },
+          },
+        },
       ],
     });
     if (res.commits.length !== 1) {
@@ -96,7 +109,12 @@ export class ModuleClient {
   async getGraph(ref: ModuleRef, commitId: string): Promise<ModuleGraph> {
     const res = await this.call("GetGraph", GraphService.method.getGraph, {
       resourceRefs: [
-        { value: { case: "name", value: { owner: ref.owner, module: ref.module, child: { case: "ref", value: commitId } } } },
+        {
+          value: {
+            case: "name",
+            value: { owner: ref.owner, module: ref.module, child: { case: "ref", value: commitId } },
+          },
+        },
       ],
     });
     const commits = new Map<string, CommitInfo>();
@@ -186,9 +204,13 @@ export class ModuleClient {
         moduleRefs: batch.map((id) => ({ value: { case: "id" as const, value: id } })),
       });
       if (res.modules.length !== batch.length) {
-        throw invalidResponse(this.o.remote, "GetModules", `expected ${batch.length} Modules, got ${res.modules.length}`);
+        throw invalidResponse(
+          this.o.remote,
+          "GetModules",
+          `expected ${batch.length} Modules, got ${res.modules.length}`,
+        );
       }
-      batch.forEach((id, j) => modules.set(id, res.modules[j].name));
+      for (const [j, id] of batch.entries()) modules.set(id, res.modules[j].name);
     }
     for (let i = 0; i < owns.length; i += maxRefs) {
       const batch = owns.slice(i, i + maxRefs);
@@ -196,12 +218,20 @@ export class ModuleClient {
         ownerRefs: batch.map((id) => ({ value: { case: "id" as const, value: id } })),
       });
       if (res.owners.length !== batch.length) {
-        throw invalidResponse(this.o.remote, "GetOwners", `expected ${batch.length} Owners, got ${res.owners.length}`);
+        throw invalidResponse(
+          this.o.remote,
+          "GetOwners",
+          `expected ${batch.length} Owners, got ${res.owners.length}`,
+        );
       }
       batch.forEach((id, j) => {
         const o = res.owners[j].value;
         if (o.case === undefined) {
-          throw invalidResponse(this.o.remote, "GetOwners", `owner ${id} is neither a user nor an organization`);
+          throw invalidResponse(
+            this.o.remote,
+            "GetOwners",
+            `owner ${id} is neither a user nor an organization`,
+          );
         }
         owners.set(id, o.value.name);
       });
@@ -240,7 +270,9 @@ export class ModuleClient {
       digest: c.digest.value,
       moduleId: c.moduleId,
       ownerId: c.ownerId,
-      createTime: c.createTime ? new Date(Number(c.createTime.seconds) * 1000 + c.createTime.nanos / 1e6) : undefined,
+      createTime: c.createTime
+        ? new Date(Number(c.createTime.seconds) * 1000 + c.createTime.nanos / 1e6)
+        : undefined,
       createdByUserId: c.createdByUserId || undefined,
     };
   }
@@ -264,7 +296,15 @@ export class ModuleClient {
           `the registry at https://${this.o.remote} did not answer ${rpc} within ${Math.round(timeoutMs / 1000)} s; try again later, or check the registry`,
         );
       }
-      throw registryFailure(err, { rpc, url, remote: this.o.remote, token: this.o.token, module: extra.module });
+      throw registryFailure(err, {
+        rpc,
+        url,
+        remote: this.o.remote,
+        token: this.o.token,
+        module: extra.module,
+        maxBytes: this.maxBytes,
+        aborted: this.o.signal?.aborted ? this.o.signal.reason : undefined,
+      });
     }
   }
 }

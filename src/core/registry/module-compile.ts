@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ProtocallError } from "../errors";
 import { bufBuildArgs, bufBuildFailure } from "../schema/buf-build";
-import { CompilerError, formatDiagnostic } from "../schema/compiler-diagnostics";
 import { findBuf, runCompiler } from "../schema/compiler";
+import { CompilerError, formatDiagnostic } from "../schema/compiler-diagnostics";
 import type { ModuleFile } from "./b5-digest";
 
 export interface CompileModule {

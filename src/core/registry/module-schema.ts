@@ -30,6 +30,13 @@ export interface ModuleSchemaOptions {
   readonly cacheDir?: string | false;
   readonly bufPath?: string;
   readonly signal?: AbortSignal;
+  /**
+   * How long the registry may take in all (curl's --timeout); when it is up the look-up fails with
+   * buf's `deadline_exceeded: context deadline exceeded`. Default: none beyond each call's own limit.
+   */
+  readonly timeoutMs?: number;
+  /** The largest registry response read (default 256 MiB). */
+  readonly maxResponseBytes?: number;
   /** Called for each registry call made (for verbose output and tests). */
   readonly onCall?: (rpc: string) => void;
 }
@@ -50,7 +57,10 @@ export interface ModuleSchema {
 const inFlight = new Map<string, Promise<ModuleSchema>>();
 
 /** Resolves `ref` to a commit and returns its compiled schema (from the cache when it is there). */
-export async function loadModuleSchema(ref: ModuleRef, options: ModuleSchemaOptions = {}): Promise<ModuleSchema> {
+export async function loadModuleSchema(
+  ref: ModuleRef,
+  options: ModuleSchemaOptions = {},
+): Promise<ModuleSchema> {
   const env = options.env ?? process.env;
   const cache = new ModuleCache(options.cacheDir ?? protocallCacheDir(env));
   const name = moduleFullName(ref);
@@ -66,7 +76,8 @@ export async function loadModuleSchema(ref: ModuleRef, options: ModuleSchemaOpti
     remote: ref.remote,
     token,
     ca: registryTrust({ env, caFile: options.caFile, cwd: options.cwd }),
-    signal: options.signal,
+    signal: deadline(ref.remote, options),
+    maxResponseBytes: options.maxResponseBytes,
   });
   options.onCall?.("GetCommits");
   const commit = await client.getCommit(ref);
@@ -85,10 +96,34 @@ export async function loadModuleSchema(ref: ModuleRef, options: ModuleSchemaOpti
   return running;
 }
 
+/** The caller's signal combined with the overall deadline, whose reason is the error to show. */
+function deadline(remote: string, options: ModuleSchemaOptions): AbortSignal | undefined {
+  const ms = options.timeoutMs;
+  if (!ms || ms <= 0) return options.signal;
+  const controller = new AbortController();
+  const timer = setTimeout(() => {
+    controller.abort(
+      new ProtocallError(
+        `deadline_exceeded: context deadline exceeded (the registry at https://${remote} did not finish answering within ${ms / 1000} s)`,
+      ),
+    );
+  }, ms);
+  timer.unref();
+  return options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+}
+
 /** A cached schema for a commit id typed by the user, if the cache holds it for this very module. */
-async function cachedSchema(cache: ModuleCache, ref: ModuleRef, id: string): Promise<ModuleSchema | undefined> {
+async function cachedSchema(
+  cache: ModuleCache,
+  ref: ModuleRef,
+  id: string,
+): Promise<ModuleSchema | undefined> {
   const meta = await cache.meta(ref.remote, id);
-  if (!meta || meta.owner.toLowerCase() !== ref.owner.toLowerCase() || meta.module.toLowerCase() !== ref.module.toLowerCase()) {
+  if (
+    !meta ||
+    meta.owner.toLowerCase() !== ref.owner.toLowerCase() ||
+    meta.module.toLowerCase() !== ref.module.toLowerCase()
+  ) {
     return undefined;
   }
   const path = await cache.schemaPath(ref.remote, id);
@@ -125,7 +160,9 @@ async function fetchAndCompile(
   const missing = order.filter((id) => !files.has(id));
 
   // Names of the dependencies to download, as buf names them: remote/owner/module.
-  const names = new Map<string, { owner: string; module: string }>([[root.id, { owner: ref.owner, module: ref.module }]]);
+  const names = new Map<string, { owner: string; module: string }>([
+    [root.id, { owner: ref.owner, module: ref.module }],
+  ]);
   for (const [id, meta] of metas) names.set(id, { owner: meta.owner, module: meta.module });
   const unnamed = missing.filter((id) => !names.has(id));
   if (unnamed.length > 0) {
@@ -136,7 +173,10 @@ async function fetchAndCompile(
     );
     for (const id of unnamed) {
       const c = graph.commits.get(id)!;
-      names.set(id, { owner: found.owners.get(c.ownerId) ?? "?", module: found.modules.get(c.moduleId) ?? "?" });
+      names.set(id, {
+        owner: found.owners.get(c.ownerId) ?? "?",
+        module: found.modules.get(c.moduleId) ?? "?",
+      });
     }
   }
   const fullName = (id: string) => {
@@ -174,7 +214,9 @@ async function fetchAndCompile(
   const label = `${rootName}:${root.id}`;
   const bytes = await compileModule(
     { name: label, files: files.get(root.id)! },
-    order.filter((id) => id !== root.id).map((id) => ({ name: `${fullName(id)}:${id}`, files: files.get(id)! })),
+    order
+      .filter((id) => id !== root.id)
+      .map((id) => ({ name: `${fullName(id)}:${id}`, files: files.get(id)! })),
     { bufPath: options.bufPath, env: options.env },
   );
 
@@ -182,12 +224,20 @@ async function fetchAndCompile(
     const n = names.get(id)!;
     await cache.storeModule(
       remote,
-      { owner: n.owner, module: n.module, commitId: id, digest: expected(id), dependencies: closure.get(id)! },
+      {
+        owner: n.owner,
+        module: n.module,
+        commitId: id,
+        digest: expected(id),
+        dependencies: closure.get(id)!,
+      },
       files.get(id)!,
     );
   }
   const path = await cache.storeSchema(remote, root.id, bytes);
-  return path ? { path, commitId: root.id, name: label, cached: false } : { bytes, commitId: root.id, name: label, cached: false };
+  return path
+    ? { path, commitId: root.id, name: label, cached: false }
+    : { bytes, commitId: root.id, name: label, cached: false };
 }
 
 /** Commits reachable from `root` (itself included), each after its dependencies. */
@@ -197,7 +247,9 @@ function postOrder(graph: ModuleGraph, root: string): string[] {
   const visit = (id: string) => {
     if (state.get(id) === "done") return;
     if (state.get(id) === "visiting") {
-      throw new ProtocallError(`the registry's graph for commit ${root} has a dependency cycle through ${id}; nothing was cached`);
+      throw new ProtocallError(
+        `the registry's graph for commit ${root} has a dependency cycle through ${id}; nothing was cached`,
+      );
     }
     state.set(id, "visiting");
     for (const dep of graph.edges.get(id) ?? []) visit(dep);

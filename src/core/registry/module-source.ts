@@ -7,8 +7,13 @@ import { formatModuleRef, type ModuleRef } from "./module-ref";
 import { loadModuleSchema, type ModuleSchemaOptions } from "./module-schema";
 
 /** Opens `ref` (fetching and compiling it unless cached). Throws a one-line ProtocallError on failure. */
-export async function openRegistryModule(ref: ModuleRef, options: ModuleSchemaOptions = {}): Promise<FileSource> {
+export async function openRegistryModule(
+  ref: ModuleRef,
+  options: ModuleSchemaOptions = {},
+): Promise<FileSource> {
   const schema = await loadModuleSchema(ref, options);
   const label = `registry module ${formatModuleRef(ref)}`;
-  return schema.path ? openDescriptorSetFile(schema.path, label) : openDescriptorSetBytes(schema.bytes!, label);
+  return schema.path
+    ? openDescriptorSetFile(schema.path, label)
+    : openDescriptorSetBytes(schema.bytes!, label);
 }

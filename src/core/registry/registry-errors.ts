@@ -12,7 +12,14 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { ProtocallError } from "../errors";
 import type { RegistryToken } from "./token";
 
-export type RegistryRpc = "GetCommits" | "GetGraph" | "Download" | "GetModules" | "GetOwners" | "ListCommits" | "ListLabels";
+export type RegistryRpc =
+  | "GetCommits"
+  | "GetGraph"
+  | "Download"
+  | "GetModules"
+  | "GetOwners"
+  | "ListCommits"
+  | "ListLabels";
 
 export interface FailureContext {
   readonly rpc: RegistryRpc;
@@ -23,6 +30,10 @@ export interface FailureContext {
   readonly token?: RegistryToken;
   /** The module whose data a Download was for (`remote/owner/module`). */
   readonly module?: string;
+  /** The largest response the client reads (for an oversize response's message). */
+  readonly maxBytes?: number;
+  /** The caller's abort reason when the call was ended by the caller (a deadline, Ctrl-C). */
+  readonly aborted?: unknown;
 }
 
 const docs = "For details, visit https://buf.build/docs/bsr/authentication";
@@ -67,6 +78,7 @@ function causeCodes(err: unknown): string[] {
 /** The error to show for a registry call that failed with `err`. */
 export function registryFailure(err: unknown, ctx: FailureContext): ProtocallError {
   if (err instanceof ProtocallError) return err;
+  if (ctx.aborted instanceof ProtocallError) return ctx.aborted;
   const codes = causeCodes(err);
   const tls = tlsProblem(codes);
   if (tls) {
@@ -77,7 +89,9 @@ export function registryFailure(err: unknown, ctx: FailureContext): ProtocallErr
   const e = ConnectError.from(err);
   const message = e.rawMessage;
   if (
-    codes.some((c) => ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(c)) ||
+    codes.some((c) =>
+      ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(c),
+    ) ||
     (e.code === Code.Unavailable && !codes.length)
   ) {
     const why = codes.includes("ECONNREFUSED")
@@ -89,7 +103,23 @@ export function registryFailure(err: unknown, ctx: FailureContext): ProtocallErr
       `the server hosted at that remote is unavailable (https://${ctx.remote}: ${why}); check the remote's name and port, and that the registry runs`,
     );
   }
-  const download = ctx.rpc === "Download" && ctx.module ? `could not get module data for remote module "${ctx.module}": ` : "";
+  const download =
+    ctx.rpc === "Download" && ctx.module
+      ? `could not get module data for remote module "${ctx.module}": `
+      : "";
+  if (e.code === Code.ResourceExhausted && /larger than configured readMaxBytes/.test(message)) {
+    const limit = ctx.maxBytes ? ` (${Math.round(ctx.maxBytes / (1024 * 1024))} MiB)` : "";
+    return new ProtocallError(
+      `${download}the registry at https://${ctx.remote} sent a ${ctx.rpc} response larger than Protocall reads${limit}; nothing was cached`,
+    );
+  }
+  // connect-es's wording of a body that is not a Connect message, in buf's (connect-go's) words.
+  const contentType = /^unsupported content type (.*)$/.exec(message);
+  if (contentType) {
+    return new ProtocallError(
+      `${download}${codeName(e.code)}: invalid content-type: "${contentType[1]}"; expecting "application/proto" (https://${ctx.remote} answered ${ctx.rpc} with something that is not the module API)`,
+    );
+  }
   switch (e.code) {
     case Code.Unauthenticated:
       return new ProtocallError(unauthenticated(ctx));

@@ -5,11 +5,11 @@
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
+import { parseModuleRef } from "../registry/module-ref";
 import { buildWorkspace } from "./compiler";
 import { decompressSchemaBytes, detectCompression } from "./compressed-input";
 import { readSchemaInput } from "./descriptor-set";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "./descriptor-set-source";
-import { parseModuleRef } from "../registry/module-ref";
 import type { FileSource } from "./types";
 
 export interface OpenSchemaOptions {
@@ -37,6 +37,8 @@ export interface OpenSchemaOptions {
   cacert?: string;
   /** Registry modules: Protocall's cache directory instead of the user's; false for none. */
   registryCacheDir?: string | false;
+  /** Registry modules: how long the registry may take in all (curl's --timeout); default no limit. */
+  registryTimeoutMs?: number;
 }
 
 /**
@@ -75,6 +77,7 @@ export async function openSchema(spec: string, options: OpenSchemaOptions): Prom
         cacheDir: options.registryCacheDir,
         bufPath: options.bufPath,
         signal: options.signal,
+        timeoutMs: options.registryTimeoutMs,
       });
     }
     throw new ProtocallError(
