@@ -121,6 +121,8 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
               stdin: io.stdin,
               env: io.env,
               signal: p.connections.exclusive ? bounds.signal : undefined,
+              // A registry module's registry is trusted as the call's server is.
+              cacert: o.cacert,
             }),
           );
         }
