@@ -2,13 +2,12 @@
 // configured schemas), then server reflection of its URL with its headers and TLS options.
 // Local sources come first in the editor: they answer without a network round trip and carry the
 // comments that hover shows; reflection fills in what the workspace does not have.
-import { resolve } from "node:path";
 import { errorMessage } from "../core/errors";
 import type { CurlOptions } from "../core/invoke/options";
 import { usesReflection } from "../core/invoke/url";
 import type { FileSource } from "../core/schema/types";
 import { type ReflectionTarget, reflectionTarget } from "./reflection-source";
-import type { RequestSchema, SchemaStore } from "./schema-store";
+import { type RequestSchema, type SchemaStore, schemaLocation } from "./schema-store";
 
 /**
  * The base URL reflection is asked at: the URL without its `/<package.Service>/<Method>` (or the
@@ -39,7 +38,7 @@ export async function requestSchema(
   const problems: { what: string; problem: string }[] = [];
   const keys: string[] = [];
   for (const spec of o.schemas) {
-    const path = resolve(baseDir, spec);
+    const path = schemaLocation(baseDir, spec);
     keys.push(`schema:${path}`);
     const opened = await store.openFile(path);
     if (opened.source) sources.push(opened.source);

@@ -2,17 +2,19 @@
 //  - the workspace: each build root of each workspace folder (buf.yaml, buf.work.yaml, or folders
 //    of .proto files) built with the real buf, the descriptor-set files (*.binpb) found in the
 //    folders, and the schemas listed in the settings;
-//  - a `@schema` value of a request (a directory, .proto file or descriptor-set file);
+//  - a `@schema` value of a request (a directory, .proto file, descriptor-set file or registry module,
+//    REMOTE/owner/module[:ref], which open-schema fetches once and caches by commit);
 //  - server reflection of a base URL with the request's headers and TLS options.
 // Local sources are dropped when watched files change; everything is dropped on "refresh". Look-ups
 // (a service by name, the list of services, hover text) are cached per schema and name, so typing
 // never waits for a compiler or a server twice.
-import type { Dirent } from "node:fs";
+import { type Dirent, existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { errorMessage } from "../core/errors";
+import { looksLikeModuleRef } from "../core/registry/module-ref";
 import { buildWorkspace, CompilerError } from "../core/schema/compiler";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "../core/schema/descriptor-set-source";
 import { findBuf } from "../core/schema/find-buf";
@@ -42,6 +44,15 @@ export interface RequestSchema {
   problems: { what: string; problem: string }[];
   /** Workspace builds and files that failed: the schema may lack what they define. */
   incomplete: string[];
+}
+
+/**
+ * Where a schema value of a setting or a `@schema` line points: an absolute path, or a registry module
+ * (`REMOTE/owner/module[:ref]`) as written when no file or directory of that name exists.
+ */
+export function schemaLocation(baseDir: string, spec: string): string {
+  const path = resolve(baseDir, spec);
+  return looksLikeModuleRef(spec) && !existsSync(path) ? spec : path;
 }
 
 export interface ServiceLookup {
@@ -127,7 +138,8 @@ export class SchemaStore {
     const s = this.settings;
     const cwd = this.folders[0] ?? process.cwd();
     for (const spec of s.schemas) {
-      out.push({ ...(await this.openFile(resolve(cwd, spec))), kind: "setting", origin: resolve(cwd, spec) });
+      const location = schemaLocation(cwd, spec);
+      out.push({ ...(await this.openFile(location)), kind: "setting", origin: location });
     }
     if (!s.workspaceBuild) return out;
     const build = workspaceBuildOptions(s);
@@ -167,7 +179,7 @@ export class SchemaStore {
     return out;
   }
 
-  /** A `@schema` value (absolute path), opened once. */
+  /** A `@schema` value (absolute path or registry module, see schemaLocation), opened once. */
   openFile(path: string): Promise<Opened> {
     let p = this.files.get(path);
     if (!p) {
