@@ -1,5 +1,5 @@
 // `protocall build <dir> -o <file>`: compiles a workspace to a binary FileDescriptorSet.
-import { writeFile } from "node:fs/promises";
+import { stat, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { createFileRegistry, type FileRegistry, fromBinary, toJsonString } from "@bufbuild/protobuf";
@@ -22,11 +22,13 @@ const flags = defineFlags({
 
 const help = `Build a directory of .proto files to a FileDescriptorSet, with the buf compiler.
 
-Usage: protocall build [<dir> | <file.proto>] [-o <file>] [--exclude-source-info]
+Usage: protocall build [<dir> | <file.proto> | <REMOTE/owner/module[:ref]>] [-o <file>] [--exclude-source-info]
 
 <dir> is a buf workspace or module (buf.yaml, buf.work.yaml) or a plain folder of .proto files;
 it defaults to the current directory. A single .proto file builds within its workspace, with only
-the files it imports. The set includes every imported file, and source code info
+the files it imports. A module of a schema registry (buf.example.com/acme/weather:v1) is fetched
+as buf fetches it (token from PROTOCALL_TOKEN, BUF_TOKEN or ~/.netrc; trust from SSL_CERT_FILE),
+verified, built with its dependencies and cached by commit. The set includes every imported file, and source code info
 (comments) unless --exclude-source-info is given. Without -o the build is only checked.
 Compiler errors are printed one per line as file:line:column: message, and the exit code is 1.
 
@@ -36,6 +38,7 @@ Examples:
   protocall build proto -o api.binpb
   protocall build . -o - --exclude-source-info > api.binpb
   protocall build proto/acme/v1/orders.proto -o orders.binpb
+  protocall build buf.example.com/acme/weather:v1 -o weather.binpb
   protocall curl --schema api.binpb http://localhost:8080/demo.v1.GreetService/Greet
 `;
 
@@ -68,12 +71,12 @@ export const command: Command = {
     }
 
     let bytes: Uint8Array;
+    const module = await registryModule(dir, ctx.cwd);
     try {
-      ({ bytes } = await buildWorkspace(dir, {
-        cwd: ctx.cwd,
-        env: ctx.env,
-        excludeSourceInfo: values["exclude-source-info"] === true,
-      }));
+      const excludeSourceInfo = values["exclude-source-info"] === true;
+      bytes = module
+        ? await module.moduleSchemaBytes(module.ref, { env: ctx.env, cwd: ctx.cwd, excludeSourceInfo })
+        : (await buildWorkspace(dir, { cwd: ctx.cwd, env: ctx.env, excludeSourceInfo })).bytes;
     } catch (err) {
       if (!(err instanceof CompilerError)) throw err;
       for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
@@ -99,6 +102,15 @@ export const command: Command = {
     return 0;
   },
 };
+
+/** The registry module `dir` names when no file or directory has that name, with the code to load it. */
+async function registryModule(dir: string, cwd: string) {
+  const { parseModuleRef } = await import("../../core/registry/module-ref");
+  const ref = parseModuleRef(dir);
+  if (!ref || (await stat(resolve(cwd, dir)).catch(() => undefined))) return undefined;
+  const { moduleSchemaBytes } = await import("../../core/registry/module-schema");
+  return { ref, moduleSchemaBytes };
+}
 
 /**
  * The set as the output's name asks for it, as buf does: JSON for .json (custom options written as

@@ -47,7 +47,8 @@ input, or inline JSON text), standard input by default; output goes to standard 
 
 Built-in types: buf.alpha.webhook.v1alpha1.EventRequest (also "EventRequest") and the other messages
 of the webhook APIs. Other types need --schema: a directory of .proto files (built with buf), a .proto
-file, a descriptor-set file, or - (a descriptor set on standard input; then give the data with -d @FILE).
+file, a descriptor-set file, a registry module (REMOTE/owner/module[:ref], fetched as curl --schema
+fetches it), or - (a descriptor set on standard input; then give the data with -d @FILE).
 Example, testing a listener by hand:
   protocall convert --type EventRequest -d @event.json > event.bin
   curl --data-binary @event.bin -H 'Content-Type: application/proto' URL

@@ -19,6 +19,11 @@ and HTTP/1.1 is used only if the server lacks HTTP/2.
 
 The schema comes from server reflection (the default) or from --schema. Reflection is called at the
 base URL + /grpc.reflection.v1.ServerReflection/ServerReflectionInfo (or v1alpha).
+--schema takes a directory, a .proto file, a descriptor-set file, - (stdin), or a module of a schema
+registry, REMOTE/owner/module[:ref] (buf.example.com/acme/weather:v1). A module is fetched as buf
+fetches it (token from PROTOCALL_TOKEN, BUF_TOKEN or ~/.netrc; trust from the system, SSL_CERT_FILE
+and --cacert; bounded by --timeout), verified, compiled and cached by commit in the user's cache
+directory, so later calls only ask the registry which commit the reference names.
 
 Request data (-d) is JSON: one document for unary and server-streaming methods, any number for
 client- and bidi-streaming methods (whitespace between documents is needed only between scalars).

@@ -9,6 +9,9 @@
 //      are compiled with buf, and only then are the files and the schema cached.
 // A digest that does not match, a graph without a commit, files with unsafe paths or content that does
 // not compile fail with one line, and nothing is cached.
+import { readFile } from "node:fs/promises";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { ProtocallError } from "../errors";
 import { b5Digest, formatB5, type ModuleFile, sameDigest } from "./b5-digest";
 import { type CachedModule, ModuleCache, protocallCacheDir } from "./module-cache";
@@ -51,6 +54,23 @@ export interface ModuleSchema {
   readonly name: string;
   /** Whether no download or compile was needed. */
   readonly cached: boolean;
+}
+
+/**
+ * The compiled schema of `ref` as FileDescriptorSet bytes (`protocall build REMOTE/owner/module`), the
+ * module with what it imports, as `buf build REMOTE/owner/module` holds it; without source info when
+ * asked.
+ */
+export async function moduleSchemaBytes(
+  ref: ModuleRef,
+  options: ModuleSchemaOptions & { excludeSourceInfo?: boolean } = {},
+): Promise<Uint8Array> {
+  const schema = await loadModuleSchema(ref, options);
+  const bytes = schema.bytes ?? (await readFile(schema.path!));
+  if (!options.excludeSourceInfo) return bytes;
+  const set = fromBinary(FileDescriptorSetSchema, bytes);
+  for (const file of set.file) file.sourceCodeInfo = undefined;
+  return toBinary(FileDescriptorSetSchema, set);
 }
 
 /** Commits being fetched in this process, so concurrent look-ups of one commit share the work. */
