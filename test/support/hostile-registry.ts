@@ -2,7 +2,8 @@
 // GetModules, and owner GetOwners) for one module with one dependency, over https with a test CA, and
 // can be told to misbehave the ways a broken or hostile registry would: a wrong digest, a file path
 // that leaves the module, an oversize download, a graph without the commit asked for, a body that is
-// not a Connect message, or no answer at all. A real connect-node server on loopback, so the client
+// not a Connect message, or no answer at all; or be a server without the module API (404 for every
+// path, or an HTML page). A real connect-node server on loopback, so the client
 // under test goes through its whole network stack.
 //
 //   const hostile = await startHostileRegistry(pki);
@@ -32,7 +33,9 @@ export type HostileMode =
   | "oversize"
   | "graph-without-commit"
   | "garbage"
-  | "silent";
+  | "silent"
+  | "no-api"
+  | "html";
 
 export interface HostileRegistry {
   /** `localhost:PORT` */
@@ -172,6 +175,14 @@ export async function startHostileRegistry(pki: TestPki): Promise<HostileRegistr
       req.resume();
       res.writeHead(200, { "content-type": "application/proto" });
       res.end(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01, 0x02]));
+      return;
+    }
+    if (state.mode === "no-api" || state.mode === "html") {
+      calls.push(req.url ?? "");
+      req.resume();
+      const html = state.mode === "html";
+      res.writeHead(html ? 200 : 404, { "content-type": html ? "text/html" : "text/plain" });
+      res.end(html ? "<html><body>Welcome</body></html>" : "404 page not found\n");
       return;
     }
     connect(req, res);
