@@ -32,6 +32,8 @@ export interface LspClientOptions {
   itemDefaults?: boolean;
   /** Declare workspace folder support (then the server follows didChangeWorkspaceFolders). */
   workspaceFolders?: boolean;
+  /** Added to the server's environment (tokens, trust and cache of registry modules). */
+  env?: Record<string, string | undefined>;
 }
 
 export class LspClient {
@@ -63,8 +65,14 @@ export class LspClient {
   }
 
   static async start(options: LspClientOptions): Promise<LspClient> {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const [k, v] of Object.entries(options.env ?? {})) {
+      if (v === undefined) delete env[k];
+      else env[k] = v;
+    }
     const child = spawn(process.execPath, [serverPath, "--stdio"], {
       cwd: options.rootDir,
+      env,
       stdio: ["pipe", "pipe", "pipe"],
     });
     const client = new LspClient(child);

@@ -6,6 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { findJsonProblem } from "../invoke/json-error";
 import { type CurlOptions, defaultCurlOptions, type Protocol } from "../invoke/options";
+import { looksLikeModuleRef } from "../registry/module-ref";
 import { type RpcAssertion, resolveAssertionValues } from "./assertion-syntax";
 import { applyOption, optionFlag } from "./option-value";
 import { positionIn } from "./parse";
@@ -194,12 +195,12 @@ function localPath(option: string, value: string, baseDir: string): string {
   return value;
 }
 
-/** Whether a --schema value is a local path rather than `-` or a registry module (`host/owner/repo`). */
+/**
+ * Whether a --schema value is a local path rather than `-` or a registry module
+ * (`REMOTE/owner/module[:ref]`, REMOTE a host with a dot or a port, or localhost).
+ */
 function looksLocal(value: string): boolean {
   if (value === "-" || value === "" || isAbsolute(value)) return false;
   if (value.startsWith(".")) return true;
-  const first = value.split("/")[0];
-  const isModule =
-    first.includes(".") && value.split("/").length >= 3 && !/\.(proto|binpb|pb|json|bin)$/.test(value);
-  return !isModule;
+  return !looksLikeModuleRef(value) || /\.(proto|binpb|pb|json|bin)$/.test(value);
 }
