@@ -146,7 +146,10 @@ test("a value naming a registry module that is not a local path is fetched from 
     }),
     (err) => {
       assert.ok(err instanceof ProtocallError);
-      assert.match(err.message, /^the server hosted at that remote is unavailable \(https:\/\/localhost:1: connection refused\)/);
+      assert.match(
+        err.message,
+        /^the server hosted at that remote is unavailable \(https:\/\/localhost:1: connection refused\)/,
+      );
       return true;
     },
   );
