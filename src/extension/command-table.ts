@@ -47,6 +47,7 @@ export const commandTable: readonly CommandEntry[] = [
   // The Services view (services/).
   command("protocall.services.refresh", (f) => f.services.refresh()),
   command("protocall.services.addServer", (f, server?: ServiceServer) => f.services.addServer(server)),
+  command("protocall.services.addRegistryModule", (f, spec?: unknown) => f.services.addRegistryModule(spec)),
   command("protocall.services.removeServer", (f, e?: ServicesElement) => f.services.removeServer(e)),
   command("protocall.services.addRequest", (f, e: ServicesElement) => f.services.addRequest(e)),
   command("protocall.services.goToDefinition", (f, e?: ServicesElement) => f.services.goToDefinition(e)),

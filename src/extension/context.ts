@@ -8,6 +8,13 @@ import { LanguageServer } from "./language-client";
 import { ListenerHandle } from "./listener-handle";
 import { Settings } from "./settings";
 
+/** A registry with an API token in the editor's secret storage. */
+export interface SignedInRegistry {
+  readonly remote: string;
+  readonly name: string;
+  readonly token: string;
+}
+
 export class ProtocallContext implements vscode.Disposable {
   /** The typed reader of the `protocall.*` settings. */
   readonly settings = new Settings();
@@ -15,6 +22,11 @@ export class ProtocallContext implements vscode.Disposable {
   readonly languageServer: LanguageServer;
   /** The local webhook listener as every part sees it (the Deliveries part sets it). */
   readonly listener: ListenerHandle;
+  /**
+   * The registries the editor is signed in to (the Webhooks part sets it): their remote
+   * (`host[:port]`, as module names write it), name and token.
+   */
+  signedInRegistries: () => Promise<SignedInRegistry[]> = async () => [];
 
   constructor(
     /** VS Code's context of this activation. */
@@ -22,7 +34,9 @@ export class ProtocallContext implements vscode.Disposable {
     /** The "Protocall" output channel; verbose transcripts go here, with secrets redacted. */
     readonly log: vscode.LogOutputChannel,
   ) {
-    this.languageServer = new LanguageServer(extension, log, this.settings);
+    this.languageServer = new LanguageServer(extension, log, this.settings, async () =>
+      Object.fromEntries((await this.signedInRegistries()).map((r) => [r.remote, r.token])),
+    );
     this.listener = new ListenerHandle(extension.globalStorageUri.fsPath);
     extension.subscriptions.push(log, this.listener);
   }

@@ -20,6 +20,8 @@ export class LanguageServer implements vscode.Disposable {
     private readonly extension: vscode.ExtensionContext,
     private readonly log: vscode.LogOutputChannel,
     private readonly settings: Settings,
+    /** API tokens of the registries the editor is signed in to, by remote (`host[:port]`). */
+    private readonly registryTokens: () => Promise<Record<string, string>>,
   ) {}
 
   /** Starts the server if it is not running yet; resolves once it is ready. */
@@ -80,12 +82,18 @@ export class LanguageServer implements vscode.Disposable {
       middleware: {
         workspace: {
           // The server asks for the `protocall` section; answer with its own settings shape.
-          configuration: (params: ConfigurationParams) =>
-            params.items.map((item) =>
+          // Registry tokens go along (from secret storage) for registry modules among the schemas.
+          configuration: async (params: ConfigurationParams) => {
+            const registryTokens = await this.registryTokens().catch(() => ({}));
+            return params.items.map((item) =>
               item.section === "protocall"
-                ? this.settings.server(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined)
+                ? {
+                    ...this.settings.server(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined),
+                    registryTokens,
+                  }
                 : null,
-            ),
+            );
+          },
         },
       },
     };

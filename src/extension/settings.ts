@@ -113,6 +113,17 @@ export class Settings {
     await config.update("servers", [...rest, server], target);
   }
 
+  /** Appends a schema source to `protocall.schemas` (the workspace's, else the user's) unless it is there. */
+  async addSchema(spec: string): Promise<void> {
+    const config = vscode.workspace.getConfiguration(settingsSection);
+    const hasFolder = (vscode.workspace.workspaceFolders?.length ?? 0) > 0 && vscode.workspace.isTrusted;
+    const target = hasFolder ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    const inspected = config.inspect<unknown>("schemas");
+    const current = (hasFolder ? inspected?.workspaceValue : inspected?.globalValue) ?? [];
+    const list = (Array.isArray(current) ? current : []).filter((s): s is string => typeof s === "string");
+    if (!list.includes(spec)) await config.update("schemas", [...list, spec], target);
+  }
+
   /** Removes the servers with this URL from the workspace and user settings; returns whether any was found. */
   async removeServer(url: string): Promise<boolean> {
     const config = vscode.workspace.getConfiguration(settingsSection);

@@ -183,7 +183,12 @@ export class SchemaStore {
   openFile(path: string): Promise<Opened> {
     let p = this.files.get(path);
     if (!p) {
-      p = openSchema(path, { cwd: "/", stdin: process.stdin, ...workspaceBuildOptions(this.settings) }).then(
+      p = openSchema(path, {
+        cwd: "/",
+        stdin: process.stdin,
+        ...workspaceBuildOptions(this.settings),
+        registryTokens: this.settings.registryTokens,
+      }).then(
         (source) => ({ source }),
         (err) => ({
           problem: errorMessage(err),

@@ -20,6 +20,11 @@ export interface ServerSettings {
   envFile?: string;
   /** Milliseconds a reflection look-up may take (default 5000). */
   reflectionTimeoutMs: number;
+  /**
+   * API tokens of the registries the editor is signed in to (Webhooks view), by remote
+   * (`host[:port]`), for registry modules among the schemas; before BUF_TOKEN and netrc.
+   */
+  registryTokens?: Record<string, string>;
 }
 
 export function defaultSettings(): ServerSettings {
@@ -39,6 +44,12 @@ export function mergeSettings(base: ServerSettings, raw: unknown): ServerSetting
   if (typeof r.protocPath === "string" && r.protocPath !== "") out.protocPath = r.protocPath;
   if (typeof r.environment === "string" && r.environment !== "") out.environment = r.environment;
   if (typeof r.envFile === "string" && r.envFile !== "") out.envFile = r.envFile;
+  if (typeof r.registryTokens === "object" && r.registryTokens !== null) {
+    const tokens = Object.entries(r.registryTokens as Record<string, unknown>).filter(
+      (e): e is [string, string] => typeof e[1] === "string" && e[1] !== "",
+    );
+    out.registryTokens = Object.fromEntries(tokens);
+  }
   if (typeof r.reflectionTimeoutMs === "number" && r.reflectionTimeoutMs > 0) {
     out.reflectionTimeoutMs = r.reflectionTimeoutMs;
   }

@@ -34,6 +34,12 @@ export function parseModuleRef(value: string): ModuleRef | undefined {
   return { remote: m[1].toLowerCase(), owner: m[2], module: m[3], ref: m[4] ?? "" };
 }
 
+/** What is wrong with a module reference as a user typed it, or undefined when it is one. */
+export function moduleRefProblem(value: string): string | undefined {
+  if (looksLikeModuleRef(value)) return undefined;
+  return `"${value}" is not a registry module: write REMOTE/owner/module[:ref], such as buf.example.com/acme/weather or localhost:8443/acme/weather:v1`;
+}
+
 /** `remote/owner/module`, as buf names a module in its messages. */
 export function moduleFullName(ref: { remote: string; owner: string; module: string }): string {
   return `${ref.remote}/${ref.owner}/${ref.module}`;

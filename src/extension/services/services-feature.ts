@@ -1,4 +1,5 @@
 // The Services view (`protocall.services`) and its commands: refresh, add/remove a server, add a
+// registry module as a schema (add-registry-module.ts), add a
 // request for a method, go to a definition, copy a full name. The view starts the language server
 // when it opens; the server owns the schemas (one build, one cache, one set of compiler errors).
 // The commands are listed in ../command-table.ts.
@@ -7,6 +8,7 @@ import { errorMessage } from "../../core/errors";
 import { normalizeServerUrl, parseHeaderInput, serverUrlProblem } from "../../core/schema/server-entry";
 import { refreshRequest, type ServiceServer } from "../../server/protocol";
 import type { ProtocallContext } from "../context";
+import { addRegistryModule } from "./add-registry-module";
 import { type AddedRequest, addRequest } from "./add-request";
 import { type NodeElement, type ServicesElement, ServicesTree, servicesViewId } from "./tree";
 
@@ -84,6 +86,13 @@ export class ServicesFeature {
     await this.ctx.settings.addServer(server);
     this.provider.refresh();
     return server;
+  }
+
+  /** protocall.services.addRegistryModule: a registry module as a schema (`REMOTE/owner/module[:ref]`, or asks). */
+  async addRegistryModule(given?: unknown): Promise<string | undefined> {
+    const added = await addRegistryModule(this.ctx, given);
+    if (added) this.provider.refresh();
+    return added;
   }
 
   /** protocall.services.removeServer: a server item's trash button. */

@@ -5,7 +5,7 @@
 import * as vscode from "vscode";
 import { errorMessage } from "../../core/errors";
 import { inertText } from "../../core/webhooks/inert-text";
-import type { ProtocallContext } from "../context";
+import type { ProtocallContext, SignedInRegistry } from "../context";
 import type { LocalRegistryInfo, PushResult, WebhooksApi } from "./api";
 import {
   askCallbackUrl,
@@ -41,6 +41,17 @@ export class WebhooksFeature {
     });
     ctx.subscriptions.push(this.store, tree, this.view, this.model);
     this.api = this.model;
+    ctx.signedInRegistries = () => this.signedIn();
+  }
+
+  /** The registries with a token, for registry modules (Add Registry Module…, the language server). */
+  private async signedIn(): Promise<SignedInRegistry[]> {
+    const out: SignedInRegistry[] = [];
+    for (const entry of this.store.list().entries) {
+      const token = await this.store.token(entry);
+      if (token) out.push({ remote: new URL(entry.url).host, name: entry.name, token });
+    }
+    return out;
   }
 
   /** protocall.webhooks.refresh. */

@@ -2,7 +2,7 @@
 // activate() returns as `services`) and the view's commands: the workspace build of examples/, a
 // server added with "Add server…" and read with reflection, an unreachable server as an error node,
 // a click on a method appending a request (to the active .rpc editor, else a new untitled one), go to
-// definition, copy name, refresh, remove server.
+// definition, copy name, refresh, remove server, a registry module added with "Add Registry Module…".
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import * as vscode from "vscode";
@@ -251,6 +251,33 @@ export const tests: VscodeTest[] = [
       assert.equal(await vscode.commands.executeCommand("protocall.services.removeServer", server), true);
       assert.ok(!servers().some((s) => s.url === dead));
       await sources(api, (s) => !s.some((x) => x.info.origin === dead));
+    },
+  },
+  {
+    name: "Add Registry Module adds REMOTE/owner/module to protocall.schemas; the view shows what the registry said",
+    timeoutMs: 60_000,
+    async run() {
+      const api = await services();
+      assert.equal(
+        await vscode.commands.executeCommand("protocall.services.addRegistryModule", "acme/weather"),
+        undefined,
+        "a value without a registry is refused",
+      );
+      const spec = "localhost:1/acme/weather:v1";
+      assert.equal(await vscode.commands.executeCommand("protocall.services.addRegistryModule", spec), spec);
+      const config = () => vscode.workspace.getConfiguration("protocall");
+      assert.ok(config().inspect<string[]>("schemas")?.workspaceValue?.includes(spec));
+      try {
+        const list = await sources(api, (s) => s.some((x) => x.info.origin === spec && x.info.error));
+        const source = list.find((x) => x.info.origin === spec) as SourceElement;
+        assert.equal(source.info.kind, "setting");
+        assert.match(
+          source.info.error ?? "",
+          /the server hosted at that remote is unavailable \(https:\/\/localhost:1/,
+        );
+      } finally {
+        await config().update("schemas", undefined, vscode.ConfigurationTarget.Workspace);
+      }
     },
   },
   {
