@@ -18,7 +18,6 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { DownloadResponse_ContentSchema } from "../../gen/buf/registry/module/v1/download_service_pb";
 import { formatB5, type ModuleFile } from "./b5-digest";
 
 /** Protocall's cache directory for this user (see the header for the order). */
@@ -85,6 +84,10 @@ export class ModuleCache {
     const dir = this.commitDir(remote, commitId);
     if (!dir || !(await this.ready())) return undefined;
     try {
+      // Loaded here: a look-up whose compiled schema is cached never reads module files.
+      const { DownloadResponse_ContentSchema } = await import(
+        "../../gen/buf/registry/module/v1/download_service_pb"
+      );
       const content = fromBinary(DownloadResponse_ContentSchema, await readFile(join(dir, "files.binpb")));
       return content.files.map((f) => ({ path: f.path, content: f.content }));
     } catch {
@@ -112,6 +115,9 @@ export class ModuleCache {
     if (await stat(join(dir, "module.json")).catch(() => undefined)) return;
     const temp = `${dir}.${randomBytes(6).toString("hex")}.tmp`;
     try {
+      const { DownloadResponse_ContentSchema } = await import(
+        "../../gen/buf/registry/module/v1/download_service_pb"
+      );
       await mkdir(temp, { recursive: true, mode: 0o700 });
       const content = create(DownloadResponse_ContentSchema, {
         files: files.map((f) => ({ path: f.path, content: f.content })),

@@ -5,17 +5,14 @@
 // editor shows (CommitService.ListCommits, LabelService.ListLabels). Connect unary with binary
 // messages over HTTP/1.1, as buf calls a registry. Each response is checked as buf checks it (counts,
 // dashless ids, b5 digests, the graph's closure) and every failure becomes a one-line ProtocallError
-// worded like buf's (registry-errors.ts).
+// worded like buf's (registry-errors.ts). Only CommitService is loaded up front: a call whose module
+// is cached makes that one call, and the other services' descriptors are not worth decoding for it.
 import type { DescMessage, DescMethodUnary, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type { Commit } from "../../gen/buf/registry/module/v1/commit_pb";
 import { CommitService } from "../../gen/buf/registry/module/v1/commit_service_pb";
 import { DigestType } from "../../gen/buf/registry/module/v1/digest_pb";
-import { DownloadService } from "../../gen/buf/registry/module/v1/download_service_pb";
-import { GraphService } from "../../gen/buf/registry/module/v1/graph_service_pb";
-import { ModuleService } from "../../gen/buf/registry/module/v1/module_service_pb";
-import { OwnerService } from "../../gen/buf/registry/owner/v1/owner_service_pb";
 import { ProtocallError } from "../errors";
 import { b5Length, type ModuleFile } from "./b5-digest";
 import { dashedId, type ModuleRef, registryBaseUrl } from "./module-ref";
@@ -107,6 +104,7 @@ export class ModuleClient {
 
   /** GraphService.GetGraph of one commit of `ref`'s module: checked to hold the commit and every edge's ends. */
   async getGraph(ref: ModuleRef, commitId: string): Promise<ModuleGraph> {
+    const { GraphService } = await import("../../gen/buf/registry/module/v1/graph_service_pb");
     const res = await this.call("GetGraph", GraphService.method.getGraph, {
       resourceRefs: [
         {
@@ -155,6 +153,7 @@ export class ModuleClient {
    * `nameOf` names a commit's module for messages.
    */
   async download(ids: readonly string[], nameOf: (id: string) => string): Promise<Map<string, ModuleFile[]>> {
+    const { DownloadService } = await import("../../gen/buf/registry/module/v1/download_service_pb");
     const out = new Map<string, ModuleFile[]>();
     for (let i = 0; i < ids.length; i += maxRefs) {
       const batch = ids.slice(i, i + maxRefs);
@@ -194,6 +193,10 @@ export class ModuleClient {
     moduleIds: readonly string[],
     ownerIds: readonly string[],
   ): Promise<{ modules: Map<string, string>; owners: Map<string, string> }> {
+    const [{ ModuleService }, { OwnerService }] = await Promise.all([
+      import("../../gen/buf/registry/module/v1/module_service_pb"),
+      import("../../gen/buf/registry/owner/v1/owner_service_pb"),
+    ]);
     const modules = new Map<string, string>();
     const owners = new Map<string, string>();
     const mods = [...new Set(moduleIds)];
