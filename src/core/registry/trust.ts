@@ -6,7 +6,7 @@
 //    where there is none (macOS, Windows) Node's bundled roots;
 //  - plus an extra CA file the user names (`--cacert`, a registry's `caFile`), and NODE_EXTRA_CA_CERTS.
 // Returns undefined when Node's defaults are exactly that, so the common case costs nothing.
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { rootCertificates } from "node:tls";
 import { ProtocallError } from "../errors";
@@ -50,7 +50,21 @@ export function registryTrust(o: TrustOptions): string[] | undefined {
     if (extra) out.push(extra);
   }
   if (o.caFile) out.push(readPem(resolve(o.cwd ?? process.cwd(), o.caFile), o.caFlag ?? "--cacert"));
-  return out;
+  return uniqueCertificates(out);
+}
+
+/**
+ * Each certificate once: a certificate directory holds every CA twice or more (the file and its
+ * hash-named links) and repeats the bundle, and TLS parses every copy it is given.
+ */
+function uniqueCertificates(pems: readonly string[]): string[] {
+  const seen = new Set<string>();
+  for (const pem of pems) {
+    for (const m of pem.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)) {
+      seen.add(m[0].replace(/\r/g, ""));
+    }
+  }
+  return [...seen];
 }
 
 function systemBundle(): string | undefined {
@@ -93,8 +107,18 @@ function readPemDir(dir: string): string[] {
     return [];
   }
   const out: string[] = [];
+  const files = new Set<string>();
   for (const name of names) {
-    const text = tryRead(join(dir, name));
+    // Hash-named links point at files already read.
+    let file = join(dir, name);
+    try {
+      file = realpathSync(file);
+    } catch {
+      continue;
+    }
+    if (files.has(file)) continue;
+    files.add(file);
+    const text = tryRead(file);
     if (text?.includes("-----BEGIN CERTIFICATE-----")) out.push(text);
   }
   return out;
