@@ -3,7 +3,8 @@
 // trust. The same stdout and exit code for listings of a module with a dependency and for a call; the
 // same first line of the error, in buf's words, for every refusal (unknown module or label, no token,
 // a refused token, no role, an unreachable registry, a server without the module API, a registry
-// that does not answer within --timeout). buf prints "Failure: " where Protocall prints
+// that does not answer within --timeout, where both end the call with exit code 1 and "context deadline
+// exceeded"). buf prints "Failure: " where Protocall prints
 // "protocall: ", and Protocall keeps to one line where buf adds advice lines.
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -223,7 +224,15 @@ describe("refusals worded as buf words them", () => {
     hostile.mode = "silent";
     try {
       const pair = await both(list(`${hostile.remote}/acme/app`, "--timeout", "2s"), registry.env("t"));
-      assert.match(sameRefusal(pair), /^deadline_exceeded: context deadline exceeded/);
+      // buf: `deadline_exceeded: context deadline exceeded`; Protocall says which step --timeout ended,
+      // as for every step before the request goes out.
+      assert.equal(pair.buf.code, 1, describePair(pair));
+      assert.equal(pair.ours.code, 1, describePair(pair));
+      assert.match(pair.buf.stderr, /^Failure: deadline_exceeded: context deadline exceeded\n$/);
+      assert.match(
+        pair.ours.stderr,
+        /^protocall: timed out after 2s \(--timeout\) .*: context deadline exceeded\n$/,
+      );
     } finally {
       hostile.mode = "ok";
     }

@@ -33,11 +33,6 @@ export interface ModuleSchemaOptions {
   readonly cacheDir?: string | false;
   readonly bufPath?: string;
   readonly signal?: AbortSignal;
-  /**
-   * How long the registry may take in all (curl's --timeout); when it is up the look-up fails with
-   * buf's `deadline_exceeded: context deadline exceeded`. Default: none beyond each call's own limit.
-   */
-  readonly timeoutMs?: number;
   /** The largest registry response read (default 256 MiB). */
   readonly maxResponseBytes?: number;
   /** Called for each registry call made (for verbose output and tests). */
@@ -96,7 +91,7 @@ export async function loadModuleSchema(
     remote: ref.remote,
     token,
     ca: registryTrust({ env, caFile: options.caFile, cwd: options.cwd }),
-    signal: deadline(ref.remote, options),
+    signal: options.signal,
     maxResponseBytes: options.maxResponseBytes,
   });
   options.onCall?.("GetCommits");
@@ -114,22 +109,6 @@ export async function loadModuleSchema(
     inFlight.set(key, running);
   }
   return running;
-}
-
-/** The caller's signal combined with the overall deadline, whose reason is the error to show. */
-function deadline(remote: string, options: ModuleSchemaOptions): AbortSignal | undefined {
-  const ms = options.timeoutMs;
-  if (!ms || ms <= 0) return options.signal;
-  const controller = new AbortController();
-  const timer = setTimeout(() => {
-    controller.abort(
-      new ProtocallError(
-        `deadline_exceeded: context deadline exceeded (the registry at https://${remote} did not finish answering within ${ms / 1000} s)`,
-      ),
-    );
-  }, ms);
-  timer.unref();
-  return options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
 }
 
 /** A cached schema for a commit id typed by the user, if the cache holds it for this very module. */

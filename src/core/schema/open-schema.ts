@@ -37,8 +37,6 @@ export interface OpenSchemaOptions {
   cacert?: string;
   /** Registry modules: Protocall's cache directory instead of the user's; false for none. */
   registryCacheDir?: string | false;
-  /** Registry modules: how long the registry may take in all (curl's --timeout); default no limit. */
-  registryTimeoutMs?: number;
 }
 
 /**
@@ -77,7 +75,6 @@ export async function openSchema(spec: string, options: OpenSchemaOptions): Prom
         cacheDir: options.registryCacheDir,
         bufPath: options.bufPath,
         signal: options.signal,
-        timeoutMs: options.registryTimeoutMs,
       });
     }
     throw new ProtocallError(
