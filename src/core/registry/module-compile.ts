@@ -21,7 +21,16 @@ export interface CompileModule {
 export interface CompileOptions {
   readonly bufPath?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** Stops the compiler (a command's --timeout, a cancel). */
+  readonly signal?: AbortSignal;
 }
+
+/**
+ * How long buf may take: a module is compiled once per commit and may hold thousands of files (the
+ * googleapis tree takes minutes on a busy machine), so well beyond a workspace build's limit; a
+ * caller's --timeout or cancel still stops it.
+ */
+const moduleCompileTimeoutMs = 15 * 60_000;
 
 /**
  * Compiles `root` with `deps` (their .proto files only). Throws a ProtocallError naming the module and
@@ -45,7 +54,12 @@ export async function compileModule(
     }
     await writeFile(join(work, "buf.yaml"), `${lines.join("\n")}\n`);
     const args = bufBuildArgs().map((a) => (a === "." ? "m0" : a));
-    const run = await runCompiler(buf, args, { cwd: work, env });
+    const run = await runCompiler(buf, args, {
+      cwd: work,
+      env,
+      signal: options.signal,
+      timeoutMs: moduleCompileTimeoutMs,
+    });
     if (run.code !== 0) {
       const failure = bufBuildFailure(run.stderr, "", run.code);
       if (failure instanceof CompilerError) {

@@ -216,7 +216,7 @@ async function fetchAndCompile(
     order
       .filter((id) => id !== root.id)
       .map((id) => ({ name: `${fullName(id)}:${id}`, files: files.get(id)! })),
-    { bufPath: options.bufPath, env: options.env },
+    { bufPath: options.bufPath, env: options.env, signal: options.signal },
   );
 
   for (const id of missing) {

@@ -26,7 +26,13 @@ export interface CompilerRun {
 export type CompilerRunner = (
   file: string,
   args: readonly string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal },
+  options: {
+    cwd: string;
+    env?: NodeJS.ProcessEnv;
+    signal?: AbortSignal;
+    /** How long the compiler may run before it is stopped (default 120 s). */
+    timeoutMs?: number;
+  },
 ) => Promise<CompilerRun>;
 
 export interface BuildOptions {
@@ -245,10 +251,11 @@ export const runCompiler: CompilerRunner = (file, args, options) =>
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
+    const limitMs = options.timeoutMs ?? compileTimeoutMs;
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill("SIGKILL");
-    }, compileTimeoutMs);
+    }, limitMs);
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
     child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
     child.on("error", (e: NodeJS.ErrnoException) => {
@@ -267,9 +274,7 @@ export const runCompiler: CompilerRunner = (file, args, options) =>
       clearTimeout(timer);
       if (timedOut) {
         reject(
-          new ProtocallError(
-            `the compiler ${file} did not finish within ${compileTimeoutMs / 1000}s and was stopped`,
-          ),
+          new ProtocallError(`the compiler ${file} did not finish within ${limitMs / 1000}s and was stopped`),
         );
         return;
       }
