@@ -5,7 +5,8 @@
 // a refused token, no role, an unreachable registry, a server without the module API, a registry
 // that does not answer within --timeout, where both end the call with exit code 1 and "context deadline
 // exceeded"). buf prints "Failure: " where Protocall prints
-// "protocall: ", and Protocall keeps to one line where buf adds advice lines.
+// "protocall: ", and Protocall keeps to one line where buf adds advice lines. Also: `protocall convert`
+// with a type from a module.
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -237,4 +238,24 @@ describe("refusals worded as buf words them", () => {
       hostile.mode = "ok";
     }
   });
+});
+
+test("protocall convert takes its --type from a module", async () => {
+  const r = await runCli(
+    [
+      "convert",
+      "--type",
+      "pet.v1.Pet",
+      "--schema",
+      `${registry.remote}/acme/petapis`,
+      "-d",
+      '{"name": "rex"}',
+    ],
+    {
+      env: { ...registry.env("alice-token"), PROTOCALL_CACHE_DIR: cache },
+      timeoutMs: 60_000,
+    },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual([...r.stdoutBytes], [0x0a, 0x03, ...Buffer.from("rex")]);
 });
