@@ -57,7 +57,7 @@ describe("protocall run", { timeout: 120_000 }, () => {
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /Warning/);
     assert.equal((r.stdout.match(/"greeting"/g) ?? []).length, count);
-    assert.match(r.stderr, new RegExp(`${count} requests: ${count} passed\n$`));
+    assert.match(r.stderr, new RegExp(`${count} requests: ${count} passed; ${count} checks \\(\\d+ ms\\)\n$`));
   });
 
   test("--help explains the command with examples", async () => {
@@ -70,7 +70,7 @@ describe("protocall run", { timeout: 120_000 }, () => {
     assert.match(top.stdout, /\n {2}run {2,}Run the requests of a \.rpc request file/);
   });
 
-  test("runs every request in order, even after a failure; the exit code is the first failure's", async () => {
+  test("runs every request in order, even after a failure: one line per request and per failed check; the exit code is the first failure's", async () => {
     const { file } = workspace(
       [
         "@host = HOST",
@@ -93,13 +93,18 @@ describe("protocall run", { timeout: 120_000 }, () => {
     const r = await run([file]);
     assert.equal(r.code, 40, r.stderr);
     assert.equal(r.stdout, '{\n  "greeting": "Hello, one!"\n}\n{\n  "greeting": "Hello, two!"\n}\n');
-    const lines = r.stderr.trimEnd().split("\n");
-    assert.deepEqual(
-      lines.filter((l) => l.startsWith("###")),
-      ["### Greet", "### Fail", "### Down", "### Again"],
-    );
-    assert.match(r.stderr, /### Fail\n\{\n {3}"code": "not_found",\n {3}"message": "gone"\n\}\n### Down\n/);
-    assert.equal(lines[lines.length - 1], "4 requests: 2 passed, 2 failed (not_found, exit 1)");
+    const lines = r.stderr.trimEnd().replace(/\(\d+ ms\)/g, "(T)").split("\n");
+    const shown = file.replace(`${dir}/`, "");
+    assert.deepEqual(lines, [
+      "PASS Greet (T)",
+      "FAIL Fail (T)",
+      `  ${shown}:7:1: expected status == ok, got not_found: gone (assert on status or error to expect a failure)`,
+      "ERROR Down (T)",
+      `  ${shown}:11:1: the call failed: ${r.stderr.match(/the call failed: (.*)/)?.[1]}`,
+      "PASS Again (T)",
+      "4 requests: 2 passed, 1 failed, 1 errored; 4 checks, 2 failed (T)",
+    ]);
+    assert.match(lines[4], /the call failed: .*connection refused/);
   });
 
   test("a file without ### is one request; its output is exactly protocall curl's", async () => {
@@ -113,7 +118,7 @@ describe("protocall run", { timeout: 120_000 }, () => {
       `${server.url}/demo.v1.DemoService/Count`,
     ]);
     assert.equal(r.stdout, curl.stdout);
-    assert.equal(r.stderr, "1 request: 1 passed\n");
+    assert.match(r.stderr, /^PASS request 1 \(line 1\) \(\d+ ms\)\n1 request: 1 passed; 1 check \(\d+ ms\)\n$/);
   });
 
   test("--name runs the named requests, in the order given; an unknown name lists the known ones", async () => {
@@ -217,8 +222,8 @@ describe("protocall run", { timeout: 120_000 }, () => {
     );
     assert.match(r.stderr, /requests\.rpc:5:5: warning: another request is also named "Same" \(line 1\)/);
     assert.match(r.stderr, /requests\.rpc:7:1: warning: request options go before the request line/);
-    assert.match(r.stderr, /### Other\n/);
-    assert.match(r.stderr, /3 requests: 3 passed\n$/);
+    assert.match(r.stderr, /\nPASS Other \(\d+ ms\)\n/);
+    assert.match(r.stderr, /3 requests: 3 passed; 3 checks \(\d+ ms\)\n$/);
     const other = await run([file, "--name", "Other"]);
     assert.equal(other.code, 0, other.stderr);
     assert.equal(other.stdout, '{\n  "greeting": "Hello, world!"\n}\n');
@@ -230,8 +235,11 @@ describe("protocall run", { timeout: 120_000 }, () => {
     const { file } = workspace(example.replace(/^@host = .*$/m, "@host = HOST"));
     const r = await run([file]);
     assert.equal(r.code, 40, r.stderr);
-    assert.match(r.stderr, /\n8 requests: 7 passed, 1 failed \(not_found\)\n$/);
-    assert.match(r.stderr, /### An error with details \(exit code 40\)\n\{\n {3}"code": "not_found"/);
+    assert.match(r.stderr, /\n8 requests: 7 passed, 1 failed; 8 checks, 1 failed \(\d+ ms\)\n$/);
+    assert.match(
+      r.stderr,
+      /\nFAIL An error with details \(exit code 40\) \(\d+ ms\)\n {2}ws\d+\/requests\.rpc:30:1: expected status == ok, got not_found: no such order/,
+    );
     assert.match(r.stdout, /"greeting": "Hello, world!"/);
     assert.match(r.stdout, /"sum": "42"/);
     assert.match(r.stdout, /^demo\.v1\.DemoService\ndemo\.v1\.GreetService\n/m);

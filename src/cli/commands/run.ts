@@ -1,15 +1,21 @@
-// `protocall run FILE.rpc [--name NAME] [--env ENV] [--env-file FILE]`: runs the requests of a request
-// file in order, each exactly as `protocall curl` would (same output, same exit codes), and ends with a
-// summary line on stderr. Requests are converted as the editor's Send converts them (prepareSend) and
-// run through the same call pipeline, all writing to one stdout sink. Every request runs even after a
-// failure; the exit code is the first failure's. Problems in the file (syntax, unknown options,
-// undefined variables) are reported as `file:line:col: message` before anything is sent.
-import { readFileSync } from "node:fs";
+// `protocall run FILE.rpc [--name NAME] [--env ENV] [--var NAME=VALUE] [--bail] [--reporter KIND=FILE]`:
+// runs the requests of a request file in order as tests. The work is core/assertions/run-requests.ts
+// (requests converted as the editor's Send converts them, called through one warm call session,
+// judged by their `# @assert` options, `# @capture` values feeding the requests after them); this
+// file renders it: response messages on stdout as `protocall curl` prints them (one stdout sink),
+// one line per request and per failed check on stderr, a summary, and the JUnit / JSON reports.
+// Problems in the file (syntax, unknown options, undefined variables) are reported as
+// `file:line:col: message` before anything is sent.
+import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
+import { type RequestResult, type RequestVerdict, summarize } from "../../core/assertions/results";
+import type { RequestRun } from "../../core/assertions/run-requests";
 import { ProtocallError } from "../../core/errors";
-import { defineFlags, flagsHelp, parseArgs } from "../args";
+import type { Range } from "../../core/rpcfile/types";
+import { defineFlags, flagsHelp, invalidValue, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
-import { callIo } from "../io";
+import { homeDirectory } from "../io";
+import { version } from "../version";
 
 const flags = defineFlags({
   env: { kind: "string", value: "ENV", help: "environment to select from the environment file" },
@@ -23,18 +29,34 @@ const flags = defineFlags({
     value: "NAME",
     help: "run only the request with this name (the text after ###, or # @name); repeatable, in the given order",
   },
+  var: {
+    kind: "strings",
+    value: "NAME=VALUE",
+    help: "set a variable above every other (environment, file, captures); repeatable",
+  },
+  bail: { kind: "bool", help: "stop at the first request that does not pass; the rest are skipped" },
+  reporter: {
+    kind: "strings",
+    value: "KIND=FILE",
+    help: "also write the results: junit=FILE (JUnit XML, for CI servers) or json=FILE; repeatable; written even when requests fail",
+  },
 });
 
-const help = `Run the requests of a .rpc request file, like \`protocall curl\` (same output, same exit codes).
+const help = `Run the requests of a .rpc request file as tests: each is called as \`protocall curl\` would call it
+and checked against its # @assert options.
 
 Usage:
   protocall run FILE.rpc [flags]
 
-Each request of the file runs in order; responses are printed on stdout as \`protocall curl\` prints
-them. All requests run even if one fails; a summary line follows on stderr
-(\`3 requests: 2 passed, 1 failed (not_found)\`), and the exit code is the first failure's
-(the gRPC code × 8 for an RPC error, 1 for other errors), 0 when all pass. Ctrl-C cancels the
-running request and skips the rest.
+Each request of the file runs in order; response messages are printed on stdout as \`protocall curl\`
+prints them. On stderr, one line per request (PASS, FAIL, ERROR for a call that failed outside the RPC,
+SKIP) with each check that did not hold under it as FILE:LINE:COL: message, then a summary
+(\`3 requests: 2 passed, 1 failed; 7 checks, 1 failed (42 ms)\`). All requests run even if one fails,
+unless --bail is given. A request passes when its status is ok and every # @assert holds (assert on
+status or error to expect a failure: # @assert status == not_found). The exit code is 0 when every
+request passes, else the first failing request's: its \`protocall curl\` exit code when its call
+failed and nothing expected it (the gRPC code × 8 for an RPC error, 1 for other errors), 1 when an
+assertion or capture did not hold or the request could not be sent.
 
 A request file holds requests separated by "### <name>" lines; a file without ### holds one:
 
@@ -48,14 +70,27 @@ A request file holds requests separated by "### <name>" lines; a file without ##
   {"name": "world"}                      the body: JSON documents (several for a client stream)
   < ./more.json                          or a file to include, relative to the .rpc file
 
+Assertions and captures are request options (README: "Request files that test themselves"):
+
+  # @assert status == ok                 path, operator (== != < <= > >= contains matches
+  # @assert message.greeting == "Hi"     exists !exists isType), a JSON value
+  # @assert headers["content-type"] contains "grpc"
+  # @assert error.details[google.rpc.BadRequest].fieldViolations[0].field == "name"
+  # @capture token = message.token       {{token}} in the requests after this one
+
+A request that uses a captured value whose request has not run (it failed, or --name left it out)
+is not sent, and names the request to run first.
+
 Problems in the file (syntax, unknown request options, invalid values, undefined variables,
 missing included files) are printed as FILE:LINE:COL: message, and nothing is sent (exit 1).
 
-Variables: {{name}} is a file variable (\`@name = value\` at the top), else a variable of the
-environment chosen with --env. Environments are read from protocall.env.json at the workspace root
-(the nearest directory above the file with that file, else with .git), with values from
-protocall.env.private.json (meant to be git-ignored, for secrets) overriding them; the "$shared"
-environment holds defaults for all. {{$env NAME}}, {{$dotenv NAME}} (.env next to the file, then at
+Variables: {{name}} takes the first of, in this order: a --var value, a value captured earlier in
+the run, the environment chosen with --env, the file's own \`@name = value\`, the "$shared"
+environment's defaults. So \`@host\` in a file is its default, and an environment (or --var) with
+host points the file at another server without editing it. Environments are read from
+protocall.env.json at the workspace root (the nearest directory above the file with that file,
+else with .git), with values from protocall.env.private.json (meant to be git-ignored, for
+secrets) overriding them. {{$env NAME}}, {{$dotenv NAME}} (.env next to the file, then at
 the workspace root), {{$uuid}}, {{$timestamp}}, {{$isoTimestamp}} and {{$randomInt MIN MAX}} are
 built in. Relative paths (includes, @cacert, @schema, ...) are relative to the .rpc file.
 
@@ -64,6 +99,8 @@ Examples:
   protocall run requests.rpc --name "Greet a person"
   protocall run api.rpc --env staging
   protocall run api.rpc --env prod --env-file config/protocall.env.json
+  protocall run api.rpc --var host=https://staging.example.com --bail
+  protocall run api.rpc --reporter junit=results.xml --reporter json=results.json
 
 Flags:
 ${flagsHelp(flags)}`;
@@ -74,6 +111,40 @@ interface RunArgs {
   env?: string;
   envFile?: string;
   help: boolean;
+  vars: Record<string, string>;
+  reporters: Reporter[];
+  bail: boolean;
+}
+
+/** A report file asked for with --reporter KIND=FILE. */
+interface Reporter {
+  kind: "junit" | "json";
+  file: string;
+}
+
+/** `--var NAME=VALUE` into `vars`. */
+function addVar(vars: Record<string, string>, text: string): void {
+  const eq = text.indexOf("=");
+  const name = eq > 0 ? text.slice(0, eq).trim() : "";
+  if (!/^[A-Za-z_][\w.-]*$/.test(name)) {
+    throw invalidValue(
+      text,
+      "--var",
+      "write NAME=VALUE with a variable name (letters, digits, _ . -), e.g. --var host=http://localhost:8080",
+    );
+  }
+  vars[name] = text.slice(eq + 1);
+}
+
+/** `--reporter KIND=FILE`. */
+function parseReporter(text: string): Reporter {
+  const eq = text.indexOf("=");
+  const kind = eq > 0 ? text.slice(0, eq) : text;
+  const file = eq > 0 ? text.slice(eq + 1) : "";
+  if ((kind !== "junit" && kind !== "json") || file === "") {
+    throw invalidValue(text, "--reporter", "write --reporter junit=FILE (JUnit XML) or --reporter json=FILE");
+  }
+  return { kind, file };
 }
 
 function parseRunArgs(args: string[]): RunArgs {
@@ -81,7 +152,8 @@ function parseRunArgs(args: string[]): RunArgs {
     command: "protocall run",
     positionals: Number.POSITIVE_INFINITY,
   });
-  if (help) return { names: [], help };
+  const out: RunArgs = { names: [], help, vars: {}, reporters: [], bail: false };
+  if (help) return out;
   if (positionals.length === 0) {
     throw new ProtocallError(
       "no request file given: write `protocall run FILE.rpc` (see `protocall run --help`)",
@@ -92,33 +164,14 @@ function parseRunArgs(args: string[]): RunArgs {
       `too many arguments: expected one .rpc file, got ${positionals.map((p) => JSON.stringify(p)).join(", ")}`,
     );
   }
-  return { file: positionals[0], names: values.name, env: values.env, envFile: values["env-file"], help };
-}
-
-const codeNames = [
-  "ok",
-  "canceled",
-  "unknown",
-  "invalid_argument",
-  "deadline_exceeded",
-  "not_found",
-  "already_exists",
-  "permission_denied",
-  "resource_exhausted",
-  "failed_precondition",
-  "aborted",
-  "out_of_range",
-  "unimplemented",
-  "internal",
-  "unavailable",
-  "data_loss",
-  "unauthenticated",
-];
-
-/** How a failure shows in the summary: the RPC code name, or `exit N` for other failures. */
-function failureName(code: number): string {
-  if (code >= 8 && code % 8 === 0 && code / 8 < codeNames.length) return codeNames[code / 8];
-  return `exit ${code}`;
+  for (const v of values.var) addVar(out.vars, v);
+  out.reporters = values.reporter.map(parseReporter);
+  out.file = positionals[0];
+  out.names = values.name;
+  out.env = values.env;
+  out.envFile = values["env-file"];
+  out.bail = values.bail;
+  return out;
 }
 
 export const command: Command = {
@@ -128,11 +181,13 @@ export const command: Command = {
       ctx.stdout.write(help);
       return 0;
     }
-    const [{ parseRpcFile }, { prepareSend }, { runCurl }] = await Promise.all([
-      import("../../core/rpcfile/parse"),
-      import("../../core/rpcfile/prepare-send"),
-      import("../../core/invoke/run-curl"),
-    ]);
+    const [{ parseRpcFile }, { openRpcContext }, { checkRequests, runRequests }, { createCallSession }] =
+      await Promise.all([
+        import("../../core/rpcfile/parse"),
+        import("../../core/rpcfile/context"),
+        import("../../core/assertions/run-requests"),
+        import("../../core/invoke/call-session"),
+      ]);
     const full = resolve(ctx.cwd, a.file);
     let text: string;
     try {
@@ -174,49 +229,147 @@ export const command: Command = {
       throw new ProtocallError(`${shown} holds no request: add a request line (a URL) after ###`);
     }
 
-    // The same conversion as the editor's Send. Every request is resolved before the first is
-    // sent, so a typo in the last one sends nothing.
-    const prepared = requests.map((r) =>
-      prepareSend({
-        text,
-        parsed: file,
-        filePath: full,
-        requestIndex: r.index,
-        environment: a.env,
-        envFile: a.envFile,
-        processEnv: ctx.env,
-      }),
-    );
-    let problems = 0;
-    for (const p of prepared) {
-      for (const d of p.problems) {
-        problems++;
-        ctx.stderr.write(`${where(d.range)}: ${d.message}\n`);
+    // The environment is read once for the file; --var values rank above everything else.
+    const context = openRpcContext({
+      filePath: full,
+      environment: a.env,
+      envFile: a.envFile,
+      processEnv: ctx.env,
+      overrides: a.vars,
+    });
+    const run = { text, parsed: file, filePath: full, shownFile: shown, requests, context };
+    // Every request is converted before the first is sent, so a typo in the last one sends nothing.
+    const problems = checkRequests(run);
+    for (const d of problems) ctx.stderr.write(`${where(d.range)}: ${d.message}\n`);
+    if (problems.length > 0) return 1;
+
+    const stdinIsTTY = ctx.stdinIsTTY;
+    // Ctrl-C cancels the running request and skips the rest (ctx.interrupted, as for protocall curl).
+    const controller = new AbortController();
+    const interrupted = ctx.interrupted();
+    const onInterrupt = () => controller.abort();
+    if (interrupted.aborted) controller.abort();
+    else interrupted.addEventListener("abort", onInterrupt, { once: true });
+    const { sinkFor } = await import("../../core/invoke/output-sink");
+    const stdout = sinkFor(ctx.stdout);
+    // Output that can no longer be written (`protocall run ... | head`) ends the run.
+    const unwatch = stdout.onBroken((err) => controller.abort(err));
+    const session = createCallSession({ product: `protocall/${version}` });
+    const started = performance.now();
+    let outcome: Awaited<ReturnType<typeof runRequests>>;
+    try {
+      outcome = await runRequests({
+        ...run,
+        session,
+        bail: a.bail,
+        signal: controller.signal,
+        io: {
+          env: ctx.env,
+          homedir: homeDirectory(ctx),
+          stdin: {
+            // Created only if a request reads it (-d @-).
+            get stdin() {
+              return ctx.stdin;
+            },
+            stdinIsTTY,
+            promptPassword: stdinIsTTY
+              ? async (prompt) =>
+                  (await import("../../core/invoke/prompt-password")).promptPassword(
+                    prompt,
+                    ctx.stdin,
+                    ctx.stderr,
+                  )
+              : undefined,
+          },
+        },
+        observer: {
+          message: (json) => void stdout.write(`${json}\n`),
+          log: (line) => ctx.stderr.write(`${line}\n`),
+          done: (r) => {
+            if (r.call?.listing) stdout.write(r.call.listing.map((line) => `${line}\n`).join(""));
+            ctx.stderr.write(requestLines(r, where));
+          },
+        },
+      });
+      await stdout.flush();
+    } finally {
+      unwatch();
+      interrupted.removeEventListener("abort", onInterrupt);
+      await session.close();
+    }
+    const broken = stdout.broken;
+    if (broken) {
+      if (broken.code === "EPIPE") return 141;
+      ctx.stderr.write(`protocall: cannot write the output: ${broken.message}\n`);
+      return 1;
+    }
+    const results = outcome.runs.map((r) => r.result);
+    const elapsed = performance.now() - started;
+    await new Promise<void>((done) => ctx.stderr.write(summaryLine(results, elapsed), () => done()));
+    if (a.reporters.length > 0) {
+      const [{ junitReport }, { jsonReport }] = await Promise.all([
+        import("../../core/assertions/junit-report"),
+        import("../../core/assertions/json-report"),
+      ]);
+      const timestamp = new Date(Date.now() - elapsed);
+      for (const rep of a.reporters) {
+        const body =
+          rep.kind === "junit" ? junitReport(results, { timestamp }) : jsonReport(results, { timestamp });
+        writeReport(resolve(ctx.cwd, rep.file), rep, body);
       }
     }
-    if (problems > 0) return 1;
-
-    const failures: number[] = [];
-    let ran = 0;
-    for (const p of prepared) {
-      // Relative paths of a request (data files, certificates) resolve against its file's directory.
-      const io = callIo(ctx, p.baseDir);
-      if (io.signal?.aborted) break;
-      if (prepared.length > 1) ctx.stderr.write(`### ${p.label}\n`);
-      const code = await runCurl(p.options as NonNullable<typeof p.options>, io);
-      ran++;
-      if (code !== 0) failures.push(code);
-    }
-    const total = prepared.length;
-    const passed = ran - failures.length;
-    let failedText =
-      failures.length > 0 ? `, ${failures.length} failed (${failures.map(failureName).join(", ")})` : "";
-    if (ran < total) failedText += `, ${total - ran} not run (interrupted)`;
-    await new Promise<void>((done) =>
-      ctx.stderr.write(`${total} request${total === 1 ? "" : "s"}: ${passed} passed${failedText}\n`, () =>
-        done(),
-      ),
-    );
-    return failures[0] ?? 0;
+    return outcome.exitCode;
   },
 };
+
+const marks: Record<RequestVerdict, string> = {
+  passed: "PASS",
+  failed: "FAIL",
+  errored: "ERROR",
+  skipped: "SKIP",
+};
+
+/** A request's line, and one line per check that did not hold (or per problem that kept it unsent). */
+function requestLines(r: RequestRun, where: (range: Range) => string): string {
+  const res = r.result;
+  const time =
+    res.verdict === "skipped" ? ` (${res.message?.replace(/^not run: /, "")})` : ` (${ms(res.durationMs)})`;
+  let out = `${marks[res.verdict]} ${res.name}${time}\n`;
+  for (const p of r.problems) out += `  ${where(p.range)}: ${p.message}\n`;
+  if (res.verdict === "errored" && r.problems.length === 0) {
+    // The call failed outside the RPC: every check would say so; say it once.
+    out += `  ${where(r.request.requestLine ?? r.request.range)}: the call failed: ${res.message}\n`;
+    return out;
+  }
+  for (const c of res.checks) if (!c.passed) out += `  ${where(c.range)}: ${c.message}\n`;
+  return out;
+}
+
+/** `3 requests: 2 passed, 1 failed; 7 checks, 1 failed (42 ms)` and a newline. */
+function summaryLine(results: readonly RequestResult[], elapsedMs: number): string {
+  const s = summarize(results);
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  let line = `${plural(s.requests, "request")}: ${s.passed} passed`;
+  if (s.failed) line += `, ${s.failed} failed`;
+  if (s.errored) line += `, ${s.errored} errored`;
+  if (s.skipped) line += `, ${s.skipped} skipped`;
+  const checks = s.checks.passed + s.checks.failed;
+  line += `; ${plural(checks, "check")}`;
+  if (s.checks.failed) line += `, ${s.checks.failed} failed`;
+  return `${line} (${ms(elapsedMs)})\n`;
+}
+
+function ms(n: number): string {
+  return n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`;
+}
+
+function writeReport(path: string, rep: Reporter, body: string): void {
+  try {
+    writeFileSync(path, body);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ProtocallError(
+      `--reporter ${rep.kind}=${rep.file}: cannot write ${path}: ${code === "ENOENT" ? "no such directory" : code === "EISDIR" ? "it is a directory" : (code ?? (err as Error).message)}`,
+    );
+  }
+}

@@ -4,12 +4,13 @@
 // objects they are made from (settings-key.ts), and the editor's fallback sources (the workspace
 // build) follow --schema. That caching is all this file adds; `refresh()` drops everything.
 import { Readable } from "node:stream";
-import type { DescMethod } from "@bufbuild/protobuf";
+import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Resolver } from "../schema/resolver";
 import type { SchemaSource } from "../schema/types";
 import type { CachedResolver, Connections } from "./connections";
 import type { CallErrorDetail } from "./failure";
+import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
 import { runPipeline, SetupTimeout } from "./pipeline";
 import type { HeaderSplitter } from "./repeated-headers";
@@ -27,6 +28,11 @@ export interface CallIo {
   cwd: string;
   env: NodeJS.ProcessEnv;
   homedir: string;
+  /**
+   * What `-d @-` and `-H @-` read, and the terminal's password prompt for `--user name`; the editor
+   * gives none (empty input, no prompt), `protocall run` gives its own.
+   */
+  stdin?: Pick<InputIo, "stdin" | "stdinIsTTY" | "promptPassword">;
 }
 
 /** Receives a call's progress as it happens. Every member is optional. */
@@ -39,6 +45,11 @@ export interface CallObserver {
   headers?(headers: HeaderPairs): void;
   /** Each response message as formatted JSON (as `protocall curl` prints it), as it arrives. */
   message?(json: string, index: number): void;
+  /**
+   * Each response message as proto JSON with implicit fields at their defaults, what assertions read
+   * (core/assertions/outcome.ts); only computed when this member is given.
+   */
+  value?(value: JsonValue, index: number): void;
 }
 
 export interface CallResult {
@@ -214,8 +225,15 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       const timeout = options.reflectionTimeoutMs;
       const r = await runPipeline(
         o,
-        // The editor has no standard input: `-d @-` and `-H @-` read nothing, and no password prompt.
-        { cwd: io.cwd, env: io.env, homedir: io.homedir, stdin: Readable.from([]), stdinIsTTY: false },
+        // Without io.stdin (the editor): `-d @-` and `-H @-` read nothing, and no password prompt.
+        {
+          cwd: io.cwd,
+          env: io.env,
+          homedir: io.homedir,
+          stdin: io.stdin?.stdin ?? Readable.from([]),
+          stdinIsTTY: io.stdin?.stdinIsTTY ?? false,
+          promptPassword: io.stdin?.promptPassword,
+        },
         {
           log,
           connections: connectionsFor(log),
@@ -237,6 +255,9 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
             result.messages.push(json);
             observer.message?.(json, result.messages.length - 1);
           },
+          onMessageValue: observer.value
+            ? (value) => observer.value?.(value, result.messages.length)
+            : undefined,
         },
       );
       result.warnings = r.warnings;

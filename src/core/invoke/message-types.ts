@@ -3,7 +3,15 @@
 // found this way) and extension fields of responses, all resolved through the call's schema as they
 // are met. Everything is synchronous until a message names a type not loaded yet, so a long stream
 // of plain messages never pays for a promise per message.
-import type { DescExtension, DescMessage, DescMethod, Message, Registry } from "@bufbuild/protobuf";
+import {
+  type DescExtension,
+  type DescMessage,
+  type DescMethod,
+  type JsonValue,
+  type Message,
+  type Registry,
+  toJson,
+} from "@bufbuild/protobuf";
 import type { Resolver } from "../schema/resolver";
 import { collectAnyTypeNames, createMessageFormatter, reachesAny } from "./output";
 import { findUnknownFields, reachesExtendable, unknownFieldSize } from "./unknown-fields";
@@ -53,6 +61,11 @@ export interface MessageTypes {
   prepareResponse(message: Message): Promise<void> | undefined;
   /** Formats a (prepared) response message as `protocall curl` prints it, without the newline. */
   formatResponse(message: Message): string;
+  /**
+   * A (prepared) response message as proto JSON with every field without presence at its default
+   * (`"count": 0` rather than nothing): what assertions and captures read (core/assertions).
+   */
+  responseValue(message: Message): JsonValue;
 }
 
 export async function messageTypes(
@@ -135,6 +148,14 @@ export async function messageTypes(
       return unknown ? unknown.then(() => loadAny(message)) : loadAny(message);
     },
     formatResponse: (message) => formatter(output, message),
+    responseValue(message) {
+      try {
+        return toJson(output, message, { alwaysEmitImplicit: true, registry: t.any });
+      } catch {
+        // An Any whose type no source knows: as printed (its bytes in base64).
+        return JSON.parse(formatter(output, message)) as JsonValue;
+      }
+    },
   };
 }
 

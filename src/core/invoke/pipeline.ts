@@ -14,7 +14,7 @@
 // TLS handshake, reflection) ends when it expires, and the RPC gets what is left as its deadline.
 // `protocall curl` and `protocall run` render the result to stdout and stderr (run-curl.ts); the
 // editor's session adds only caching and its fallback sources (call-session.ts).
-import type { DescMethod } from "@bufbuild/protobuf";
+import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ProtocallError } from "../errors";
 import type { Resolver } from "../schema/resolver";
@@ -58,6 +58,11 @@ export interface PipelineOptions {
    * call wait (backpressure); return undefined whenever possible, so a long stream stays cheap.
    */
   onMessage?(json: string): void | Promise<void>;
+  /**
+   * Each response message as proto JSON with implicit fields at their defaults (what assertions
+   * read; message-types.ts `responseValue`). Only computed when given.
+   */
+  onMessageValue?(value: JsonValue): void;
 }
 
 export interface PipelineResult {
@@ -196,8 +201,10 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
     const unwatch = out?.onBroken((err) => stop.abort(err));
     const signal = p.signal ? AbortSignal.any([p.signal, stop.signal]) : stop.signal;
     const onMessage = p.onMessage;
+    const onValue = p.onMessageValue;
     const emit = (message: Parameters<typeof types.formatResponse>[0]): void | Promise<void> => {
       const json = types.formatResponse(message);
+      onValue?.(types.responseValue(message));
       const toFile = out?.write(`${json}\n`);
       const toFront = onMessage?.(json);
       return toFile && toFront ? Promise.all([toFile, toFront]).then(() => {}) : (toFile ?? toFront);

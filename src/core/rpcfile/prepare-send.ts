@@ -6,7 +6,7 @@
 import { ProtocallError } from "../errors";
 import type { CurlOptions, Protocol } from "../invoke/options";
 import type { RpcAssertion } from "./assertion-syntax";
-import { openRpcContext, type RpcContextOptions, type RunVariables } from "./context";
+import { openRpcContext, type RpcContext, type RpcContextOptions, type RunVariables } from "./context";
 import { parseRpcFile } from "./parse";
 import { requestLabel } from "./to-curl";
 import type { Range, RpcFile, RpcRequest } from "./types";
@@ -34,6 +34,11 @@ export interface PrepareSendOptions {
   overrides?: Readonly<Record<string, string>>;
   /** Values captured so far in the run, and how to treat captures that have not run. */
   run?: RunVariables;
+  /**
+   * The file's context, opened once for many requests (`protocall run`); when given, the
+   * environment, workspace and `overrides` options above are not read.
+   */
+  context?: RpcContext;
 }
 
 export interface SendProblem {
@@ -70,15 +75,7 @@ export function prepareSend(o: PrepareSendOptions): PreparedSend {
         : `${o.filePath} has no request #${o.requestIndex + 1} (it has ${file.requests.length}); save the file and try again`,
     );
   }
-  const contextOptions: RpcContextOptions = {
-    filePath: o.filePath,
-    environment: o.environment ? o.environment : undefined,
-    envFile: o.envFile ? o.envFile : undefined,
-    processEnv: o.processEnv,
-    overrides: o.overrides,
-  };
-  if (o.workspaceRoot) contextOptions.workspaceRoot = o.workspaceRoot;
-  const ctx = openRpcContext(contextOptions);
+  const ctx = o.context ?? openContext(o);
   const conversion = ctx.toCurl(file, request, o.run);
   const problems = conversion.diagnostics
     .filter((d) => d.severity === "error")
@@ -96,4 +93,16 @@ export function prepareSend(o: PrepareSendOptions): PreparedSend {
     options.timeoutMs = Math.round(o.defaultTimeoutSeconds * 1000);
   }
   return { request, label, options, assertions: conversion.assertions, problems, baseDir: ctx.baseDir };
+}
+
+function openContext(o: PrepareSendOptions): RpcContext {
+  const contextOptions: RpcContextOptions = {
+    filePath: o.filePath,
+    environment: o.environment ? o.environment : undefined,
+    envFile: o.envFile ? o.envFile : undefined,
+    processEnv: o.processEnv,
+    overrides: o.overrides,
+  };
+  if (o.workspaceRoot) contextOptions.workspaceRoot = o.workspaceRoot;
+  return openRpcContext(contextOptions);
 }

@@ -1,0 +1,208 @@
+// Runs requests of a `.rpc` file as tests: each is converted as the editor's Send converts it
+// (prepareSend, with the values captured so far), called through the call session (connections and
+// schemas stay warm from one request to the next, so a file of a thousand requests costs a thousand
+// calls, not a thousand dials and schema loads), and judged by its `@assert` options (evaluate.ts);
+// its `@capture` values become variables of the requests after it. `protocall run` renders what this
+// reports; the reporters (junit-report.ts, json-report.ts) take its results.
+//
+// Two passes: `checkRequests` converts every request before anything is sent, keeping references to
+// values that an earlier request captures as written, so a typo in the last request sends nothing;
+// `runRequests` then converts each request again with the captured values just before it is sent. A
+// request that needs a value whose capture did not run (it failed, or was not selected) is not sent,
+// and says which request to run first.
+import type { JsonValue } from "@bufbuild/protobuf";
+import { callOutcome } from "../invoke/call-outcome";
+import type { CallIo, CallResult, CallSession } from "../invoke/call-session";
+import type { RpcContext } from "../rpcfile/context";
+import { type PreparedSend, prepareSend, type SendProblem } from "../rpcfile/prepare-send";
+import { requestLabel } from "../rpcfile/to-curl";
+import type { RpcFile, RpcRequest } from "../rpcfile/types";
+import { type Evaluation, evaluateChecks } from "./evaluate";
+import { type RequestResult, verdictOf } from "./results";
+
+export interface RunRequestsOptions {
+  /** The file's text and its parse. */
+  text: string;
+  parsed: RpcFile;
+  /** Absolute path of the file. */
+  filePath: string;
+  /** The file as results name it (usually relative to the working directory). */
+  shownFile: string;
+  /** The requests to run, in order (a subset of the file's, or all). */
+  requests: readonly RpcRequest[];
+  /** The file's environment, opened once (openRpcContext, with the `--var` overrides). */
+  context: RpcContext;
+  session: CallSession;
+  /** The environment, home directory and standard input of the calls (their cwd is the file's directory). */
+  io: Omit<CallIo, "cwd">;
+  /** Stop at the first request that does not pass; the rest are skipped. */
+  bail?: boolean;
+  /** Ends the running call (as canceled) and skips the rest. */
+  signal?: AbortSignal;
+  /** Values captured before this file (a run of several files shares them); updated in place. */
+  captures?: Record<string, string>;
+  observer?: RunObserver;
+}
+
+/** What a run reports as it goes. Every member is optional. */
+export interface RunObserver {
+  /** A request is about to be sent. */
+  start?(request: RpcRequest, label: string): void;
+  /** Each response message, formatted as `protocall curl` prints it. */
+  message?(json: string): void;
+  /** A line of the verbose transcript (requests with `# @verbose`). */
+  log?(line: string): void;
+  /** A request is done (or skipped). */
+  done?(run: RequestRun): void;
+}
+
+export interface RequestRun {
+  request: RpcRequest;
+  result: RequestResult;
+  /** The checks, when the request was sent. */
+  evaluation?: Evaluation;
+  call?: CallResult;
+  /** Problems that kept the request from being sent (a capture that has not run). */
+  problems: SendProblem[];
+  /**
+   * What the request contributes to the exit code: 0 when it passed or was skipped; the call's exit
+   * code (the gRPC code × 8, or 1) when it failed where no assertion expected a failure; 1 when an
+   * assertion or capture did not hold, or the request could not be sent.
+   */
+  exitCode: number;
+}
+
+export interface RunOutcome {
+  runs: RequestRun[];
+  /** The first failing request's exit code; 0 when every request passed. */
+  exitCode: number;
+}
+
+/**
+ * Converts every request before anything is sent (values captured by earlier requests of the file
+ * are kept as written); returns every problem. Throws ProtocallError for a request that does not exist.
+ */
+export function checkRequests(
+  o: Pick<RunRequestsOptions, "text" | "parsed" | "filePath" | "requests" | "context">,
+): SendProblem[] {
+  const problems: SendProblem[] = [];
+  for (const r of o.requests) {
+    problems.push(...prepare(o, r, { pendingCaptures: "defer" }).problems);
+  }
+  return problems;
+}
+
+/** Runs the requests in order. Never throws for a failing call: every failure is in the result. */
+export async function runRequests(o: RunRequestsOptions): Promise<RunOutcome> {
+  const captures = o.captures ?? {};
+  const runs: RequestRun[] = [];
+  let exitCode = 0;
+  let stopped: string | undefined;
+  for (const request of o.requests) {
+    if (!stopped && o.signal?.aborted) stopped = "not run: the run was interrupted";
+    const run = stopped ? skipped(o, request, stopped) : await runOne(o, request, captures);
+    runs.push(run);
+    o.observer?.done?.(run);
+    if (run.exitCode !== 0 && exitCode === 0) exitCode = run.exitCode;
+    if (!stopped && o.bail && run.result.verdict !== "passed" && run.result.verdict !== "skipped") {
+      stopped = `not run: --bail stopped the run at the failure of ${JSON.stringify(run.result.name)}`;
+    }
+  }
+  return { runs, exitCode };
+}
+
+function prepare(
+  o: Pick<RunRequestsOptions, "text" | "parsed" | "filePath" | "context">,
+  request: RpcRequest,
+  run: { captures?: Record<string, string>; pendingCaptures?: "defer" },
+): PreparedSend {
+  return prepareSend({
+    text: o.text,
+    parsed: o.parsed,
+    filePath: o.filePath,
+    requestIndex: request.index,
+    processEnv: {},
+    context: o.context,
+    run,
+  });
+}
+
+/** Whether a request's checks read response messages (only then are their full values kept). */
+function readsMessages(request: RpcRequest): boolean {
+  const reads = (root: string) => root === "message" || root === "messages";
+  return (
+    request.assertions.some((a) => reads(a.path.root)) || request.captures.some((c) => reads(c.path.root))
+  );
+}
+
+async function runOne(
+  o: RunRequestsOptions,
+  request: RpcRequest,
+  captures: Record<string, string>,
+): Promise<RequestRun> {
+  const p = prepare(o, request, { captures });
+  const base = {
+    file: o.shownFile,
+    name: p.label,
+    line: (request.separator ?? request.range).start.line + 1,
+  };
+  if (!p.options || p.problems.length > 0) {
+    const message = p.problems.map((x) => x.message).join("; ") || "the request could not be prepared";
+    return {
+      request,
+      problems: p.problems,
+      exitCode: 1,
+      result: { ...base, verdict: "errored", durationMs: 0, checks: [], message },
+    };
+  }
+  o.observer?.start?.(request, p.label);
+  const values: JsonValue[] | undefined = readsMessages(request) ? [] : undefined;
+  const observer = o.observer;
+  const call = await o.session.call(
+    p.options,
+    { ...o.io, cwd: p.baseDir },
+    {
+      message: observer?.message ? (json) => observer.message?.(json) : undefined,
+      value: values ? (v) => values.push(v) : undefined,
+      log: p.options.verbose && observer?.log ? (line) => observer.log?.(line) : undefined,
+    },
+    o.signal,
+  );
+  const outcome = callOutcome(call, values);
+  const evaluation = evaluateChecks(outcome, {
+    assertions: p.assertions ?? [],
+    captures: request.captures,
+    range: request.requestLine ?? request.range,
+  });
+  Object.assign(captures, evaluation.captured);
+  const verdict = verdictOf(outcome, evaluation);
+  const result: RequestResult = {
+    ...base,
+    verdict,
+    durationMs: call.durationMs,
+    checks: evaluation.checks,
+  };
+  if (outcome.status !== undefined) result.status = outcome.status;
+  if (verdict === "errored") result.message = outcome.failure;
+  // A failure nothing expected exits as `protocall curl` would; a check that did not hold exits 1.
+  const unexpected = evaluation.checks.some((c) => c.kind === "status" && !c.passed);
+  const exitCode = verdict === "passed" ? 0 : unexpected ? call.exitCode || 1 : 1;
+  return { request, result, evaluation, call, problems: [], exitCode };
+}
+
+function skipped(o: RunRequestsOptions, request: RpcRequest, message: string): RequestRun {
+  return {
+    request,
+    problems: [],
+    exitCode: 0,
+    result: {
+      file: o.shownFile,
+      name: requestLabel(request),
+      line: (request.separator ?? request.range).start.line + 1,
+      verdict: "skipped",
+      durationMs: 0,
+      checks: [],
+      message,
+    },
+  };
+}
