@@ -57,7 +57,10 @@ describe("protocall run", { timeout: 120_000 }, () => {
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /Warning/);
     assert.equal((r.stdout.match(/"greeting"/g) ?? []).length, count);
-    assert.match(r.stderr, new RegExp(`${count} requests: ${count} passed; ${count} checks \\(\\d+ ms\\)\n$`));
+    assert.match(
+      r.stderr,
+      new RegExp(`${count} requests: ${count} passed; ${count} checks \\(\\d+ ms\\)\n$`),
+    );
   });
 
   test("--help explains the command with examples", async () => {
@@ -93,7 +96,10 @@ describe("protocall run", { timeout: 120_000 }, () => {
     const r = await run([file]);
     assert.equal(r.code, 40, r.stderr);
     assert.equal(r.stdout, '{\n  "greeting": "Hello, one!"\n}\n{\n  "greeting": "Hello, two!"\n}\n');
-    const lines = r.stderr.trimEnd().replace(/\(\d+ ms\)/g, "(T)").split("\n");
+    const lines = r.stderr
+      .trimEnd()
+      .replace(/\(\d+ ms\)/g, "(T)")
+      .split("\n");
     const shown = file.replace(`${dir}/`, "");
     assert.deepEqual(lines, [
       "PASS Greet (T)",
@@ -118,7 +124,10 @@ describe("protocall run", { timeout: 120_000 }, () => {
       `${server.url}/demo.v1.DemoService/Count`,
     ]);
     assert.equal(r.stdout, curl.stdout);
-    assert.match(r.stderr, /^PASS request 1 \(line 1\) \(\d+ ms\)\n1 request: 1 passed; 1 check \(\d+ ms\)\n$/);
+    assert.match(
+      r.stderr,
+      /^PASS request 1 \(line 1\) \(\d+ ms\)\n1 request: 1 passed; 1 check \(\d+ ms\)\n$/,
+    );
   });
 
   test("--name runs the named requests, in the order given; an unknown name lists the known ones", async () => {
