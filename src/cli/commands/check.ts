@@ -1,0 +1,200 @@
+// `protocall check [FILES|DIRS] [--schema S]`: the language server's diagnostics of .rpc files
+// (src/server/check-files.ts: the same analysis the editor runs), printed as
+// `file:line:col: severity: message`, exit 1 when any is an error. Meant for pre-commit hooks and
+// CI: nothing is sent, server reflection is off unless --reflect, and every file is checked against
+// one opened schema.
+import { readdirSync, statSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import { ProtocallError } from "../../core/errors";
+import type { CliContext, Command } from "../context";
+
+const help = `Check .rpc request files against their schema, as the editor does, without sending anything.
+
+Usage:
+  protocall check [FILES|DIRS] [flags]
+
+Prints the diagnostics the editor shows for each file (syntax, unknown request options and
+variables, unknown services and methods with the closest names, request bodies against the input
+message, # @assert and # @capture paths against the output message) as
+
+  FILE:LINE:COL: SEVERITY: MESSAGE          (SEVERITY: error, warning, info or hint)
+
+and exits 1 when any is an error, 0 otherwise. Directories are searched for *.rpc files (not in
+node_modules or directories starting with a dot); without arguments, the current directory.
+
+The schema: the .proto files of the nearest directory above each file with a buf.yaml or
+buf.work.yaml (else its workspace root: protocall.env.json or .git), built with buf; descriptor-set
+files (*.binpb) there; --schema values; and a request's own # @schema options. Server reflection of
+the requests' URLs is off (a check should not depend on a running server): --reflect turns it on.
+
+Examples:
+  protocall check requests/
+  protocall check api.rpc --schema api.binpb
+  protocall check --env staging
+
+Flags:
+      --env string        Environment to select from the environment file (for {{variables}})
+      --env-file string   Environment file (default: protocall.env.json at the workspace root)
+  -h, --help              Help for check
+      --no-build          Do not build the workspace's .proto files (use --schema and # @schema)
+      --reflect           Also ask the servers of the requests' URLs (server reflection)
+      --schema string     A schema for every file: a directory of .proto files, a .proto file or a
+                          descriptor-set file (binary or JSON, buf image); repeatable
+  -v, --verbose           Print what is built and opened on stderr
+`;
+
+interface CheckArgs {
+  paths: string[];
+  schemas: string[];
+  env?: string;
+  envFile?: string;
+  build: boolean;
+  reflect: boolean;
+  verbose: boolean;
+  help: boolean;
+}
+
+function parseCheckArgs(args: string[]): CheckArgs {
+  const out: CheckArgs = { paths: [], schemas: [], build: true, reflect: false, verbose: false, help: false };
+  const value = (i: number, flag: string): string => {
+    if (i >= args.length) throw new ProtocallError(`flag ${flag} needs a value: write ${flag} <value>`);
+    return args[i];
+  };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      out.paths.push(...args.slice(i + 1));
+      break;
+    }
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const flag = eq >= 0 ? arg.slice(0, eq) : arg;
+    const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
+    switch (flag) {
+      case "-h":
+      case "--help":
+        out.help = true;
+        break;
+      case "--schema":
+        out.schemas.push(inline ?? value(++i, flag));
+        break;
+      case "--env":
+        out.env = inline ?? value(++i, flag);
+        break;
+      case "--env-file":
+        out.envFile = inline ?? value(++i, flag);
+        break;
+      case "--no-build":
+        out.build = false;
+        break;
+      case "--reflect":
+        out.reflect = true;
+        break;
+      case "-v":
+      case "--verbose":
+        out.verbose = true;
+        break;
+      default:
+        if (arg.startsWith("-") && arg.length > 1) {
+          throw new ProtocallError(
+            `unknown flag ${flag}: run \`protocall check --help\` for the list of flags`,
+          );
+        }
+        out.paths.push(arg);
+    }
+  }
+  return out;
+}
+
+const severityNames: Record<number, string> = { 1: "error", 2: "warning", 3: "info", 4: "hint" };
+
+/** The .rpc files named: files as given, directories searched. */
+function collectFiles(cwd: string, paths: readonly string[]): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const e of entries) {
+      if (e.name.startsWith(".") || e.name === "node_modules") continue;
+      const full = resolve(dir, e.name);
+      if (e.isDirectory()) walk(full);
+      else if (e.isFile() && e.name.endsWith(".rpc")) out.push(full);
+    }
+  };
+  for (const p of paths.length > 0 ? paths : ["."]) {
+    const full = resolve(cwd, p);
+    let isDir: boolean;
+    try {
+      isDir = statSync(full).isDirectory();
+    } catch {
+      throw new ProtocallError(`cannot read ${p}: no such file or directory`);
+    }
+    if (isDir) walk(full);
+    else out.push(full);
+  }
+  return [...new Set(out)];
+}
+
+export const command: Command = {
+  async run(args: string[], ctx: CliContext): Promise<number> {
+    const a = parseCheckArgs(args);
+    if (a.help) {
+      ctx.stdout.write(help);
+      return 0;
+    }
+    const files = collectFiles(ctx.cwd, a.paths);
+    if (files.length === 0) {
+      throw new ProtocallError(
+        `no .rpc files in ${a.paths.length > 0 ? a.paths.join(", ") : "the current directory"}: name files or directories that hold them`,
+      );
+    }
+    const [{ checkFiles, workspaceFolderOf }, { defaultSettings }, { existsSync }] = await Promise.all([
+      import("../../server/check-files"),
+      import("../../server/settings"),
+      import("node:fs"),
+    ]);
+    const settings = defaultSettings();
+    settings.schemas = a.schemas.map((s) => resolve(ctx.cwd, s));
+    settings.workspaceBuild = a.build;
+    settings.reflection = a.reflect;
+    if (a.env) settings.environment = a.env;
+    if (a.envFile) settings.envFile = resolve(ctx.cwd, a.envFile);
+    const folders = [...new Set(files.map((f) => workspaceFolderOf(f, existsSync)))];
+    const results = await checkFiles(files, {
+      settings,
+      folders,
+      log: a.verbose ? (line) => ctx.stderr.write(`${line}\n`) : undefined,
+    });
+    const shown = (path: string) => {
+      const rel = relative(ctx.cwd, path);
+      return rel.startsWith("..") ? path : rel;
+    };
+    const counts = { error: 0, warning: 0, info: 0, hint: 0 } as Record<string, number>;
+    let out = "";
+    for (const r of results) {
+      if (r.problem) {
+        counts.error++;
+        out += `${shown(r.path)}:1:1: error: cannot read the file: ${r.problem}\n`;
+      }
+      const sorted = [...r.diagnostics].sort(
+        (x, y) =>
+          x.range.start.line - y.range.start.line || x.range.start.character - y.range.start.character,
+      );
+      for (const d of sorted) {
+        const severity = severityNames[d.severity ?? 1] ?? "error";
+        counts[severity]++;
+        out += `${shown(r.path)}:${d.range.start.line + 1}:${d.range.start.character + 1}: ${severity}: ${d.message}\n`;
+      }
+    }
+    ctx.stdout.write(out);
+    const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    const found = [
+      plural(counts.error, "error"),
+      plural(counts.warning, "warning"),
+      ...(counts.info ? [`${counts.info} info`] : []),
+      ...(counts.hint ? [plural(counts.hint, "hint")] : []),
+    ];
+    await new Promise<void>((done) =>
+      ctx.stderr.write(`${plural(files.length, "file")} checked: ${found.join(", ")}\n`, () => done()),
+    );
+    return counts.error > 0 ? 1 : 0;
+  },
+};

@@ -1,0 +1,181 @@
+// `protocall check`: the language server's diagnostics from the command line. A buf module built by
+// the real buf; a field and a method renamed in the .proto file turn a clean request file into
+// errors with "did you mean"; the lines printed equal what the language server (dist/server.js over
+// stdio, the same settings) publishes for the same file; exit codes, directories, --schema.
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { LspClient } from "../server/lsp-client";
+import { runCli } from "../support/cli";
+
+const usersProto = (field: string, method: string) => `syntax = "proto3";
+
+package acme.v1;
+
+service UserService {
+  rpc ${method}(GetUserRequest) returns (User);
+}
+
+message GetUserRequest {
+  string id = 1;
+}
+
+message User {
+  string id = 1;
+  string ${field} = 2;
+  int32 age = 3;
+}
+`;
+
+const requests = `@host = http://127.0.0.1:1
+
+### Get a user
+# @assert message.fullname == "Ada Lovelace"
+# @assert message.age >= 18
+{{host}}/acme.v1.UserService/GetUser
+
+{"id": "u1"}
+`;
+
+let root: string;
+
+function write(rel: string, text: string): string {
+  const path = join(root, rel);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
+
+before(() => {
+  root = mkdtempSync(join(tmpdir(), "protocall-check-"));
+  mkdirSync(join(root, ".git"));
+  write("buf.yaml", "version: v2\nmodules:\n  - path: proto\n");
+  write("proto/acme/v1/users.proto", usersProto("fullname", "GetUser"));
+  write("requests/users.rpc", requests);
+});
+
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const check = (args: string[]) => runCli(["check", ...args], { cwd: root, timeoutMs: 120_000 });
+
+/** The language server's diagnostics of a file, as check prints them (without the file name). */
+async function serverLines(path: string): Promise<string[]> {
+  const client = await LspClient.start({ rootDir: root, configuration: { reflection: false } });
+  try {
+    const uri = pathToFileURL(path).href;
+    client.open(uri, readFileSync(path, "utf8"));
+    const diagnostics = await client.diagnosticsFor(uri, 1, 90_000);
+    const names = ["", "error", "warning", "info", "hint"];
+    return diagnostics
+      .sort(
+        (a, b) =>
+          a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character,
+      )
+      .map(
+        (d) =>
+          `${d.range.start.line + 1}:${d.range.start.character + 1}: ${names[d.severity ?? 1]}: ${d.message}`,
+      );
+  } finally {
+    await client.close();
+  }
+}
+
+describe("protocall check", { timeout: 300_000 }, () => {
+  test("a request file that matches the schema: no output, exit 0", async () => {
+    const r = await check(["requests"]);
+    assert.equal(r.stdout, "");
+    assert.equal(r.stderr, "1 file checked: 0 errors, 0 warnings\n");
+    assert.equal(r.code, 0);
+  });
+
+  test("after a field and a method are renamed: errors with the names meant, as the language server reports them", async () => {
+    write("proto/acme/v1/users.proto", usersProto("full_name", "GetUserV2"));
+    try {
+      const r = await check([]);
+      assert.equal(r.code, 1, r.stderr);
+      const lines = r.stdout.trimEnd().split("\n");
+      assert.deepEqual(lines, [
+        'requests/users.rpc:6:30: error: unknown method "GetUser" of service acme.v1.UserService; did you mean "GetUserV2"? (its methods: GetUserV2)',
+      ]);
+      assert.equal(r.stderr, "1 file checked: 1 error, 0 warnings\n");
+      assert.deepEqual(
+        lines.map((l) => l.replace(/^requests\/users\.rpc:/, "")),
+        await serverLines(join(root, "requests/users.rpc")),
+      );
+
+      // With the method's new name, the renamed field is next.
+      const fixed = write("requests/users.rpc", requests.replace("GetUser", "GetUserV2"));
+      const again = await check(["requests/users.rpc"]);
+      assert.equal(again.code, 1, again.stderr);
+      const againLines = again.stdout.trimEnd().split("\n");
+      assert.equal(againLines.length, 1, again.stdout);
+      assert.match(
+        againLines[0],
+        /^requests\/users\.rpc:4:\d+: error: .*fullname.*fullName/,
+        "the assertion's path names the field meant",
+      );
+      assert.deepEqual(
+        againLines.map((l) => l.replace(/^requests\/users\.rpc:/, "")),
+        await serverLines(fixed),
+      );
+    } finally {
+      write("proto/acme/v1/users.proto", usersProto("fullname", "GetUser"));
+      write("requests/users.rpc", requests);
+    }
+  });
+
+  test("directories are searched for .rpc files (not node_modules or dot directories); warnings do not fail", async () => {
+    write(
+      "requests/nested/more.rpc",
+      "### Same\nhttp://127.0.0.1:1/acme.v1.UserService/GetUser\n### Same\nhttp://127.0.0.1:1/acme.v1.UserService/GetUser\n",
+    );
+    write("node_modules/pkg/ignored.rpc", "not a request\n{");
+    write(".hidden/ignored.rpc", "not a request\n{");
+    try {
+      const r = await check(["."]);
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(
+        r.stdout,
+        'requests/nested/more.rpc:3:5: warning: another request is also named "Same" (line 1); `protocall run --name` runs the first\n',
+      );
+      assert.equal(r.stderr, "2 files checked: 0 errors, 1 warning\n");
+    } finally {
+      rmSync(join(root, "requests/nested"), { recursive: true });
+    }
+  });
+
+  test("--schema and --no-build: the schema named, not the workspace's build", async () => {
+    const other = write("other/acme/v1/users.proto", usersProto("fullname", "GetUserV2"));
+    const r = await check(["requests", "--no-build", "--schema", join(root, "other")]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(
+      r.stdout,
+      /unknown method "GetUser" of service acme\.v1\.UserService; did you mean "GetUserV2"\?/,
+    );
+    rmSync(dirname(dirname(dirname(other))), { recursive: true });
+  });
+
+  test("syntax errors, a missing path and an unknown flag", async () => {
+    write(
+      "broken/bad.rpc",
+      '### A\n# @assert message.age ~= 3\nhttp://127.0.0.1:1/acme.v1.UserService/GetUser\n\n{"id": \n',
+    );
+    try {
+      const r = await check(["broken"]);
+      assert.equal(r.code, 1);
+      assert.match(r.stdout, /^broken\/bad\.rpc:2:\d+: error: .*\n/m);
+      assert.match(r.stdout, /^broken\/bad\.rpc:5:\d+: error: .*JSON/m);
+    } finally {
+      rmSync(join(root, "broken"), { recursive: true });
+    }
+    const missing = await check(["nope"]);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, "protocall: cannot read nope: no such file or directory\n");
+    const flag = await check(["--bogus"]);
+    assert.equal(flag.code, 1);
+    assert.match(flag.stderr, /unknown flag --bogus/);
+  });
+});
