@@ -61,7 +61,7 @@ export async function checkFiles(paths: readonly string[], o: CheckFilesOptions)
           return { path, diagnostics: [], problem: errorMessage(err) };
         }
         const doc = TextDocument.create(pathToFileURL(path).href, "rpc", 1, text);
-        return { path, diagnostics: await computeDiagnostics(analyzer, store, doc) };
+        return { path, diagnostics: await computeDiagnostics(analyzer, store, doc, { prefetchDocs: false }) };
       }),
     );
   } finally {

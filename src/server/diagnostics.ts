@@ -48,11 +48,16 @@ function make(
   return d;
 }
 
-/** Every diagnostic of the document's current version. */
+/**
+ * Every diagnostic of the document's current version. `prefetchDocs` (default true) also loads the
+ * hover text of each request's method in the background, for an editor about to hover; a one-off
+ * check (`protocall check`) turns it off.
+ */
 export async function computeDiagnostics(
   analyzer: Analyzer,
   store: SchemaStore,
   doc: TextDocument,
+  options: { prefetchDocs?: boolean } = {},
 ): Promise<LspDiagnostic[]> {
   const a = analyzer.get(doc);
   const out = a.file.diagnostics.map(toLsp);
@@ -70,7 +75,7 @@ export async function computeDiagnostics(
   const checks = await Promise.all(infos.map((info) => assertionDiagnostics(store, info)));
   for (const [i, info] of infos.entries()) {
     out.push(...requestDiagnostics(info, a.baseDir), ...checks[i]);
-    if (info.method && info.schema) prefetchDocs(store, info.schema, info.method);
+    if (info.method && info.schema && options.prefetchDocs !== false) prefetchDocs(store, info.schema, info.method);
   }
   return out;
 }

@@ -3,7 +3,7 @@
 // `file:line:col: severity: message`, exit 1 when any is an error. Meant for pre-commit hooks and
 // CI: nothing is sent, server reflection is off unless --reflect, and every file is checked against
 // one opened schema.
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
 import type { CliContext, Command } from "../context";
@@ -146,10 +146,9 @@ export const command: Command = {
         `no .rpc files in ${a.paths.length > 0 ? a.paths.join(", ") : "the current directory"}: name files or directories that hold them`,
       );
     }
-    const [{ checkFiles, workspaceFolderOf }, { defaultSettings }, { existsSync }] = await Promise.all([
+    const [{ checkFiles, workspaceFolderOf }, { defaultSettings }] = await Promise.all([
       import("../../server/check-files"),
       import("../../server/settings"),
-      import("node:fs"),
     ]);
     const settings = defaultSettings();
     settings.schemas = a.schemas.map((s) => resolve(ctx.cwd, s));
