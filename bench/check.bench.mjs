@@ -54,14 +54,42 @@ const load = () =>
 
 // Methods from across the set (different packages and files), each with a body and assertions.
 const methods = [
-  ["google.pubsub.v1.Publisher/Publish", '{"topic": "projects/p/topics/t", "messages": [{"data": "aGk="}]}', "message.messageIds.length == 1"],
-  ["google.pubsub.v1.Subscriber/Pull", '{"subscription": "projects/p/subscriptions/s", "maxMessages": 10}', "message.receivedMessages[0].message.data exists"],
-  ["google.cloud.speech.v1.Speech/Recognize", '{"config": {"languageCode": "en-US", "sampleRateHertz": 16000}, "audio": {"uri": "gs://b/a.raw"}}', "message.results[0].alternatives[0].transcript isType string"],
-  ["google.cloud.translation.v3.TranslationService/TranslateText", '{"contents": ["hello"], "targetLanguageCode": "fr", "parent": "projects/p"}', 'message.translations[0].translatedText == "bonjour"'],
-  ["google.firestore.v1.Firestore/GetDocument", '{"name": "projects/p/databases/d/documents/c/x"}', 'message.name contains "documents"'],
-  ["google.cloud.kms.v1.KeyManagementService/Encrypt", '{"name": "projects/p/locations/l/keyRings/r/cryptoKeys/k", "plaintext": "aGk="}', "message.ciphertext exists"],
+  [
+    "google.pubsub.v1.Publisher/Publish",
+    '{"topic": "projects/p/topics/t", "messages": [{"data": "aGk="}]}',
+    "message.messageIds.length == 1",
+  ],
+  [
+    "google.pubsub.v1.Subscriber/Pull",
+    '{"subscription": "projects/p/subscriptions/s", "maxMessages": 10}',
+    "message.receivedMessages[0].message.data exists",
+  ],
+  [
+    "google.cloud.speech.v1.Speech/Recognize",
+    '{"config": {"languageCode": "en-US", "sampleRateHertz": 16000}, "audio": {"uri": "gs://b/a.raw"}}',
+    "message.results[0].alternatives[0].transcript isType string",
+  ],
+  [
+    "google.cloud.translation.v3.TranslationService/TranslateText",
+    '{"contents": ["hello"], "targetLanguageCode": "fr", "parent": "projects/p"}',
+    'message.translations[0].translatedText == "bonjour"',
+  ],
+  [
+    "google.firestore.v1.Firestore/GetDocument",
+    '{"name": "projects/p/databases/d/documents/c/x"}',
+    'message.name contains "documents"',
+  ],
+  [
+    "google.cloud.kms.v1.KeyManagementService/Encrypt",
+    '{"name": "projects/p/locations/l/keyRings/r/cryptoKeys/k", "plaintext": "aGk="}',
+    "message.ciphertext exists",
+  ],
   ["google.spanner.v1.Spanner/ExecuteSql", '{"session": "s", "sql": "SELECT 1"}', "message.rows.length >= 1"],
-  ["google.cloud.vision.v1.ImageAnnotator/BatchAnnotateImages", '{"requests": [{"image": {"source": {"imageUri": "gs://b/i.png"}}, "features": [{"type": "LABEL_DETECTION"}]}]}', "message.responses[0].labelAnnotations[0].score > 0.5"],
+  [
+    "google.cloud.vision.v1.ImageAnnotator/BatchAnnotateImages",
+    '{"requests": [{"image": {"source": {"imageUri": "gs://b/i.png"}}, "features": [{"type": "LABEL_DETECTION"}]}]}',
+    "message.responses[0].labelAnnotations[0].score > 0.5",
+  ],
 ];
 
 const dir = mkdtempSync(join(tmpdir(), "protocall-bench-check-"));
@@ -73,10 +101,21 @@ try {
   const lines = ["@host = http://127.0.0.1:1", ""];
   for (let i = 0; i < count; i++) {
     const [path, body, assertion] = methods[i % methods.length];
-    lines.push(`### Request ${i}`, "# @assert status == ok", `# @assert ${assertion}`, `{{host}}/${path}`, "", body, "");
+    lines.push(
+      `### Request ${i}`,
+      "# @assert status == ok",
+      `# @assert ${assertion}`,
+      `{{host}}/${path}`,
+      "",
+      body,
+      "",
+    );
   }
   writeFileSync(file, lines.join("\n"));
-  writeFileSync(join(dir, "bad.rpc"), `### Typo\nhttp://127.0.0.1:1/google.pubsub.v1.Publisher/Publish\n\n{"topik": "t"}\n`);
+  writeFileSync(
+    join(dir, "bad.rpc"),
+    `### Typo\nhttp://127.0.0.1:1/google.pubsub.v1.Publisher/Publish\n\n{"topik": "t"}\n`,
+  );
 
   // The check must see the schema: a typo is reported (and the real file is clean).
   const bad = await run(process.execPath, [cli, "check", "bad.rpc", "--no-build", "--schema", set], dir);
@@ -105,7 +144,9 @@ try {
   }
   const loadAfter = load();
   const oursMs = median(ours);
-  console.log(`${count} requests (${methods.length} methods of the 83 MB google-proto-files set), same run\n`);
+  console.log(
+    `${count} requests (${methods.length} methods of the 83 MB google-proto-files set), same run\n`,
+  );
   const secs = (x) => (x === undefined ? "n/a" : `${(x / 1000).toFixed(2)} s`);
   console.log("| tool | median wall time | median CPU (user + sys) | wall times |");
   console.log("|---|---:|---:|---|");

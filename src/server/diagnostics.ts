@@ -75,7 +75,8 @@ export async function computeDiagnostics(
   const checks = await Promise.all(infos.map((info) => assertionDiagnostics(store, info)));
   for (const [i, info] of infos.entries()) {
     out.push(...requestDiagnostics(info, a.baseDir), ...checks[i]);
-    if (info.method && info.schema && options.prefetchDocs !== false) prefetchDocs(store, info.schema, info.method);
+    if (info.method && info.schema && options.prefetchDocs !== false)
+      prefetchDocs(store, info.schema, info.method);
   }
   return out;
 }
