@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
+import type { Diagnostic } from "vscode-languageserver-protocol";
 import { LspClient } from "../server/lsp-client";
 import { runCli } from "../support/cli";
 
@@ -61,15 +62,16 @@ after(() => rmSync(root, { recursive: true, force: true }));
 
 const check = (args: string[]) => runCli(["check", ...args], { cwd: root, timeoutMs: 120_000 });
 
-/** The language server's diagnostics of a file, as check prints them (without the file name). */
-async function serverLines(path: string): Promise<string[]> {
+/**
+ * The language server's diagnostics of a file, as check prints them (without the file name), once
+ * they are `expected` (the server publishes again when its workspace build is done, which on a
+ * loaded machine comes well after the first publish), or the last published after 120 s.
+ */
+async function serverLines(path: string, expected: readonly string[]): Promise<string[]> {
   const client = await LspClient.start({ rootDir: root, configuration: { reflection: false } });
-  try {
-    const uri = pathToFileURL(path).href;
-    client.open(uri, readFileSync(path, "utf8"));
-    const diagnostics = await client.diagnosticsFor(uri, 1, 90_000);
-    const names = ["", "error", "warning", "info", "hint"];
-    return diagnostics
+  const names = ["", "error", "warning", "info", "hint"];
+  const lines = (diagnostics: Diagnostic[]) =>
+    [...diagnostics]
       .sort(
         (a, b) =>
           a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character,
@@ -78,12 +80,34 @@ async function serverLines(path: string): Promise<string[]> {
         (d) =>
           `${d.range.start.line + 1}:${d.range.start.character + 1}: ${names[d.severity ?? 1]}: ${d.message}`,
       );
+  try {
+    const uri = pathToFileURL(path).href;
+    client.open(uri, readFileSync(path, "utf8"));
+    await client.diagnosticsFor(uri, 1, 90_000);
+    const latest = () => lines(client.published(uri).at(-1)?.diagnostics ?? []);
+    const deadline = Date.now() + 120_000;
+    while (JSON.stringify(latest()) !== JSON.stringify(expected) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return latest();
   } finally {
     await client.close();
   }
 }
 
 describe("protocall check", { timeout: 300_000 }, () => {
+  test("--help lists the flags from the flag table; protocall --help lists check", async () => {
+    const r = await check(["--help"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Usage:\n {2}protocall check \[FILES\|DIRS\] \[flags\]/);
+    assert.match(r.stdout, /\n {2}--schema PATH +a schema for every file/);
+    assert.match(r.stdout, /\n {2}--no-build +do not build the workspace's \.proto files/);
+    assert.match(r.stdout, /\n {2}-v, --verbose +print what is built/);
+    assert.match(r.stdout, /\n {2}-h, --help +show this help\n$/);
+    const top = await runCli(["--help"]);
+    assert.match(top.stdout, /\n {2}check +Check \.rpc request files against their schema/);
+  });
+
   test("a request file that matches the schema: no output, exit 0", async () => {
     const r = await check(["requests"]);
     assert.equal(r.stdout, "");
@@ -101,10 +125,8 @@ describe("protocall check", { timeout: 300_000 }, () => {
         'requests/users.rpc:6:30: error: unknown method "GetUser" of service acme.v1.UserService; did you mean "GetUserV2"? (its methods: GetUserV2)',
       ]);
       assert.equal(r.stderr, "1 file checked: 1 error, 0 warnings\n");
-      assert.deepEqual(
-        lines.map((l) => l.replace(/^requests\/users\.rpc:/, "")),
-        await serverLines(join(root, "requests/users.rpc")),
-      );
+      const expected = lines.map((l) => l.replace(/^requests\/users\.rpc:/, ""));
+      assert.deepEqual(await serverLines(join(root, "requests/users.rpc"), expected), expected);
 
       // With the method's new name, the renamed field is next.
       const fixed = write("requests/users.rpc", requests.replace("GetUser", "GetUserV2"));
@@ -117,10 +139,8 @@ describe("protocall check", { timeout: 300_000 }, () => {
         /^requests\/users\.rpc:4:\d+: error: .*fullname.*fullName/,
         "the assertion's path names the field meant",
       );
-      assert.deepEqual(
-        againLines.map((l) => l.replace(/^requests\/users\.rpc:/, "")),
-        await serverLines(fixed),
-      );
+      const againExpected = againLines.map((l) => l.replace(/^requests\/users\.rpc:/, ""));
+      assert.deepEqual(await serverLines(fixed, againExpected), againExpected);
     } finally {
       write("proto/acme/v1/users.proto", usersProto("fullname", "GetUser"));
       write("requests/users.rpc", requests);
@@ -177,5 +197,8 @@ describe("protocall check", { timeout: 300_000 }, () => {
     const flag = await check(["--bogus"]);
     assert.equal(flag.code, 1);
     assert.match(flag.stderr, /unknown flag --bogus/);
+    const misspelled = await check(["--no-buld"]);
+    assert.equal(misspelled.code, 1);
+    assert.match(misspelled.stderr, /^protocall: unknown flag --no-buld \(did you mean --no-build\?\): /);
   });
 });

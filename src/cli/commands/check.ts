@@ -6,7 +6,32 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
+import { defineFlags, flagsHelp, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
+
+const flags = defineFlags({
+  schema: {
+    kind: "strings",
+    value: "PATH",
+    help: "a schema for every file: a directory of .proto files, a .proto file or a descriptor-set file (binary or JSON, buf image); repeatable",
+  },
+  env: {
+    kind: "string",
+    value: "ENV",
+    help: "environment to select from the environment file (for {{variables}})",
+  },
+  "env-file": {
+    kind: "string",
+    value: "FILE",
+    help: "environment file (default: protocall.env.json at the workspace root)",
+  },
+  "no-build": {
+    kind: "bool",
+    help: "do not build the workspace's .proto files (use --schema and # @schema)",
+  },
+  reflect: { kind: "bool", help: "also ask the servers of the requests' URLs (server reflection)" },
+  verbose: { kind: "bool", short: "v", help: "print what is built and opened on stderr" },
+});
 
 const help = `Check .rpc request files against their schema, as the editor does, without sending anything.
 
@@ -33,15 +58,7 @@ Examples:
   protocall check --env staging
 
 Flags:
-      --env string        Environment to select from the environment file (for {{variables}})
-      --env-file string   Environment file (default: protocall.env.json at the workspace root)
-  -h, --help              Help for check
-      --no-build          Do not build the workspace's .proto files (use --schema and # @schema)
-      --reflect           Also ask the servers of the requests' URLs (server reflection)
-      --schema string     A schema for every file: a directory of .proto files, a .proto file or a
-                          descriptor-set file (binary or JSON, buf image); repeatable
-  -v, --verbose           Print what is built and opened on stderr
-`;
+${flagsHelp(flags)}`;
 
 interface CheckArgs {
   paths: string[];
@@ -55,54 +72,20 @@ interface CheckArgs {
 }
 
 function parseCheckArgs(args: string[]): CheckArgs {
-  const out: CheckArgs = { paths: [], schemas: [], build: true, reflect: false, verbose: false, help: false };
-  const value = (i: number, flag: string): string => {
-    if (i >= args.length) throw new ProtocallError(`flag ${flag} needs a value: write ${flag} <value>`);
-    return args[i];
+  const { values, positionals, help } = parseArgs(args, flags, {
+    command: "protocall check",
+    positionals: Number.POSITIVE_INFINITY,
+  });
+  return {
+    paths: positionals,
+    schemas: values.schema,
+    env: values.env,
+    envFile: values["env-file"],
+    build: !values["no-build"],
+    reflect: values.reflect,
+    verbose: values.verbose,
+    help,
   };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === "--") {
-      out.paths.push(...args.slice(i + 1));
-      break;
-    }
-    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
-    const flag = eq >= 0 ? arg.slice(0, eq) : arg;
-    const inline = eq >= 0 ? arg.slice(eq + 1) : undefined;
-    switch (flag) {
-      case "-h":
-      case "--help":
-        out.help = true;
-        break;
-      case "--schema":
-        out.schemas.push(inline ?? value(++i, flag));
-        break;
-      case "--env":
-        out.env = inline ?? value(++i, flag);
-        break;
-      case "--env-file":
-        out.envFile = inline ?? value(++i, flag);
-        break;
-      case "--no-build":
-        out.build = false;
-        break;
-      case "--reflect":
-        out.reflect = true;
-        break;
-      case "-v":
-      case "--verbose":
-        out.verbose = true;
-        break;
-      default:
-        if (arg.startsWith("-") && arg.length > 1) {
-          throw new ProtocallError(
-            `unknown flag ${flag}: run \`protocall check --help\` for the list of flags`,
-          );
-        }
-        out.paths.push(arg);
-    }
-  }
-  return out;
 }
 
 const severityNames: Record<number, string> = { 1: "error", 2: "warning", 3: "info", 4: "hint" };
