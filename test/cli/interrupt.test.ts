@@ -106,7 +106,9 @@ describe("Ctrl-C", { timeout: 180_000 }, () => {
     );
     const r = await interruptAfterConnect(["run", file]);
     assert.equal(r.code, 8, r.stderr);
-    assert.match(r.stderr, /2 requests: 0 passed, 1 failed \(canceled\), 1 not run \(interrupted\)\n$/);
+    assert.match(r.stderr, /^FAIL first \(\d+ ms\)\n {2}.*expected status == ok, got canceled/);
+    assert.match(r.stderr, /\nSKIP second \(the run was interrupted\)\n/);
+    assert.match(r.stderr, /\n2 requests: 0 passed, 1 failed, 1 skipped; 1 check, 1 failed \(\d+ ms\)\n$/);
   });
 });
 

@@ -299,12 +299,21 @@ http://127.0.0.1:1/demo.v1.GreetService/Greet
     const root = workspace("HOST/demo.v1.GreetService/Greet\n");
     const badVar = await run(root, ["--var", "novalue"]);
     assert.equal(badVar.code, 1);
-    assert.match(badVar.stderr, /^protocall: --var "novalue": expected NAME=VALUE .*\n$/);
+    assert.match(badVar.stderr, /^protocall: invalid value "novalue" for --var: write NAME=VALUE .*\n$/);
     const badReporter = await run(root, ["--reporter", "xml=out.xml"]);
     assert.equal(badReporter.code, 1);
     assert.match(
       badReporter.stderr,
-      /^protocall: --reporter "xml=out.xml": write --reporter junit=FILE .*\n$/,
+      /^protocall: invalid value "xml=out.xml" for --reporter: write --reporter junit=FILE .*\n$/,
+    );
+    const misspelled = await run(root, ["--bial"]);
+    assert.equal(misspelled.code, 1);
+    assert.match(misspelled.stderr, /^protocall: unknown flag --bial \(did you mean --bail\?\): .*\n$/);
+    const noValue = await run(root, ["--reporter"]);
+    assert.equal(noValue.code, 1);
+    assert.match(
+      noValue.stderr,
+      /^protocall: flag --reporter needs a value .*: write --reporter KIND=FILE\n$/,
     );
   });
 
