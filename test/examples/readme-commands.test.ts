@@ -97,8 +97,10 @@ before(async () => {
   );
   chmodSync(join(dir, "bin", "protocall"), 0o755);
   // The example request file names the documented address; a copy names the test server's.
-  const rpc = readFileSync(join(repoRoot, "examples/requests/demo.rpc"), "utf8");
-  writeFileSync(join(dir, "demo.rpc"), rpc.replaceAll(documentedUrl, server.url));
+  for (const name of ["demo.rpc", "assertions.rpc"]) {
+    const rpc = readFileSync(join(repoRoot, "examples/requests", name), "utf8");
+    writeFileSync(join(dir, name), rpc.replaceAll(documentedUrl, server.url));
+  }
   // The certificate files the server examples name.
   const pki = await createTestPki(["localhost"]);
   mkdirSync(serverDir);
@@ -121,7 +123,13 @@ describe("README commands", { timeout: 300_000 }, () => {
         const command = line
           .replace(/^npx /, "")
           .replaceAll(documentedUrl, server.url)
-          .replaceAll("examples/requests/demo.rpc", join(dir, "demo.rpc"));
+          .replaceAll("examples/requests/demo.rpc", join(dir, "demo.rpc"))
+          .replaceAll("examples/requests/assertions.rpc", join(dir, "assertions.rpc"))
+          // Reports are written beside the copies, not into the repository.
+          .replace(
+            /--reporter (\w+)=(?!\/)(\S+)/g,
+            (_, kind, file) => `--reporter ${kind}=${join(dir, file)}`,
+          );
         const env = {
           PATH: `${join(dir, "bin")}:${process.env.PATH}`,
           PROTOCALL_CACHE_DIR: join(dir, "cache"),
@@ -141,7 +149,12 @@ describe("README commands", { timeout: 300_000 }, () => {
         // The Fail method fails on purpose (not_found, exit 40), and so does the request file that calls it.
         const expected = /DemoService\/Fail|demo\.rpc/.test(command) ? 40 : 0;
         assert.equal(r.code, expected, `${readme}: ${line}\n${r.stderr}`);
-        if (expected === 0) assert.notEqual(r.stdout, "", `${readme}: ${line} prints its result`);
+        // protocall check prints only problems on stdout, and its count of files on stderr.
+        const result = /^protocall check\b/.test(command) ? r.stderr : r.stdout;
+        if (expected === 0) assert.notEqual(result, "", `${readme}: ${line} prints its result`);
+        for (const m of command.matchAll(/--reporter \w+=(\S+)/g)) {
+          assert.ok(existsSync(m[1]), `${readme}: ${line} writes ${m[1]}`);
+        }
       }
     });
   }
