@@ -42,11 +42,13 @@ export interface CallFailure {
 
 /** Describes a failure. RPC errors of the call (and cancellation at any point) print as error JSON. */
 export function describeFailure(err: unknown, phase: CallPhase): CallFailure {
+  const undecodable = localParseFailure(err);
+  if (undecodable) err = undecodable;
   if (err instanceof ConnectError && (phase === "call" || err.code === Code.Canceled)) {
     const shown = asBufWordsIt(err);
     return {
-      code: codeToString(err.code),
-      exitCode: rpcExitCode(err),
+      code: codeToString(shown.code),
+      exitCode: rpcExitCode(shown),
       message: shown.rawMessage,
       details: rawDetails(err),
       text: formatRpcError(shown),
@@ -67,11 +69,61 @@ export function describeFailure(err: unknown, phase: CallPhase): CallFailure {
   return { exitCode, message, details: [], text: `protocall: ${message}\n`, error: err };
 }
 
+/**
+ * A response message that does not decode is not an RPC status (buf: `Failure: wire unmarshal: …`,
+ * exit 1). connect-es reports it as an `internal` error made on our side, which has no metadata (an
+ * error the server sent always carries the response headers).
+ */
+function localParseFailure(err: unknown): ProtocallError | undefined {
+  if (!(err instanceof ConnectError) || err.code !== Code.Internal) return undefined;
+  const parse = /^parse binary: (.*)$/s.exec(err.rawMessage);
+  let empty = true;
+  err.metadata.forEach(() => {
+    empty = false;
+  });
+  if (!parse || !empty) return undefined;
+  return new ProtocallError(`cannot decode the response message: ${oneLine(parse[1])}`);
+}
+
+/**
+ * What connect-es says about a broken response, as buf (connect-go) says it: code and wording.
+ * A status outside gRPC's range is `unknown`, as the gRPC specification asks (buf prints `code_999`
+ * and exits with 999 × 8 truncated to a byte).
+ */
+const protocolErrors: { match: RegExp; code: Code; text: (m: RegExpExecArray) => string }[] = [
+  {
+    match: /^protocol error: missing status$/,
+    code: Code.Unknown,
+    text: () => "protocol error: no Grpc-Status trailer: unexpected EOF",
+  },
+  {
+    match: /^protocol error: missing EndStreamResponse$/,
+    code: Code.Internal,
+    text: () => "protocol error: unexpected EOF",
+  },
+  { match: /^invalid grpc-status: .*$/, code: Code.Unknown, text: (m) => m[0] },
+  // connect-es's limit on a whole body (Connect unary; enveloped messages are refused earlier by
+  // their length prefix, in the transport's own words).
+  {
+    match: /^message size (?:\d+ )?is larger than configured readMaxBytes (\d+)$/,
+    code: Code.ResourceExhausted,
+    text: (m) => `message is larger than configured max ${m[1]}`,
+  },
+];
+
 /** The RPC error as buf prints it: Go's TLS wording, HTTP status text, Go's deadline message. */
 function asBufWordsIt(err: ConnectError): ConnectError {
   const raw = err.rawMessage;
   const status = /^HTTP (\d{3})$/.exec(raw);
   let text: string | undefined;
+  for (const p of protocolErrors) {
+    const m = p.match.exec(raw);
+    if (m) {
+      const shown = new ConnectError(p.text(m), p.code, err.metadata, undefined, err.cause);
+      shown.details = err.details;
+      return shown;
+    }
+  }
   if (status) text = `HTTP status ${status[1]} ${STATUS_CODES[Number(status[1])] ?? ""}`.trimEnd();
   else if (/SSL routines/.test(raw)) text = oneLine(raw);
   else if (err.code === Code.DeadlineExceeded && raw === "the operation timed out") {

@@ -196,7 +196,13 @@ function tapResponses(o: InvokeOptions): { check(): void; remove(): void } {
     const output = o.method.output;
     o.tapResponses(suffix, (bytes) => {
       try {
-        return o.onMessage(fromBinary(output, bytes));
+        let message: Message;
+        try {
+          message = fromBinary(output, bytes);
+        } catch (err) {
+          throw new ProtocallError(`cannot decode the response message: ${errorMessage(err)}`);
+        }
+        return o.onMessage(message);
       } catch (err) {
         failure ??= { err };
         throw err;

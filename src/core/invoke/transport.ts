@@ -8,6 +8,11 @@
 //    call's deadline or cancel (a server that accepts and goes silent holds no call past --timeout);
 //  - verbose lines for connections, requests, responses and body bytes.
 // Connection failures become `unavailable` errors worded like buf's (`dial tcp host:port: ...`).
+// Responses are bounded as buf bounds them: a message over 4 MiB (MAX_MESSAGE_BYTES) is refused with
+// `resource_exhausted` from its length prefix or Content-Length, before it is read, and a compressed
+// one is inflated with that cap (zlib stops as soon as the output passes it), so a gzip bomb costs
+// at most 4 MiB in and 4 MiB out. A connection the server resets is `canceled`, one it closes before
+// answering `unavailable` ("unexpected EOF"), a body that ends inside a message `internal`, as in buf.
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import type * as http2 from "node:http2";
@@ -178,6 +183,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   let tap: { suffix: string; tap: ResponseTap } | undefined;
   let requestTap: { suffix: string; body: AsyncIterable<Uint8Array> } | undefined;
   const sockets = new Set<net.Socket>();
+  /** `local->remote` of the latest connection, for a reset's message as Go words it. */
+  let addresses: string | undefined;
 
   /** Opens one connection (synchronously returns a connecting socket). */
   function dial(alpn: string[] | undefined): net.Socket {
@@ -223,6 +230,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       established = true;
     };
     socket.once("connect", () => {
+      if (socket.remoteAddress && socket.localAddress)
+        addresses = `${joinHostPort(socket.localAddress, socket.localPort ?? 0)}->${joinHostPort(socket.remoteAddress, socket.remotePort ?? port)}`;
       if (socket.remoteAddress)
         log.info(`Connected to ${joinHostPort(socket.remoteAddress, socket.remotePort ?? port)}`);
       else log.info(`Connected to ${s.unixSocket ?? target}`);
@@ -386,8 +395,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     try {
       res = await observe(inner, sent, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure, s.splitHeader);
     } catch (err) {
-      throw mode === "h2" ? notHttp2(err) : err;
+      throw peerEnded(mode === "h2" ? notHttp2(err) : err, req.signal, true);
     }
+    res = { ...res, body: mapBodyErrors(boundMessages(res), req.signal) };
     if (tap && path.endsWith(tap.suffix)) return tapMessages(res, tap.tap);
     return res;
   };
@@ -400,7 +410,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     acceptCompression: [gzip],
     sendCompression: null,
     compressMinBytes: 1024,
-    readMaxBytes: 0xffffffff,
+    readMaxBytes: MAX_MESSAGE_BYTES,
     writeMaxBytes: 0xffffffff,
   };
   let transport: Transport;
@@ -413,6 +423,47 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       break;
     default:
       transport = (await import("@connectrpc/connect/protocol-connect")).createTransport(options);
+  }
+
+  /**
+   * How a connection the server ended reaches the call, as buf reports it: a reset (RST) is
+   * `canceled` (Go's `read tcp a->b: read: connection reset by peer`), a connection closed before the
+   * response `unavailable` (`unexpected EOF`), an HTTP/2 stream the server resets while the
+   * connection lives `internal`, a TLS alert `unavailable`. Our own abort stays what it is.
+   */
+  const peerEnded = (err: unknown, signal: AbortSignal | undefined, beforeResponse = false): unknown => {
+    if (signal?.aborted) return err;
+    const alert = tlsAlert(err);
+    if (alert) return alert;
+    if (hasCode(err, "ECONNRESET") && !/socket hang up/.test(messageOf(err))) {
+      return new ConnectError(
+        `read ${addresses ? `tcp ${addresses}` : target}: read: connection reset by peer`,
+        Code.Canceled,
+      );
+    }
+    const hangUp = /socket hang up/.test(messageOf(err));
+    if (!hangUp && err instanceof ConnectError && err.code === Code.Unavailable) return err;
+    const sessionGone = mode === "h2" && (!session || session.closed || session.destroyed);
+    if (beforeResponse && (hangUp || sessionGone)) {
+      return new ConnectError("unexpected EOF", Code.Unavailable);
+    }
+    if (err instanceof ConnectError && err.code === Code.Canceled) {
+      return new ConnectError(
+        `protocol error: the server ended the stream early: ${err.rawMessage}`,
+        Code.Internal,
+      );
+    }
+    return err;
+  };
+  async function* mapBodyErrors(
+    src: AsyncIterable<Uint8Array>,
+    signal: AbortSignal | undefined,
+  ): AsyncIterable<Uint8Array> {
+    try {
+      yield* src;
+    } catch (err) {
+      throw peerEnded(err, signal);
+    }
   }
 
   /** A failure while connecting: the abort's own reason, else the dial failure, as `unavailable`. */
@@ -466,9 +517,8 @@ async function observe(
   try {
     res = await inner({ ...req, body });
   } catch (err) {
-    throw dialFailure() ?? peerEnded(err, req.signal);
+    throw dialFailure() ?? err;
   }
-  res = { ...res, body: mapBodyErrors(res.body, req.signal) };
   if (!log.enabled) return res;
   log.line(`< (#${n}) HTTP/${version} ${res.status} ${http.STATUS_CODES[res.status] ?? ""}`.trimEnd());
   // Transfer-Encoding belongs to the HTTP/1.1 framing, which Go's client hides too.
@@ -640,10 +690,95 @@ function decompress(data: Uint8Array, encoding: string): Uint8Array {
       Code.Internal,
     );
   }
+  return gunzipCapped(data, MAX_MESSAGE_BYTES);
+}
+
+/**
+ * Inflates with a cap on the output: zlib works through the input chunk by chunk and stops as soon as
+ * the output passes `max` (a 1 GiB bomb ends after 4 MiB of output), so nothing is inflated whole.
+ */
+function gunzipCapped(data: Uint8Array, max: number): Uint8Array<ArrayBuffer> {
   try {
-    return new Uint8Array(loadZlib().gunzipSync(data));
+    return new Uint8Array(loadZlib().gunzipSync(data, { maxOutputLength: max }));
   } catch (err) {
+    if (err instanceof RangeError || (err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
+      throw tooLarge();
+    }
     throw ConnectError.from(err, Code.InvalidArgument);
+  }
+}
+
+/** The largest response message accepted, compressed or not (buf's default, 4 MiB). */
+export const MAX_MESSAGE_BYTES = 4 << 20;
+
+function tooLarge(size?: number): ConnectError {
+  return new ConnectError(
+    size === undefined
+      ? `message is larger than configured max ${MAX_MESSAGE_BYTES}`
+      : `message size ${size} is larger than configured max ${MAX_MESSAGE_BYTES}`,
+    Code.ResourceExhausted,
+  );
+}
+
+/**
+ * Checks a response body as it streams through, before anything buffers it: an enveloped body
+ * (gRPC, gRPC-Web, Connect streaming) by each envelope's length prefix, which may not exceed the
+ * limit and must be followed by that many bytes; any other successful body (Connect unary) by its
+ * Content-Length and its running size. Costs one look at each envelope header.
+ */
+function boundMessages(res: UniversalClientResponse): AsyncIterable<Uint8Array> {
+  const contentType = res.header.get("content-type") ?? "";
+  if (/^application\/(grpc|connect\+)/.test(contentType)) return checkEnvelopes(res.body);
+  if (res.status !== 200) return res.body;
+  const length = Number(res.header.get("content-length") ?? Number.NaN);
+  if (length > MAX_MESSAGE_BYTES) return failing(tooLarge());
+  return capBody(res.body);
+}
+
+async function* failing(err: Error): AsyncIterable<Uint8Array> {
+  yield* [];
+  throw err;
+}
+
+async function* capBody(src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  let total = 0;
+  for await (const chunk of src) {
+    total += chunk.byteLength;
+    if (total > MAX_MESSAGE_BYTES) throw tooLarge();
+    yield chunk;
+  }
+}
+
+async function* checkEnvelopes(src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  const header = new Uint8Array(5);
+  let headerLength = 0;
+  let promised = 0;
+  let remaining = 0;
+  for await (const chunk of src) {
+    let i = 0;
+    while (i < chunk.length) {
+      if (remaining > 0) {
+        const take = Math.min(remaining, chunk.length - i);
+        remaining -= take;
+        i += take;
+        continue;
+      }
+      header[headerLength++] = chunk[i++];
+      if (headerLength === 5) {
+        headerLength = 0;
+        remaining = ((header[1] << 24) >>> 0) + (header[2] << 16) + (header[3] << 8) + header[4];
+        promised = remaining;
+        // Trailer envelopes (gRPC-Web 0x80, Connect's end of stream 0x02) are metadata, not messages.
+        if (remaining > MAX_MESSAGE_BYTES && (header[0] & 0x82) === 0) throw tooLarge(remaining);
+      }
+    }
+    yield chunk;
+  }
+  if (remaining > 0) {
+    throw new ConnectError(
+      `protocol error: promised ${promised} bytes in enveloped message, got ${promised - remaining} bytes`,
+      Code.Internal,
+    );
   }
 }
 
@@ -671,20 +806,17 @@ function notHttp2(err: unknown): unknown {
   return err;
 }
 
-/**
- * A stream the server resets or a connection it closes mid-call is `internal` (a protocol error), as
- * in buf; Node reports a closed session as a canceled stream, which only our own abort may be.
- */
-function peerEnded(err: unknown, signal: AbortSignal | undefined): unknown {
-  const alert = tlsAlert(err);
-  if (alert) return alert;
-  if (err instanceof ConnectError && err.code === Code.Canceled && !signal?.aborted) {
-    return new ConnectError(
-      `protocol error: the server ended the stream early: ${err.rawMessage}`,
-      Code.Internal,
-    );
+function messageOf(err: unknown): string {
+  return err instanceof ConnectError ? err.rawMessage : err instanceof Error ? err.message : String(err);
+}
+
+/** Whether an error or one of its causes has this Node error code (or says it, as connect-es does). */
+function hasCode(err: unknown, code: string): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if ((e as NodeJS.ErrnoException).code === code) return true;
+    if (messageOf(e).includes(`read ${code}`)) return true;
   }
-  return err;
+  return false;
 }
 
 /**
@@ -701,17 +833,6 @@ function tlsAlert(err: unknown): ConnectError | undefined {
     }
   }
   return undefined;
-}
-
-async function* mapBodyErrors(
-  src: AsyncIterable<Uint8Array>,
-  signal: AbortSignal | undefined,
-): AsyncIterable<Uint8Array> {
-  try {
-    yield* src;
-  } catch (err) {
-    throw peerEnded(err, signal);
-  }
 }
 
 /** Passes chunks through, reporting each non-empty chunk and the end. */
@@ -745,12 +866,7 @@ const gzip: Compression = {
   },
   async decompress(bytes, readMaxBytes) {
     if (bytes.byteLength === 0) return new Uint8Array(0);
-    const zlib = loadZlib();
-    try {
-      return new Uint8Array(zlib.gunzipSync(bytes, { maxOutputLength: readMaxBytes }));
-    } catch (err) {
-      throw ConnectError.from(err, Code.InvalidArgument);
-    }
+    return gunzipCapped(bytes, Math.min(readMaxBytes, MAX_MESSAGE_BYTES));
   },
 };
 

@@ -1,0 +1,338 @@
+// The client's fault matrix: servers that refuse, reset, go silent, send bad frames, bad trailers,
+// bad certificates, the wrong HTTP version, huge or compressed-bomb responses (test/support/
+// fault-servers.ts), over Connect, gRPC and gRPC-Web, run through both `protocall curl` and the real
+// `buf curl`. Each case requires the same exit code and, for RPC errors, the same error code (and the
+// same message where buf's is stable and not worded by Go's network stack). Where protocall differs on
+// purpose, the case says so and why (`differs`), and checks both sides of the difference.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { after, before, describe, test } from "node:test";
+import { bufPath } from "../support/buf";
+import { cliPath } from "../support/cli";
+import {
+  type Fault,
+  type FaultProtocol,
+  gzipBomb,
+  refusedPort,
+  serverCertificate,
+  startFaultServer,
+  startRawServer,
+} from "../support/fault-servers";
+import { demoDescriptorSet, startSilentServer } from "../support/servers";
+import { createTestPki, type TestPki } from "../support/tls";
+import { errorJson, runBoth } from "./harness";
+
+interface Target {
+  /** The base URL. */
+  url: string;
+  /** Extra flags (TLS, HTTP version, timeouts). */
+  args?: string[];
+  close(): Promise<void>;
+}
+
+interface FaultCase {
+  name: string;
+  protocol: FaultProtocol;
+  /** Starts the misbehaving server. */
+  start(pki: TestPki): Promise<Target>;
+  /** Resolve the method by reflection instead of --schema. */
+  noSchema?: boolean;
+  /** The method called: the Count stream (default) or Connect unary Greet. */
+  unary?: boolean;
+  /** The exit code both must have. */
+  code: number;
+  /** Other exit codes buf gives in a race it loses on a busy machine (protocall must give `code`). */
+  bufRace?: { codes: number[]; reason: string };
+  /** Also compare the error message (stable text that both tools word alike). */
+  message?: boolean;
+  /** A deliberate difference: why, and what protocall does instead. */
+  differs?: { reason: string; ours: number };
+}
+
+const protocols: FaultProtocol[] = ["connect", "grpc", "grpcweb"];
+const noop = async () => {};
+
+function server(fault: Fault, protocol: FaultProtocol, extra: string[] = []): FaultCase["start"] {
+  return async () => {
+    const s = await startFaultServer(fault, protocol, { http2: protocol === "grpc" });
+    return { url: s.url, args: extra, close: () => s.close() };
+  };
+}
+
+function tlsServer(kind: "wrong-ca" | "wrong-host" | "expired", protocol: FaultProtocol): FaultCase["start"] {
+  return async (pki) => {
+    // wrong-ca: the client trusts an unrelated CA; wrong-host: the certificate names other.example.
+    const certificate =
+      kind === "expired"
+        ? await serverCertificate(pki, { expired: true })
+        : kind === "wrong-host"
+          ? await serverCertificate(pki, { names: ["other.example"] })
+          : { cert: pki.server.cert, key: pki.server.key };
+    const ca = kind === "wrong-ca" ? pki.otherCa.certPath : pki.ca.certPath;
+    const s = await startFaultServer("ok", protocol, { http2: true, tls: certificate });
+    return { url: s.url, args: ["--cacert", ca], close: () => s.close() };
+  };
+}
+
+/** Why buf's exit code is not copied where the table says so. */
+const HTTP1_DEADLINE =
+  "over HTTP/1.1 buf sometimes reports a deadline that expires during the call as a plain failure (exit 1: Go's HTTP/1.1 client returns the context's error unwrapped when it wins the race with connect-go); protocall always reports it as deadline_exceeded (exit 32), as buf does when it loses the race and always over HTTP/2";
+const INVALID_STATUS =
+  "buf exits with 999 × 8 truncated to a byte (56, which reads as permission_denied) and prints the code as code_999; protocall treats a status code outside the gRPC range as unknown (exit 16), as the gRPC specification asks";
+
+const cases: FaultCase[] = [];
+for (const protocol of protocols) {
+  const add = (c: Omit<FaultCase, "protocol">) => cases.push({ ...c, protocol });
+  const http1 = protocol !== "grpc";
+  add({
+    name: "connection refused",
+    code: 112,
+    message: true,
+    start: async () => ({ url: `http://127.0.0.1:${await refusedPort()}`, close: noop }),
+  });
+  add({
+    name: "reset before the response headers",
+    code: 8,
+    start: async () => {
+      const s = await startRawServer("reset");
+      return { url: `http://${s.host}`, close: () => s.close() };
+    },
+  });
+  add({
+    name: "closed before the response headers",
+    code: 112,
+    message: true,
+    start: async () => {
+      const s = await startRawServer("close");
+      return { url: `http://${s.host}`, close: () => s.close() };
+    },
+  });
+  add({ name: "reset after the response headers", code: 8, start: server("reset-after-headers", protocol) });
+  add({ name: "reset in the middle of the stream", code: 8, start: server("reset-mid-stream", protocol) });
+  add({
+    name: "silent after accept, --timeout 2s",
+    code: 32,
+    message: true,
+    bufRace: http1 ? { codes: [1], reason: HTTP1_DEADLINE } : undefined,
+    start: async () => {
+      const s = await startSilentServer();
+      return { url: `http://${s.host}`, args: ["--timeout", "2s"], close: () => s.close() };
+    },
+  });
+  add({
+    name: "silent after the response headers, --timeout 2s",
+    code: 32,
+    message: true,
+    bufRace: http1 ? { codes: [1], reason: HTTP1_DEADLINE } : undefined,
+    start: server("silent-after-headers", protocol, ["--timeout", "2s"]),
+  });
+  add({
+    name: "a length prefix longer than the body",
+    code: 104,
+    message: true,
+    start: server("bad-length-prefix", protocol),
+  });
+  add({ name: "a message that is not protobuf", code: 1, start: server("garbage-body", protocol) });
+  if (protocol === "connect") {
+    add({
+      name: 'an end-of-stream error with code "bogus"',
+      code: 16,
+      start: server("status-999", protocol),
+    });
+  } else {
+    add({
+      name: "grpc-status: 999",
+      code: 56,
+      differs: { reason: INVALID_STATUS, ours: 16 },
+      start: server("status-999", protocol),
+    });
+  }
+  add({
+    name: "no status at the end",
+    code: protocol === "connect" ? 104 : 16,
+    message: true,
+    start: server("missing-status", protocol),
+  });
+  // buf's message depends on which of its goroutines sees the HTTP/1.1 answer first.
+  add({
+    name: "an HTTP/1.1-only server with --http2-prior-knowledge",
+    code: 112,
+    start: async () => {
+      const s = await startFaultServer("ok", protocol);
+      return { url: s.url, args: ["--http2-prior-knowledge"], close: () => s.close() };
+    },
+  });
+  add({ name: "a message over 4 MiB", code: 64, message: true, start: server("huge", protocol) });
+  add({
+    name: "a gzip message that expands past 4 MiB",
+    code: 64,
+    message: true,
+    start: server("huge-compressed", protocol),
+  });
+  add({ name: "a gzip bomb (1 MB → 1 GiB)", code: 64, message: true, start: server("bomb", protocol) });
+  add({
+    name: "a certificate from an unknown authority",
+    code: 112,
+    message: true,
+    start: tlsServer("wrong-ca", protocol),
+  });
+  add({
+    name: "a certificate for another host",
+    code: 112,
+    message: true,
+    start: tlsServer("wrong-host", protocol),
+  });
+  // The message names the current time to the second (the two tools run in the same second or not).
+  add({ name: "an expired certificate", code: 112, start: tlsServer("expired", protocol) });
+}
+// Connect unary (the body is the message itself, no envelope).
+for (const [fault, name, code] of [
+  ["huge", "a message over 4 MiB", 64],
+  ["huge-compressed", "a gzip message that expands past 4 MiB", 64],
+  ["bomb", "a gzip bomb (1 MB → 1 GiB)", 64],
+  ["garbage-body", "a message that is not protobuf", 1],
+  ["reset-after-headers", "reset after the response headers", 8],
+] as const) {
+  cases.push({
+    name: `unary: ${name}`,
+    protocol: "connect",
+    unary: true,
+    code,
+    message: code === 64,
+    start: server(fault, "connect"),
+  });
+}
+
+// --timeout bounds the setup too: a silent server during reflection, and a TLS handshake that never
+// ends, fail at --timeout before the call is sent (exit 1 in both tools).
+for (const [name, scheme, schema] of [
+  ["silent during reflection, --timeout 2s", "http", false],
+  ["silent during the TLS handshake, --timeout 2s", "https", true],
+] as const) {
+  cases.push({
+    name,
+    protocol: "grpc",
+    code: 1,
+    noSchema: !schema,
+    start: async () => {
+      const s = await startSilentServer();
+      return { url: `${scheme}://${s.host}`, args: ["--timeout", "2s"], close: () => s.close() };
+    },
+  });
+}
+
+/** Matches of the last run, printed at the end (the parity count). */
+const outcome: { name: string; match: boolean }[] = [];
+
+describe("parity: the fault matrix", { concurrency: 3, timeout: 600_000 }, () => {
+  let pki: TestPki;
+  let schema: string;
+  before(async () => {
+    [pki, schema] = await Promise.all([createTestPki(["localhost"]), demoDescriptorSet(), gzipBomb()]);
+  });
+  after(() => {
+    const matched = outcome.filter((o) => o.match).length;
+    console.log(`fault matrix: ${matched}/${outcome.length} cases match buf curl`);
+  });
+
+  test("a gzip bomb (1 MB → 1 GiB) ends with bounded memory in both tools", async (t) => {
+    const target = await startFaultServer("bomb", "grpc", { http2: true });
+    try {
+      const args = ["curl", "--protocol", "grpc", "--schema", schema, "-d", "{}"];
+      args.push(`${target.url}/demo.v1.DemoService/Count`);
+      const ours = await peakRun(process.execPath, [cliPath, ...args]);
+      const buf = await peakRun(bufPath, args);
+      t.diagnostic(
+        `gzip bomb: protocall ${ours.peakMb} MB peak RSS, ${ours.ms} ms; buf ${buf.peakMb} MB, ${buf.ms} ms`,
+      );
+      assert.equal(ours.code, 64, ours.stderr);
+      assert.equal(buf.code, 64, buf.stderr);
+      // Inflating it whole took 3.1 GB; the cap leaves the process near its size at rest.
+      assert.ok(ours.peakMb < 256, `protocall's peak RSS ${ours.peakMb} MB`);
+    } finally {
+      await target.close();
+    }
+  });
+
+  for (const c of cases) {
+    test(`${c.protocol}: ${c.name}`, async (t) => {
+      const target = await c.start(pki);
+      try {
+        const method = c.unary ? "demo.v1.GreetService/Greet" : "demo.v1.DemoService/Count";
+        const args = [
+          "--protocol",
+          c.protocol,
+          ...(c.noSchema ? [] : ["--schema", schema]),
+          ...(target.args ?? []),
+          "-d",
+          c.unary ? '{"name": "x"}' : '{"count": 1}',
+          `${target.url}/${method}`,
+        ];
+        const pair = await runBoth(args, { timeoutMs: 30_000 });
+        const { ours, buf } = pair;
+        const context = `args: ${JSON.stringify(args)}\nprotocall exit ${ours.code}:\n${ours.stderr}\nbuf exit ${buf.code}:\n${buf.stderr}`;
+        assert.ok(!ours.timedOut && !buf.timedOut, `a run did not end\n${context}`);
+        if (c.bufRace && c.bufRace.codes.includes(buf.code)) {
+          t.diagnostic(`buf lost a race: ${c.bufRace.reason}`);
+          assert.equal(ours.code, c.code, `protocall's exit code\n${context}`);
+          outcome.push({ name: `${c.protocol}: ${c.name}`, match: false });
+          return;
+        }
+        assert.equal(buf.code, c.code, `buf's exit code\n${context}`);
+        if (c.differs) {
+          t.diagnostic(`deliberate difference: ${c.differs.reason}`);
+          assert.equal(ours.code, c.differs.ours, `protocall's exit code\n${context}`);
+          outcome.push({ name: c.name, match: false });
+          return;
+        }
+        outcome.push({ name: `${c.protocol}: ${c.name}`, match: ours.code === buf.code });
+        assert.equal(ours.code, buf.code, `exit codes differ\n${context}`);
+        if (ours.code >= 8) {
+          const a = errorJson(ours.stderr);
+          const b = errorJson(buf.stderr);
+          assert.equal(a.code, b.code, `error codes differ\n${context}`);
+          if (c.message) assert.equal(a.message, b.message, `error messages differ\n${context}`);
+        } else {
+          assert.match(ours.stderr, /^protocall: \S.*\n$/, `one line\n${context}`);
+        }
+      } finally {
+        await target.close();
+      }
+    });
+  }
+});
+
+/** Runs a command and reports its exit code, stderr, wall time and peak RSS (VmHWM, polled). */
+function peakRun(
+  command: string,
+  args: string[],
+): Promise<{ code: number; stderr: string; ms: number; peakMb: number }> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
+    let peakKb = 0;
+    const poll = setInterval(() => {
+      try {
+        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+        if (m) peakKb = Math.max(peakKb, Number(m[1]));
+      } catch {
+        // the process has ended
+      }
+    }, 5);
+    const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const err: Buffer[] = [];
+    child.stderr.on("data", (c: Buffer) => err.push(c));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearInterval(poll);
+      clearTimeout(guard);
+      resolve({
+        code: code ?? -1,
+        stderr: Buffer.concat(err).toString(),
+        ms: Math.round(performance.now() - start),
+        peakMb: Math.round(peakKb / 1024),
+      });
+    });
+  });
+}

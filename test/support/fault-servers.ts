@@ -1,0 +1,354 @@
+// Servers that misbehave on purpose, for the client's fault matrix (test/parity/faults.test.ts): each
+// answers DemoService/Count (a server stream) or GreetService/Greet (Connect unary) with one fault, in
+// the framing of the protocol asked for (Connect, gRPC, gRPC-Web), written byte by byte so that the
+// fault is exactly what a broken or hostile server sends. Raw `net`, `http` and `http2` servers: a
+// real framework would refuse to send most of these.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import * as http from "node:http";
+import * as http2 from "node:http2";
+import * as https from "node:https";
+import * as net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createGzip, gzipSync } from "node:zlib";
+import selfsigned from "selfsigned";
+import type { TestPki } from "./tls";
+
+export type FaultProtocol = "connect" | "grpc" | "grpcweb";
+
+export type Fault =
+  | "ok"
+  | "reset-after-headers"
+  | "reset-mid-stream"
+  | "silent-after-headers"
+  | "bad-length-prefix"
+  | "garbage-body"
+  | "status-999"
+  | "missing-status"
+  | "huge"
+  | "huge-compressed"
+  | "bomb";
+
+export interface FaultServer {
+  /** `http(s)://127.0.0.1:<port>` (or `https://localhost:<port>`). */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The decompressed size of the gzip bomb: 1 GiB of zeros, about 1 MB compressed. */
+export const BOMB_SIZE = 1 << 30;
+/** One message just over the 4 MiB limit. */
+export const HUGE_SIZE = (4 << 20) + 1024;
+
+let bomb: Promise<Buffer> | undefined;
+
+/** 1 GiB of zeros, gzipped (built once per process, streamed so it never sits in memory whole). */
+export function gzipBomb(): Promise<Buffer> {
+  bomb ??= (async () => {
+    const gz = createGzip({ level: 9 });
+    const parts: Buffer[] = [];
+    gz.on("data", (c: Buffer) => parts.push(c));
+    const done = new Promise((ok) => gz.on("end", ok));
+    const chunk = Buffer.alloc(1 << 20);
+    for (let i = 0; i < BOMB_SIZE / chunk.length; i++) {
+      if (!gz.write(chunk)) await new Promise((ok) => gz.once("drain", ok));
+    }
+    gz.end();
+    await done;
+    return Buffer.concat(parts);
+  })();
+  return bomb;
+}
+
+/** A protobuf message: field 2 (CountResponse.text / any string field 1 for Greet) of `size` bytes. */
+function bigMessage(size: number, field = 2): Buffer {
+  const payload = Buffer.alloc(size, 0x61);
+  const tag = Buffer.from([(field << 3) | 2]);
+  return Buffer.concat([tag, varint(size), payload]);
+}
+
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return Buffer.from(out);
+}
+
+function envelope(flags: number, data: Buffer, claimed = data.length): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = flags;
+  head.writeUInt32BE(claimed, 1);
+  return Buffer.concat([head, data]);
+}
+
+/** CountResponse{number: 1}. */
+const ONE = Buffer.from([0x08, 0x01]);
+
+interface Framing {
+  contentType: string;
+  encodingHeader: string;
+  /** The body's end (trailers in the body), or undefined when trailers go in HTTP trailers. */
+  end(status: string | undefined): Buffer;
+  trailers(status: string | undefined): Record<string, string> | undefined;
+}
+
+function framing(protocol: FaultProtocol): Framing {
+  switch (protocol) {
+    case "grpc":
+      return {
+        contentType: "application/grpc",
+        encodingHeader: "grpc-encoding",
+        end: () => Buffer.alloc(0),
+        trailers: (status): Record<string, string> =>
+          status === undefined ? { "x-end": "1" } : { "grpc-status": status },
+      };
+    case "grpcweb":
+      return {
+        contentType: "application/grpc-web+proto",
+        encodingHeader: "grpc-encoding",
+        end: (status) =>
+          envelope(0x80, Buffer.from(status === undefined ? "x-end: 1\r\n" : `grpc-status: ${status}\r\n`)),
+        trailers: () => undefined,
+      };
+    default:
+      return {
+        contentType: "application/connect+proto",
+        encodingHeader: "connect-content-encoding",
+        end: (status) =>
+          status === undefined
+            ? Buffer.alloc(0)
+            : envelope(
+                0x02,
+                Buffer.from(status === "0" ? "{}" : JSON.stringify({ error: { code: status } })),
+              ),
+        trailers: () => undefined,
+      };
+  }
+}
+
+type Res = http.ServerResponse | http2.Http2ServerResponse;
+type Req = http.IncomingMessage | http2.Http2ServerRequest;
+
+/** Answers one request with the fault; `reset` resets the request's TCP connection. */
+async function answer(
+  fault: Fault,
+  protocol: FaultProtocol,
+  req: Req,
+  res: Res,
+  reset: () => void,
+): Promise<void> {
+  req.resume();
+  await new Promise((ok) => req.once("end", ok));
+  const unary = req.url?.endsWith("GreetService/Greet") ?? false;
+  if (unary) return answerUnary(fault, res, reset);
+  const f = framing(protocol);
+  const headers: Record<string, string> = { "content-type": f.contentType };
+  const compressed = fault === "huge-compressed" || fault === "bomb";
+  if (compressed) headers[f.encodingHeader] = "gzip";
+  const w = res as http.ServerResponse;
+  w.writeHead(200, headers);
+  const send = (b: Buffer) => new Promise<void>((ok) => (w.write(b) ? ok() : w.once("drain", ok)));
+  const finish = async (status: string | undefined) => {
+    const end = f.end(status);
+    if (end.length > 0) await send(end);
+    const t = f.trailers(status);
+    if (t) w.addTrailers(t);
+    w.end();
+  };
+  switch (fault) {
+    case "ok":
+      await send(envelope(0, ONE));
+      return finish("0");
+    case "reset-after-headers":
+      w.flushHeaders();
+      setTimeout(reset, 100);
+      return;
+    case "reset-mid-stream":
+      await send(envelope(0, ONE));
+      setTimeout(reset, 100);
+      return;
+    case "silent-after-headers":
+      w.flushHeaders();
+      return;
+    case "bad-length-prefix":
+      await send(envelope(0, ONE, 1000));
+      return finish("0");
+    case "garbage-body":
+      await send(envelope(0, Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])));
+      return finish("0");
+    case "status-999":
+      await send(envelope(0, ONE));
+      return finish(protocol === "connect" ? "bogus" : "999");
+    case "missing-status":
+      await send(envelope(0, ONE));
+      return finish(undefined);
+    case "huge":
+      await send(envelope(0, bigMessage(HUGE_SIZE)));
+      return finish("0");
+    case "huge-compressed":
+      await send(envelope(1, gzipSync(bigMessage(HUGE_SIZE))));
+      return finish("0");
+    case "bomb":
+      await send(envelope(1, await gzipBomb()));
+      return finish("0");
+  }
+}
+
+/** Connect unary (GreetService/Greet): the body is the message itself. */
+async function answerUnary(fault: Fault, res: Res, reset: () => void): Promise<void> {
+  const w = res as http.ServerResponse;
+  const headers: Record<string, string> = { "content-type": "application/proto" };
+  let body: Buffer;
+  switch (fault) {
+    case "huge":
+      body = bigMessage(HUGE_SIZE, 1);
+      break;
+    case "huge-compressed":
+      headers["content-encoding"] = "gzip";
+      body = gzipSync(bigMessage(HUGE_SIZE, 1));
+      break;
+    case "bomb":
+      headers["content-encoding"] = "gzip";
+      body = await gzipBomb();
+      break;
+    case "garbage-body":
+      body = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+      break;
+    case "reset-after-headers":
+      w.writeHead(200, headers);
+      w.flushHeaders();
+      setTimeout(reset, 100);
+      return;
+    default:
+      body = Buffer.from([0x0a, 0x02, 0x68, 0x69]);
+  }
+  w.writeHead(200, { ...headers, "content-length": String(body.length) });
+  w.end(body);
+}
+
+export interface FaultServerOptions {
+  /** HTTP/2 (h2c, or h2 over TLS); default HTTP/1.1. */
+  http2?: boolean;
+  /** TLS with this certificate and key; the URL then names `localhost`. */
+  tls?: { cert: string; key: string };
+}
+
+/** Starts a server that answers every request with `fault` in `protocol`'s framing. */
+export async function startFaultServer(
+  fault: Fault,
+  protocol: FaultProtocol,
+  options: FaultServerOptions = {},
+): Promise<FaultServer> {
+  const sockets = new Map<number, net.Socket>();
+  const handler = (req: Req, res: Res) => {
+    const port = (req.socket as net.Socket).remotePort ?? 0;
+    const reset = () => sockets.get(port)?.resetAndDestroy();
+    answer(fault, protocol, req, res, reset).catch(() => reset());
+  };
+  let server: net.Server;
+  if (options.http2 && options.tls) {
+    server = http2.createSecureServer({ ...options.tls, allowHTTP1: true }, handler);
+  } else if (options.http2) {
+    server = http2.createServer(handler);
+  } else if (options.tls) {
+    server = https.createServer(options.tls, handler);
+  } else {
+    server = http.createServer(handler);
+  }
+  const track = (socket: net.Socket) => {
+    socket.on("error", () => {});
+    if (socket.remotePort) sockets.set(socket.remotePort, socket);
+    socket.once("close", () => sockets.delete(socket.remotePort ?? 0));
+  };
+  server.on("connection", track);
+  server.on("secureConnection", () => {});
+  server.on("tlsClientError", () => {});
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: `${options.tls ? "https://localhost" : "http://127.0.0.1"}:${port}`,
+    async close() {
+      for (const s of sockets.values()) s.destroy();
+      await new Promise<void>((ok) => server.close(() => ok()));
+    },
+  };
+}
+
+export interface RawServer {
+  /** `127.0.0.1:<port>` */
+  host: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP server that reads what the client sends, then: "reset" resets the connection (RST), "close"
+ * closes it (FIN), before any response.
+ */
+export async function startRawServer(behaviour: "reset" | "close"): Promise<RawServer> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    socket.on("close", () => sockets.delete(socket));
+    socket.once("data", () => (behaviour === "reset" ? socket.resetAndDestroy() : socket.end()));
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  return {
+    host: `127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((ok) => server.close(() => ok()));
+    },
+  };
+}
+
+/** A port on loopback where nothing listens (bound, then released). */
+export async function refusedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((ok) => server.close(() => ok()));
+  return port;
+}
+
+/**
+ * A server certificate signed by the test CA: for `names` (DNS) and 127.0.0.1, or, when `expired`,
+ * one that expired yesterday.
+ */
+export async function serverCertificate(
+  pki: TestPki,
+  options: { names?: string[]; expired?: boolean } = {},
+): Promise<{ cert: string; key: string }> {
+  const day = 24 * 3600 * 1000;
+  const names = options.names ?? ["localhost"];
+  const dates = options.expired
+    ? { notBeforeDate: new Date(Date.now() - 30 * day), notAfterDate: new Date(Date.now() - day) }
+    : {};
+  const generated = await selfsigned.generate([{ name: "commonName", value: names[0] ?? "localhost" }], {
+    keyType: "ec",
+    algorithm: "sha256",
+    curve: "P-256",
+    ...dates,
+    ca: { key: pki.ca.key, cert: pki.ca.cert },
+    extensions: [
+      { name: "basicConstraints", cA: false },
+      { name: "keyUsage", digitalSignature: true, keyEncipherment: true },
+      { name: "extKeyUsage", serverAuth: true },
+      {
+        name: "subjectAltName",
+        altNames: [...names.map((value) => ({ type: 2 as const, value })), { type: 7, ip: "127.0.0.1" }],
+      },
+    ],
+  } as Parameters<typeof selfsigned.generate>[1]);
+  return { cert: generated.cert, key: generated.private };
+}
+
+/** Writes `text` to a new temporary file and returns its path. */
+export function tempFile(name: string, text: string | Buffer): string {
+  const path = join(mkdtempSync(join(tmpdir(), "protocall-faults-")), name);
+  writeFileSync(path, text);
+  return path;
+}
