@@ -94,7 +94,7 @@ const cases: [string, string[], RegExp][] = [
     /cannot name the same file/,
   ],
   ["header file twice", ["-H", "@f", "-H", "@f", http], /names the same file more than once/],
-  ["malformed header", ["-H", "foo", http], /malformed header: "foo"/],
+  ["malformed header", ["-H", "foo", http], /malformed header \(it has no ":"\)/],
   ["blank header", ["-H", "   ", http], /malformed header/],
   ["'*' in -H", ["-H", "*", http], /'\*' is not valid/],
   ["'*' twice", ["--reflect-header", "*", "--reflect-header", "*", http], /'\*' is given more than once/],

@@ -10,6 +10,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { errorMessage, ProtocallError } from "../errors";
 import type { Resolver } from "../schema/resolver";
+import { InvalidHeaderValue } from "./header-line";
 import { createMessageFormatter } from "./output";
 import { formatRpcError, rpcExitCode } from "./rpc-error";
 
@@ -44,7 +45,10 @@ export interface CallFailure {
 export function describeFailure(err: unknown, phase: CallPhase): CallFailure {
   const undecodable = localParseFailure(err);
   if (undecodable) err = undecodable;
-  if (err instanceof ConnectError && (phase === "call" || err.code === Code.Canceled)) {
+  if (
+    err instanceof ConnectError &&
+    (phase === "call" || err.code === Code.Canceled || err instanceof InvalidHeaderValue)
+  ) {
     const shown = asBufWordsIt(err);
     return {
       code: codeToString(shown.code),

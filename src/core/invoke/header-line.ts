@@ -1,5 +1,6 @@
 // One `name: value` header, as given to -H / --reflect-header or read from a header file, and the
 // headers the RPC protocols own (which a user may not set).
+import { Code, ConnectError } from "@connectrpc/connect";
 import { ProtocallError } from "../errors";
 
 const owned = new Set([
@@ -37,20 +38,13 @@ const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 export function parseHeaderLine(text: string, where: string): [string, string] {
   const colon = text.indexOf(":");
   if (colon < 0 || text.trim() === "") {
-    throw new ProtocallError(
-      `${where} is a malformed header: ${JSON.stringify(text)}; write it as "name: value"`,
-    );
+    throw new ProtocallError(`${where} is a malformed header (it has no ":"); write it as "name: value"`);
   }
   const name = text.slice(0, colon).trim();
   const value = text.slice(colon + 1).trim();
   if (name === "" || !token.test(name)) {
     throw new ProtocallError(
       `${where} has an invalid header name ${JSON.stringify(name)}: a name is letters, digits and - _ . ! # $ % & ' * + ^ \` | ~, followed by ": value"`,
-    );
-  }
-  if (/[\r\n\0]/.test(value)) {
-    throw new ProtocallError(
-      `${where}: the value of header "${name}" spans several lines; a header value must be one line`,
     );
   }
   if (isProtocolOwnedHeader(name)) {
@@ -68,4 +62,29 @@ export function parseHeaderLine(text: string, where: string): [string, string] {
  */
 export function toWireValue(value: string): string {
   return /[^\x20-\x7e\t]/.test(value) ? Buffer.from(value, "utf8").toString("latin1") : value;
+}
+
+/**
+ * A header value with a control character (CR, LF, NUL, …) cannot be sent: refused as buf refuses it
+ * (Go's net/http: `unavailable`, exit 112), naming the header but never echoing the value, which may
+ * be a secret.
+ */
+export class InvalidHeaderValue extends ConnectError {
+  constructor(name: string) {
+    super(
+      `net/http: invalid header field value for ${JSON.stringify(canonicalName(name))}`,
+      Code.Unavailable,
+    );
+  }
+}
+
+/** Throws InvalidHeaderValue for the first header whose value has a control character. */
+export function checkHeaderValues(headers: readonly (readonly [string, string])[]): void {
+  for (const [name, value] of headers) {
+    if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) throw new InvalidHeaderValue(name);
+  }
+}
+
+function canonicalName(name: string): string {
+  return name.toLowerCase().replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
 }

@@ -1,11 +1,23 @@
-// Hides secrets in transcript lines before they reach a log anyone may read or share: header values
-// whose names say they carry credentials, passwords in URLs and in `--user`, and credential-like
-// query parameters and JSON fields. Applied to whole lines; idempotent.
+// The one redactor: hides secrets before they reach anything a user may read or share (`curl -v`'s
+// transcript, the editor's output channel, error texts, copied command lines): header values whose
+// names say they carry credentials (Authorization, cookies, tokens, API keys: X-Access-Token,
+// X-Goog-Api-Key, Private-Token, X-Amz-Security-Token alike), passwords in URLs, in `--user` and in
+// netrc lines, and credential-like query parameters and JSON fields. Idempotent.
 
 const SECRET_NAME =
   /authorization|cookie|token|secret|passw(?:or)?d|api[-_]?key|apikey|session|credential|signature/i;
 
 const MARK = "[redacted]";
+
+/** Whether a header of this name carries a credential. */
+export function isSecretHeader(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+/** The value shown for a header: a credential is replaced by a marker that keeps the auth scheme. */
+export function redactHeaderValue(name: string, value: string): string {
+  return hideValue(name, value) ?? value;
+}
 
 /** The value to show for a header, or undefined to show it as it is. */
 function hideValue(name: string, value: string): string | undefined {
@@ -43,6 +55,8 @@ export function redactSecrets(line: string): string {
   out = out.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^@\s/]+@/gi, `$1${MARK}@`);
   // --user / -u name:password.
   out = out.replace(/((?:--user|-u)(?:=|\s+)['"]?[^:\s'"]+:)[^\s'"]+/g, `$1${MARK}`);
+  // netrc: `password SECRET` (and `login NAME password SECRET` on one line).
+  out = out.replace(/(\bpassword\s+)(?!\[redacted\]|SECRET\b)\S+/g, `$1${MARK}`);
   // ?token=… &password=… in URLs.
   out = out.replace(/([?&][^=&\s#]*?)=([^&\s#'"]+)/g, (whole, key: string, value: string) =>
     SECRET_NAME.test(key) && value !== MARK ? `${key}=${MARK}` : whole,

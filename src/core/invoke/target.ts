@@ -6,8 +6,10 @@
 // goes through the same settings objects in `protocall curl`, the editor's Send and the language
 // server, so none of them can drop a setting, and caches key on the objects themselves
 // (settings-key.ts).
+
 import type { ReflectionSource } from "../schema/reflection-client";
 import { applyCredentials } from "./credentials";
+import { checkHeaderValues } from "./header-line";
 import { type HeaderList, hasHeader, readCurlHeaders } from "./headers";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
@@ -81,6 +83,8 @@ export async function describeTarget(o: CurlOptions, io: InputIo, product?: stri
   const headers = h.headers;
   await applyCredentials(headers, o, io);
   if (!hasHeader(headers, "user-agent")) headers.push(["User-Agent", userAgent]);
+  checkHeaderValues(headers);
+  checkHeaderValues(h.reflectHeaders);
   const target: CallTarget = {
     options: o,
     url,

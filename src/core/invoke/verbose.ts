@@ -5,8 +5,12 @@
 //   `< (#N) `       status line, sorted response headers, and after the body the trailers
 //   `< (#N) [*] `   trailers carried in the body (Connect end-of-stream, gRPC-Web trailer frame)
 //   `{ (#N) [k bytes data]`  response body bytes received
-// N counts HTTP requests from 1. Secret header values are redacted.
+// N counts HTTP requests from 1. Secret header values are redacted (redact.ts, the one redactor).
 import type { HeaderSplitter } from "./repeated-headers";
+
+export { redactHeaderValue } from "./redact";
+
+import { redactHeaderValue } from "./redact";
 
 export interface VerboseLog {
   readonly enabled: boolean;
@@ -17,16 +21,6 @@ export interface VerboseLog {
   /** Allocates the next request number. */
   nextRequest(): number;
 }
-
-const SECRET_HEADERS = new Set([
-  "authorization",
-  "proxy-authorization",
-  "cookie",
-  "set-cookie",
-  "x-api-key",
-  "api-key",
-  "x-auth-token",
-]);
 
 /** Creates the log; when disabled every call is a no-op (and cheap). */
 export function createVerboseLog(
@@ -58,15 +52,6 @@ export function createVerboseLog(
 /** `content-type` → `Content-Type`, as Go prints header names. */
 export function canonicalHeaderName(name: string): string {
   return name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
-}
-
-/** The value shown for a header: secrets are replaced by a marker that keeps the scheme. */
-export function redactHeaderValue(name: string, value: string): string {
-  if (!SECRET_HEADERS.has(name.toLowerCase())) return value;
-  const space = value.indexOf(" ");
-  // Keep the scheme of an Authorization value (`Bearer`, `Basic`), hide the credentials.
-  if (name.toLowerCase().endsWith("authorization") && space > 0) return `${value.slice(0, space)} [redacted]`;
-  return "[redacted]";
 }
 
 /** Writes headers as sorted `<marker> (#N) Name: value` lines. */

@@ -174,11 +174,13 @@ describe("validateCurlOptions", () => {
       /--reflect-header names the same file more than once/,
     );
     fails(["-H", "@", http], /--header @ needs a file name/);
-    fails(["-H", "foo", http], /--header value is a malformed header: "foo"; write it as "name: value"/);
+    fails(
+      ["-H", "foo", http],
+      /--header value is a malformed header \(it has no ":"\); write it as "name: value"/,
+    );
     fails(["-H", "   ", http], /malformed header/);
     fails(["-H", "a b: c", http], /invalid header name "a b"/);
     fails(["-H", ": c", http], /invalid header name ""/);
-    fails(["-H", "a: b\nc: d", http], /spans several lines/);
     fails(["-H", "*", http], /--header value '\*' is not valid/);
     fails(["--reflect-header", "*", "--reflect-header", "*", http], /'\*' is given more than once/);
   });
