@@ -96,11 +96,6 @@ function localParseFailure(err: unknown): ProtocallError | undefined {
  */
 const protocolErrors: { match: RegExp; code: Code; text: (m: RegExpExecArray) => string }[] = [
   {
-    match: /^protocol error: missing status$/,
-    code: Code.Unknown,
-    text: () => "protocol error: no Grpc-Status trailer: unexpected EOF",
-  },
-  {
     match: /^protocol error: missing EndStreamResponse$/,
     code: Code.Internal,
     text: () => "protocol error: unexpected EOF",
