@@ -208,16 +208,17 @@ for (const [fault, name, code] of [
   });
 }
 
-// --timeout bounds the setup too: a silent server during reflection, and a TLS handshake that never
-// ends, fail at --timeout before the call is sent (exit 1 in both tools).
-for (const [name, scheme, schema] of [
-  ["silent during reflection, --timeout 2s", "http", false],
-  ["silent during the TLS handshake, --timeout 2s", "https", true],
+// --timeout bounds every phase: a silent server during reflection fails at --timeout before the
+// call is sent (exit 1 in both tools); a TLS handshake that never ends, with --schema, is part of the
+// call (deadline_exceeded, exit 32 in both).
+for (const [name, scheme, schema, code] of [
+  ["silent during reflection, --timeout 2s", "http", false, 1],
+  ["silent during the TLS handshake, --timeout 2s", "https", true, 32],
 ] as const) {
   cases.push({
     name,
     protocol: "grpc",
-    code: 1,
+    code,
     noSchema: !schema,
     start: async () => {
       const s = await startSilentServer();
