@@ -115,16 +115,14 @@ async function check(bytes: Uint8Array, what: string): Promise<"ok" | "rejected"
   }
 }
 
-// A hang fails the test instead of stalling the suite.
+// A fixed number of inputs (not a time budget: a busy machine must run the same cases); a hang
+// fails the test by its timeout instead of stalling the suite.
 test("random bytes and damaged real sets: only ProtocallErrors, bounded in time", {
-  timeout: 60_000,
+  timeout: 120_000,
 }, async () => {
   const random = rng(0x5eed);
-  const deadline = performance.now() + 3000;
   const counts = { ok: 0, rejected: 0 };
-  let runs = 0;
-  while (performance.now() < deadline) {
-    runs++;
+  for (let runs = 1; runs <= 120; runs++) {
     let bytes: Uint8Array;
     let what: string;
     if (runs % 5 === 0) {
@@ -138,7 +136,6 @@ test("random bytes and damaged real sets: only ProtocallErrors, bounded in time"
     }
     counts[await check(bytes, what)]++;
   }
-  assert.ok(runs > 40, `only ${runs} inputs in 3 s`);
   assert.ok(counts.rejected > 0 && counts.ok > 0, JSON.stringify(counts));
 });
 
