@@ -3,14 +3,18 @@
 // HTTP/1.1 pools and HTTP/2 sessions) and resolvers are kept across calls, keyed by the settings
 // objects they are made from (settings-key.ts), and the editor's fallback sources (the workspace
 // build) follow --schema. That caching is all this file adds; `refresh()` drops everything.
+// A call may also send a live stream (live-requests.ts): messages the editor queues while it runs.
 import { Readable } from "node:stream";
-import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
+import { createRegistry, type DescMethod, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { errorMessage } from "../errors";
 import type { Resolver } from "../schema/resolver";
 import type { SchemaSource } from "../schema/types";
 import type { CachedResolver, Connections } from "./connections";
 import type { CallErrorDetail } from "./failure";
 import type { InputIo } from "./io";
+import { requestFromJson } from "./invoke";
+import type { LiveRequests } from "./live-requests";
 import type { CurlOptions } from "./options";
 import { runPipeline, SetupTimeout } from "./pipeline";
 import type { HeaderSplitter } from "./repeated-headers";
@@ -40,16 +44,28 @@ export interface CallObserver {
   /** One line of the verbose transcript, as `protocall curl -v` prints it on stderr (no newline). */
   log?(line: string): void;
   /** The method, once the schema has resolved it (not called for listings). */
-  method?(info: { name: string; kind: DescMethod["methodKind"] }): void;
+  method?(info: MethodInfo): void;
   /** The response headers, when they arrive. */
   headers?(headers: HeaderPairs): void;
-  /** Each response message as formatted JSON (as `protocall curl` prints it), as it arrives. */
-  message?(json: string, index: number): void;
   /**
    * Each response message as proto JSON with implicit fields at their defaults, what assertions read
    * (core/assertions/outcome.ts); only computed when this member is given.
    */
   value?(value: JsonValue, index: number): void;
+  /**
+   * Each response message as formatted JSON (as `protocall curl` prints it), as it arrives;
+   * `withDefaults` formats it again with every default value (what assertions read), when called.
+   */
+  message?(json: string, index: number, withDefaults: () => string): void;
+}
+
+/** The resolved method, as the observer learns it. */
+export interface MethodInfo {
+  /** `package.Service/Method`. */
+  name: string;
+  kind: DescMethod["methodKind"];
+  /** Checks a request message (JSON) against the input type: undefined when valid, else why not. */
+  checkRequest(value: unknown): string | undefined;
 }
 
 export interface CallResult {
@@ -92,7 +108,17 @@ export interface CallSessionOptions {
 
 export interface CallSession {
   /** Runs one call. Never throws: every failure is in the result. */
-  call(o: CurlOptions, io: CallIo, observer?: CallObserver, signal?: AbortSignal): Promise<CallResult>;
+  /**
+   * Runs one call. Never throws: every failure is in the result. With `live`, a client or bidi stream
+   * sends the messages queued there (as they are queued, until it is closed) instead of its -d data.
+   */
+  call(
+    o: CurlOptions,
+    io: CallIo,
+    observer?: CallObserver,
+    signal?: AbortSignal,
+    live?: LiveRequests,
+  ): Promise<CallResult>;
   /** Forgets every connection and resolved schema: the next call dials and resolves again. */
   refresh(): Promise<void>;
   /** Number of open transports and resolvers (for tests and diagnostics). */
@@ -207,7 +233,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
   };
 
   const session: CallSession = {
-    async call(o, io, observer = {}, signal) {
+    async call(o, io, observer = {}, signal, live) {
       const started = performance.now();
       const result: CallResult = {
         ok: false,
@@ -242,24 +268,30 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           fallbackSources: o.schemas.length === 0 ? (options.fallbackSources?.() ?? []) : [],
           reflectionTimeoutMs: typeof timeout === "function" ? timeout() : timeout,
           decodeDetails: true,
+          requests: live,
           onMethod: (method) => {
             result.method = `${method.parent.typeName}/${method.name}`;
             result.methodKind = method.methodKind;
-            observer.method?.({ name: result.method, kind: method.methodKind });
+            observer.method?.({
+              name: result.method,
+              kind: method.methodKind,
+              checkRequest: (value) => checkRequest(method, value),
+            });
           },
           onHeaders: (headers) => {
             result.headers = pairs(headers);
             observer.headers?.(result.headers);
           },
-          onMessage: (json) => {
+          onMessage: (json, withDefaults) => {
             result.messages.push(json);
-            observer.message?.(json, result.messages.length - 1);
+            observer.message?.(json, result.messages.length - 1, withDefaults);
           },
           onMessageValue: observer.value
             ? (value) => observer.value?.(value, result.messages.length)
             : undefined,
         },
       );
+      live?.end();
       result.warnings = r.warnings;
       result.listing = r.listing;
       if (r.trailers) result.trailers = pairs(r.trailers);
@@ -295,6 +327,21 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
     },
   };
   return session;
+}
+
+/** Why a JSON value is not a valid request of the method, or undefined when it is. */
+function checkRequest(method: DescMethod, value: unknown): string | undefined {
+  try {
+    requestFromJson(
+      method.input,
+      { value, line: 1, column: 1, index: 0 },
+      "message",
+      createRegistry(method.parent.file),
+    );
+    return undefined;
+  } catch (err) {
+    return errorMessage(err).replace(/^message:1:1: request message #1 is /, "");
+  }
 }
 
 function pairs(headers: Headers): HeaderPairs {

@@ -27,7 +27,7 @@ import type { InputIo } from "./io";
 import { messageTypes } from "./message-types";
 import type { CurlOptions } from "./options";
 import { type OutputSink, openOutputFile } from "./output-sink";
-import { openRequestData, requestDataLabel } from "./request-data";
+import { openRequestData, type RequestDocument, requestDataLabel } from "./request-data";
 import { type CallTarget, describeTarget, inMode, reflectionSource } from "./target";
 import type { CurlTransport } from "./transport";
 import { untilAborted } from "./until-aborted";
@@ -54,15 +54,22 @@ export interface PipelineOptions {
   /** The response headers, when they arrive. */
   onHeaders?(headers: Headers): void;
   /**
-   * Each response message as formatted JSON (without a newline), as it arrives. A promise makes the
-   * call wait (backpressure); return undefined whenever possible, so a long stream stays cheap.
-   */
-  onMessage?(json: string): void | Promise<void>;
-  /**
    * Each response message as proto JSON with implicit fields at their defaults (what assertions
    * read; message-types.ts `responseValue`). Only computed when given.
    */
   onMessageValue?(value: JsonValue): void;
+  /**
+   * Each response message as formatted JSON (without a newline), as it arrives, and a function that
+   * formats it again with every default value included (for assertions; only called when needed). A
+   * promise makes the call wait (backpressure); return undefined whenever possible, so a long stream
+   * stays cheap.
+   */
+  onMessage?(json: string, withDefaults: () => string): void | Promise<void>;
+  /**
+   * The request documents to send instead of the -d data: a live stream the front end feeds one
+   * message at a time (live-requests.ts), ended when it half-closes.
+   */
+  requests?: AsyncIterable<RequestDocument>;
 }
 
 export interface PipelineResult {
@@ -175,10 +182,9 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
       );
     }
     log.info(`Invoking RPC ${method.parent.typeName}.${method.name}`);
-    const requests = await bound(
-      openRequestData(o, io, target.dataFromHeaderFile),
-      "opening the request data",
-    );
+    const requests =
+      p.requests ??
+      (await bound(openRequestData(o, io, target.dataFromHeaderFile), "opening the request data"));
     const types = await bound(
       messageTypes(res, method, { emitDefaults: o.emitDefaults, log }),
       "loading the schema",
@@ -206,7 +212,7 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
       const json = types.formatResponse(message);
       onValue?.(types.responseValue(message));
       const toFile = out?.write(`${json}\n`);
-      const toFront = onMessage?.(json);
+      const toFront = onMessage?.(json, () => types.formatWithDefaults(message));
       return toFile && toFront ? Promise.all([toFile, toFront]).then(() => {}) : (toFile ?? toFront);
     };
     const exclusive = p.connections.exclusive;
@@ -217,7 +223,7 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
         transport: callTransport.transport,
         method,
         requests: requestDocs,
-        requestLabel: o.data ? requestDataLabel(o.data) : "--data",
+        requestLabel: p.requests ? "live stream" : o.data ? requestDataLabel(o.data) : "--data",
         headers: target.headers,
         timeoutMs,
         signal,

@@ -38,12 +38,12 @@ export class ResponsePanel implements vscode.Disposable {
   ) {}
 
   /** Shows an entry (creating or revealing the panel without taking focus from the editor). */
-  show(entry: ResponseEntry, position: HistoryPosition): void {
+  show(entry: ResponseEntry, position: HistoryPosition, reveal = true): void {
     this.entry = entry;
     this.position = position;
     const panel = this.ensurePanel();
     panel.title = `Response: ${entry.requestLabel}`;
-    if (!panel.visible) panel.reveal(vscode.ViewColumn.Beside, true);
+    if (reveal && !panel.visible) panel.reveal(vscode.ViewColumn.Beside, true);
     this.render();
   }
 
@@ -57,6 +57,11 @@ export class ResponsePanel implements vscode.Disposable {
     if (this.entry?.id !== entry.id || !this.panel || index >= MAX_SHOWN_MESSAGES) return;
     const html = renderMessage(entry.messages[index], index);
     if (this.ready) void this.panel.webview.postMessage({ type: "append", id: entry.id, html, follow: true });
+  }
+
+  /** Whether the panel exists (it may be hidden behind another editor). */
+  isOpen(): boolean {
+    return this.panel !== undefined;
   }
 
   reveal(): boolean {

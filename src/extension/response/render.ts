@@ -2,6 +2,7 @@
 // shown by the webview. Every piece of text that comes from a server or a file is escaped, so a
 // hostile header value or error message is shown as text, never run; the webview's content security
 // policy blocks inline scripts and handlers as a second line.
+import type { CheckResult } from "../../core/assertions/evaluate";
 import type { CallResult, HeaderPairs } from "../../core/invoke/call-session";
 
 /** One response (or one attempt that could not be sent) in the panel's history. */
@@ -22,6 +23,8 @@ export interface ResponseEntry {
   result?: CallResult;
   /** Why it was not sent (`file:line:col: message` lines). */
   problems?: string[];
+  /** The response's checks (`# @assert`, `# @capture`, the implicit status check), once done. */
+  checks?: CheckResult[];
 }
 
 /** Messages shown in the panel; the rest of a long stream is in Copy, Save and the JSON document. */
@@ -91,6 +94,33 @@ export function formatDuration(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
+/**
+ * The checks of a response: each passed or failed, as written, with the value found (or what was
+ * expected and found, for a failure). Values come from the server: escaped.
+ */
+export function renderChecks(checks: readonly CheckResult[]): string {
+  if (checks.length === 0) return "";
+  const failed = checks.filter((c) => !c.passed).length;
+  const title =
+    failed === 0
+      ? `Assertions: all ${checks.length} passed`
+      : `Assertions: ${failed} of ${checks.length} failed`;
+  const rows = checks
+    .map((c) => {
+      const mark = c.passed ? "✓" : "✗";
+      const actual = c.found ? (JSON.stringify(c.actual) ?? "") : "";
+      const detail = c.passed ? (actual ? `actual: ${actual}` : "") : c.message;
+      return (
+        `<li class="check ${c.passed ? "passed" : "failed"}" data-line="${c.range.start.line + 1}">` +
+        `<span class="mark">${mark}</span> <code class="text">${escapeHtml(c.text)}</code>` +
+        (detail ? ` <span class="actual">${escapeHtml(detail)}</span>` : "") +
+        `</li>`
+      );
+    })
+    .join("");
+  return `<section class="checks ${failed === 0 ? "passed" : "failed"}"><h3>${escapeHtml(title)}</h3><ul>${rows}</ul></section>`;
+}
+
 /** The whole panel body for one entry, with the history navigation. */
 export function renderEntry(entry: ResponseEntry, position: HistoryPosition): string {
   const r = entry.result;
@@ -119,6 +149,7 @@ export function renderEntry(entry: ResponseEntry, position: HistoryPosition): st
       `<section class="problems"><h3>Not sent: fix the request</h3><ul>${entry.problems.map((p) => `<li>${escapeHtml(p)}</li>`).join("")}</ul></section>`,
     );
   }
+  if (entry.checks) parts.push(renderChecks(entry.checks));
   if (r?.error) {
     const details = r.error.details
       .map(

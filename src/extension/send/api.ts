@@ -2,6 +2,8 @@
 // the SendOutcome, so `await vscode.commands.executeCommand("protocall.send", uri, index)` gives the
 // result shown in the panel; the copy commands return the copied command line.
 import type * as vscode from "vscode";
+import type { CheckResult } from "../../core/assertions/evaluate";
+import type { RequestVerdict } from "../../core/assertions/results";
 import type { CallResult } from "../../core/invoke/call-session";
 import type { ResponsePanelState } from "../response/panel";
 import type { ResponseEntry } from "../response/render";
@@ -17,6 +19,12 @@ export interface SendOutcome {
   result?: CallResult;
   /** Why it was not sent. */
   problems: string[];
+  /** Each check of the response (the implicit status check, `# @assert`, `# @capture`), once sent. */
+  checks?: CheckResult[];
+  /** The values its `# @capture` options took. */
+  captured?: Record<string, string>;
+  /** passed, failed (a check did not hold) or errored (the call failed outside the RPC). */
+  verdict?: RequestVerdict;
 }
 
 export interface SendApi {

@@ -11,8 +11,15 @@ import type { Settings } from "../settings";
 import { workspaceEnvironmentFile } from "./environment-status";
 import type { SendTarget } from "./send-target";
 
-/** Prepares the request with the settings of its folder; says what is wrong when it cannot. */
-export function prepareTarget(settings: Settings, target: SendTarget): PreparedSend | { error: string } {
+/**
+ * Prepares the request with the settings of its folder and the values earlier requests of its file
+ * captured; says what is wrong when it cannot (a capture that has not run names the request to run).
+ */
+export function prepareTarget(
+  settings: Settings,
+  target: SendTarget,
+  captures: Readonly<Record<string, string>> = {},
+): PreparedSend | { error: string } {
   const { document, index } = target;
   const read = settings.reader(document.uri);
   try {
@@ -25,6 +32,7 @@ export function prepareTarget(settings: Settings, target: SendTarget): PreparedS
       processEnv: process.env,
       defaultProtocol: read("protocol"),
       defaultTimeoutSeconds: read("timeout"),
+      run: { captures },
     });
   } catch (err) {
     return { error: errorMessage(err) };

@@ -20,14 +20,15 @@ export class ResponseHistory implements vscode.Disposable {
     this.panel = new ResponsePanel(extensionUri, (action, entry) => void this.onAction(action, entry));
   }
 
-  /** Adds an entry to a request's history and shows it. */
-  add(key: string, entry: ResponseEntry): void {
+  /** Adds an entry to a request's history and shows it (brings the panel forward when `reveal`). */
+  add(key: string, entry: ResponseEntry, reveal = true): void {
     const list = this.histories.get(key) ?? [];
     list.unshift(entry);
     list.length = Math.min(list.length, this.settings.get("history.size"));
     this.histories.set(key, list);
+    if (!reveal && !this.panel.isOpen()) return;
     this.shownKey = key;
-    this.panel.show(entry, { index: 0, count: list.length });
+    this.panel.show(entry, { index: 0, count: list.length }, reveal);
   }
 
   /** A request's responses, newest first. */

@@ -3,8 +3,14 @@
 // "Copy as" protocall curl / buf curl / grpcurl, and the environment status bar. Requests run in the
 // extension host through the core's call session (no child process), which keeps connections and
 // schemas warm between sends. The commands are listed in ../command-table.ts.
+// A sent request's `# @assert` options are checked against its response (the panel lists each check
+// with the value found) and its `# @capture` values are kept for the later requests of its file;
+// the Test Explorer runs requests through the same `run`.
 import { homedir } from "node:os";
 import * as vscode from "vscode";
+import { evaluateChecks } from "../../core/assertions/evaluate";
+import { outcomeFromCallResult } from "../../core/assertions/from-call-result";
+import { verdictOf } from "../../core/assertions/results";
 import { errorMessage } from "../../core/errors";
 import type { CallObserver, CallResult } from "../../core/invoke/call-session";
 import type { CurlOptions } from "../../core/invoke/options";
@@ -20,6 +26,7 @@ import type { ProtocallContext } from "../context";
 import type { ResponseEntry } from "../response/render";
 import type { CopyFormat, SendApi, SendOutcome } from "./api";
 import { CallEngine } from "./call-engine";
+import { CapturedValues } from "./captured-values";
 import { createEnvironmentStatus, type EnvironmentStatus } from "./environment-status";
 import { preparedProblems, prepareTarget, restrictedProblem } from "./prepare";
 import { ResponseHistory } from "./response-history";
@@ -37,9 +44,16 @@ const copyMakers: Record<CopyFormat, { name: string; make: (o: CurlOptions) => C
   grpcurl: { name: "grpcurl", make: (o) => copyAsGrpcurl(o) },
 };
 
+/** How a request is run: by Send (interactive: the panel comes forward, problems pop up) or as a test. */
+export interface RunMode {
+  interactive: boolean;
+}
+
 export class SendFeature {
   readonly api: SendApi;
-  private readonly engine: CallEngine;
+  /** What `# @capture` options took, per file, for the requests after them. */
+  readonly captures = new CapturedValues();
+  readonly engine: CallEngine;
   private readonly history: ResponseHistory;
   private readonly status: EnvironmentStatus;
   private readonly running = new Map<number, AbortController>();
@@ -77,17 +91,32 @@ export class SendFeature {
   async send(uriArg?: unknown, indexArg?: unknown): Promise<SendOutcome | undefined> {
     const target = await resolveSendTarget(uriArg, indexArg);
     if (!target) return undefined;
-    const prepared = prepareTarget(this.ctx.settings, target);
-    if ("error" in prepared) return this.notSent(target, `request ${target.index + 1}`, [prepared.error]);
+    return this.run(target, { interactive: true });
+  }
+
+  /**
+   * Sends one request with the values its file captured so far, checks its assertions and keeps its
+   * captures. As a test (not interactive) the panel is not brought forward and nothing pops up.
+   */
+  async run(target: SendTarget, mode: RunMode): Promise<SendOutcome> {
+    const prepared = this.prepare(target);
+    if ("error" in prepared) {
+      return this.notSent(target, `request ${target.index + 1}`, [prepared.error], mode);
+    }
     const o = prepared.options;
-    if (!o) return this.notSent(target, prepared.label, preparedProblems(prepared) ?? []);
+    if (!o) return this.notSent(target, prepared.label, preparedProblems(prepared) ?? [], mode);
     const restricted = restrictedProblem(o);
-    if (restricted) return this.notSent(target, prepared.label, [restricted]);
+    if (restricted) return this.notSent(target, prepared.label, [restricted], mode);
     const key = requestKey(target.document, target.index);
     if (!(await this.confirmRestricted(key, prepared.label, o))) {
       return { sent: false, problems: ["not confirmed"] };
     }
-    return this.call(key, prepared, o);
+    return this.call(target, key, prepared, o, mode);
+  }
+
+  /** The request prepared with its folder's settings and its file's captured values. */
+  prepare(target: SendTarget): ReturnType<typeof prepareTarget> {
+    return prepareTarget(this.ctx.settings, target, this.captures.get(target.document.uri.toString()));
   }
 
   /** protocall.copyAsCurl / copyAsBufCurl / copyAsGrpcurl: the request as a command line on the clipboard. */
@@ -169,7 +198,7 @@ export class SendFeature {
     return true;
   }
 
-  private notSent(target: SendTarget, label: string, problems: string[]): SendOutcome {
+  private notSent(target: SendTarget, label: string, problems: string[], mode: RunMode): SendOutcome {
     const entry: ResponseEntry = {
       id: this.nextId++,
       requestLabel: label,
@@ -179,15 +208,23 @@ export class SendFeature {
       messages: [],
       problems,
     };
-    this.history.add(requestKey(target.document, target.index), entry);
+    this.history.add(requestKey(target.document, target.index), entry, mode.interactive);
     this.ctx.log.warn(`Not sent: ${label}: ${problems.join("; ")}`);
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
-    void vscode.window.showErrorMessage(`Protocall: ${label} was not sent: ${problems[0]}${more}`);
+    if (mode.interactive) {
+      void vscode.window.showErrorMessage(`Protocall: ${label} was not sent: ${problems[0]}${more}`);
+    }
     return { sent: false, entry, problems };
   }
 
   /** Runs the call, showing it in the panel as it goes, with progress and Cancel. */
-  private async call(key: string, prepared: PreparedSend, o: CurlOptions): Promise<SendOutcome> {
+  private async call(
+    target: SendTarget,
+    key: string,
+    prepared: PreparedSend,
+    o: CurlOptions,
+    mode: RunMode,
+  ): Promise<SendOutcome> {
     const entry: ResponseEntry = {
       id: this.nextId++,
       requestLabel: prepared.label,
@@ -198,7 +235,7 @@ export class SendFeature {
       headers: [],
       messages: [],
     };
-    this.history.add(key, entry);
+    this.history.add(key, entry, mode.interactive);
     const controller = new AbortController();
     this.running.set(entry.id, controller);
     const log = this.ctx.log;
@@ -207,17 +244,40 @@ export class SendFeature {
     );
     const progress = { report: (_message: string) => {} };
     const io = { cwd: prepared.baseDir, env: process.env, homedir: homedir() };
-    const call = this.engine
-      .session()
-      .then((session) => session.call(o, io, this.observer(entry, progress), controller.signal));
+    // Assertions read every message with its default values; kept only when something reads them.
+    const request = prepared.request;
+    const withDefaults: string[] | undefined =
+      request.assertions.length > 0 || request.captures.length > 0 ? [] : undefined;
+    const observer = this.observer(entry, progress, withDefaults);
+    const call = this.engine.session().then((session) => session.call(o, io, observer, controller.signal));
     const result = await this.showProgress(prepared.label, call, controller, progress);
     this.running.delete(entry.id);
+    const outcome = outcomeFromCallResult(result, withDefaults);
+    const evaluation = evaluateChecks(outcome, {
+      assertions: prepared.assertions ?? request.assertions,
+      captures: request.captures,
+      range: request.requestLine ?? request.range,
+    });
+    entry.checks = evaluation.checks;
+    this.captures.add(target.document.uri.toString(), evaluation.captured);
     this.finish(entry, prepared.label, result);
-    return { sent: true, entry, result, problems: [] };
+    return {
+      sent: true,
+      entry,
+      result,
+      problems: [],
+      checks: evaluation.checks,
+      captured: evaluation.captured,
+      verdict: verdictOf(outcome, evaluation),
+    };
   }
 
   /** What a running call reports goes to the log, the panel and the progress notification. */
-  private observer(entry: ResponseEntry, progress: { report(message: string): void }): CallObserver {
+  private observer(
+    entry: ResponseEntry,
+    progress: { report(message: string): void },
+    withDefaults: string[] | undefined,
+  ): CallObserver {
     const panel = this.history.panel;
     let reported = 0;
     return {
@@ -230,8 +290,9 @@ export class SendFeature {
         entry.headers = h;
         panel.update(entry);
       },
-      message: (json, i) => {
+      message: (json, i, defaults) => {
         entry.messages.push(json);
+        withDefaults?.push(defaults());
         panel.appendMessage(entry, i);
         // At most a few progress updates a second, however fast a stream is.
         const now = Date.now();
