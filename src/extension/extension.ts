@@ -8,6 +8,7 @@ import type { DeliveriesApi } from "./deliveries/api";
 import { createFeatures } from "./features";
 import type { SendApi } from "./send/api";
 import type { ServicesApi } from "./services/services-feature";
+import type { TestsApi } from "./tests/tests-feature";
 import type { WebhooksApi } from "./webhooks/api";
 
 /** What activate() returns: each part's API, for other extensions and the extension-API tests. */
@@ -16,6 +17,7 @@ export interface ProtocallApi {
   services: ServicesApi;
   webhooks: WebhooksApi;
   deliveries: DeliveriesApi;
+  tests: TestsApi;
 }
 
 /**
@@ -50,6 +52,7 @@ export function activate(extension: vscode.ExtensionContext): ProtocallApi {
     services: features.services.api,
     webhooks: features.webhooks.api,
     deliveries: features.deliveries.api,
+    tests: features.tests.api,
   };
 }
 

@@ -6,6 +6,7 @@ import { DeliveriesFeature } from "./deliveries/deliveries-feature";
 import { RequestFilesFeature } from "./request-files/request-files-feature";
 import { SendFeature } from "./send/send-feature";
 import { ServicesFeature } from "./services/services-feature";
+import { TestsFeature } from "./tests/tests-feature";
 import { WebhooksFeature } from "./webhooks/webhooks-feature";
 
 export interface Features {
@@ -15,15 +16,18 @@ export interface Features {
   readonly services: ServicesFeature;
   readonly webhooks: WebhooksFeature;
   readonly deliveries: DeliveriesFeature;
+  readonly tests: TestsFeature;
 }
 
 export function createFeatures(ctx: ProtocallContext): Features {
+  const send = new SendFeature(ctx);
   return {
     ctx,
-    send: new SendFeature(ctx),
+    send,
     requestFiles: new RequestFilesFeature(ctx),
     services: new ServicesFeature(ctx),
     webhooks: new WebhooksFeature(ctx),
     deliveries: new DeliveriesFeature(ctx),
+    tests: new TestsFeature(ctx, send),
   };
 }

@@ -1,0 +1,141 @@
+// The Test Explorer in the real extension host: every request of every .rpc file of the workspace is
+// a test item (with its range, so the gutter shows its run icon); running a file runs its requests in
+// order (a capture feeds the next request), a failed assertion is reported with its message at its
+// line, and VS Code's "Rerun Failed Tests" runs only the failed request again.
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as vscode from "vscode";
+import type { TestsApi } from "../../../src/extension/tests/tests-feature";
+import { type VscodeTest, type VscodeTestEnv, waitFor } from "../harness";
+
+async function api(): Promise<TestsApi> {
+  const ext = vscode.extensions.getExtension("protocall.protocall");
+  assert.ok(ext, "the Protocall extension is installed");
+  return ((await ext.activate()) as { tests: TestsApi }).tests;
+}
+
+function file(env: VscodeTestEnv, expected: string): string {
+  return `@host = ${env.demoUrl}
+
+### Log in
+# @capture who = message.greeting
+{{host}}/demo.v1.GreetService/Greet
+
+{"name": "explorer"}
+
+### Check the greeting
+# @assert message.greeting == "${expected}"
+{{host}}/demo.v1.GreetService/Greet
+
+{"name": "{{who}}"}
+
+### Count
+# @protocol grpc
+# @assert messages.length == 3
+{{host}}/demo.v1.DemoService/Count
+
+{"count": 3}
+`;
+}
+
+export const tests: VscodeTest[] = [
+  {
+    name: "every request of every .rpc file is listed, with its line",
+    timeoutMs: 60_000,
+    async run(env) {
+      const tests_ = await api();
+      writeFileSync(join(env.workspace, "requests", "explorer-suite.rpc"), file(env, "x"));
+      const items = await waitFor(
+        "the new file's requests",
+        async () => {
+          const all = await tests_.items();
+          const mine = all.filter((i) => i.file.endsWith("explorer-suite.rpc"));
+          return mine.length === 3 ? { all, mine } : undefined;
+        },
+        20_000,
+      );
+      assert.deepEqual(
+        items.mine.map((i) => [i.label, i.line]),
+        [
+          ["Log in", 3],
+          ["Check the greeting", 9],
+          ["Count", 15],
+        ],
+      );
+      // The example workspace's own request file is listed too.
+      assert.ok(items.all.some((i) => i.file.endsWith("demo.rpc") && i.label === "Greet someone"));
+    },
+  },
+  {
+    name: "running a file: captures feed the next request; a failure names the assertion and its line",
+    timeoutMs: 90_000,
+    async run(env) {
+      const tests_ = await api();
+      const path = join(env.workspace, "requests", "explorer-suite.rpc");
+      writeFileSync(path, file(env, "wrong"));
+      const uri = vscode.Uri.file(path);
+      await waitFor(
+        "the file's items",
+        async () => ((await tests_.items()).some((i) => i.id === `${uri}#2`) ? true : undefined),
+        20_000,
+      );
+      const results = await tests_.run([uri.toString()]);
+      assert.deepEqual(
+        results.map((r) => [r.label, r.result]),
+        [
+          ["Log in", "passed"],
+          ["Check the greeting", "failed"],
+          ["Count", "passed"],
+        ],
+      );
+      assert.deepEqual(results[1].messages, [
+        { text: 'expected message.greeting == "wrong", got "Hello, Hello, explorer!!"', line: 10 },
+      ]);
+    },
+  },
+  {
+    name: "Rerun Failed Tests runs only the failed request, which passes once the file is fixed",
+    timeoutMs: 90_000,
+    async run(env) {
+      const tests_ = await api();
+      const path = join(env.workspace, "requests", "explorer-suite.rpc");
+      const uri = vscode.Uri.file(path);
+      writeFileSync(path, file(env, "wrong"));
+      await tests_.run([uri.toString()]);
+      // Run through the Test Explorer's own command (the file in the editor) so VS Code knows the failure.
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+      const before = tests_.lastRun();
+      await vscode.commands.executeCommand("testing.runCurrentFile");
+      await waitFor(
+        "the run from the Test Explorer",
+        async () => {
+          const last = tests_.lastRun();
+          return last !== before && last?.some((r) => r.result === "failed") ? true : undefined;
+        },
+        60_000,
+      );
+      writeFileSync(path, file(env, "Hello, Hello, explorer!!"));
+      const doc = await vscode.workspace.openTextDocument(uri);
+      await waitFor(
+        "the fixed text",
+        async () => (doc.getText().includes("Hello, Hello, explorer!!") ? true : undefined),
+        20_000,
+      );
+      const failedRun = tests_.lastRun();
+      await vscode.commands.executeCommand("testing.reRunFailTests");
+      const rerun = await waitFor(
+        "the rerun",
+        async () => {
+          const last = tests_.lastRun();
+          return last !== failedRun ? last : undefined;
+        },
+        60_000,
+      );
+      assert.deepEqual(
+        rerun.map((r) => [r.label, r.result]),
+        [["Check the greeting", "passed"]],
+      );
+    },
+  },
+];
