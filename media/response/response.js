@@ -7,8 +7,18 @@
     const m = event.data;
     if (!m || typeof m !== "object") return;
     if (m.type === "render") {
+      // A live stream re-renders as messages come and go: what is being typed stays.
+      const input = document.getElementById("live-input");
+      const typed = input && root.dataset.entry === String(m.id) ? input.value : undefined;
       root.innerHTML = m.html;
       root.dataset.entry = String(m.id);
+      const again = document.getElementById("live-input");
+      if (again && typed !== undefined) again.value = typed;
+      const timeline = document.getElementById("timeline");
+      timeline?.lastElementChild?.scrollIntoView({ block: "nearest" });
+    } else if (m.type === "clearInput") {
+      const input = document.getElementById("live-input");
+      if (input) input.value = "";
     } else if (m.type === "append" && root.dataset.entry === String(m.id)) {
       const list = document.getElementById("messages");
       if (list) {
@@ -19,7 +29,11 @@
   });
   document.addEventListener("click", (event) => {
     const button = event.target instanceof Element ? event.target.closest("button[data-action]") : null;
-    if (button && !button.disabled) vscode.postMessage({ action: button.dataset.action });
+    if (!button || button.disabled) return;
+    const input = button.dataset.input ? document.getElementById(button.dataset.input) : null;
+    vscode.postMessage(
+      input ? { action: button.dataset.action, text: input.value } : { action: button.dataset.action },
+    );
   });
   vscode.postMessage({ action: "ready" });
 })();

@@ -41,6 +41,19 @@ export const commandTable: readonly CommandEntry[] = [
   command("protocall.selectEnvironment", (f) => f.send.selectEnvironment()),
   command("protocall.showResponse", (f) => f.send.showResponse()),
 
+  // Live streams (live/).
+  command("protocall.live.start", (f, uri?: unknown, index?: unknown) => f.live.start(uri, index)),
+  command("protocall.live.sendNext", (f, uri?: unknown, index?: unknown, body?: unknown) =>
+    f.live.sendNext(uri, index, body),
+  ),
+  command("protocall.live.sendMessage", (f, text?: unknown, uri?: unknown, index?: unknown) =>
+    f.live.sendMessage(text, uri, index),
+  ),
+  command("protocall.live.closeSend", (f, uri?: unknown, index?: unknown) => f.live.closeSend(uri, index)),
+  command("protocall.live.saveSession", (f, uri?: unknown, index?: unknown) =>
+    f.live.saveSession(uri, index),
+  ),
+
   // Request files (request-files/).
   command("protocall.pasteAsRequest", (f, text?: unknown) => f.requestFiles.pasteAsRequest(text)),
 

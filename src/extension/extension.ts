@@ -6,6 +6,7 @@ import { commandTable } from "./command-table";
 import { ProtocallContext } from "./context";
 import type { DeliveriesApi } from "./deliveries/api";
 import { createFeatures } from "./features";
+import type { LiveApi } from "./live/live-feature";
 import type { SendApi } from "./send/api";
 import type { ServicesApi } from "./services/services-feature";
 import type { TestsApi } from "./tests/tests-feature";
@@ -18,6 +19,7 @@ export interface ProtocallApi {
   webhooks: WebhooksApi;
   deliveries: DeliveriesApi;
   tests: TestsApi;
+  live: LiveApi;
 }
 
 /**
@@ -53,6 +55,7 @@ export function activate(extension: vscode.ExtensionContext): ProtocallApi {
     webhooks: features.webhooks.api,
     deliveries: features.deliveries.api,
     tests: features.tests.api,
+    live: features.live.api,
   };
 }
 

@@ -3,6 +3,7 @@
 // returns their APIs.
 import type { ProtocallContext } from "./context";
 import { DeliveriesFeature } from "./deliveries/deliveries-feature";
+import { LiveFeature } from "./live/live-feature";
 import { RequestFilesFeature } from "./request-files/request-files-feature";
 import { SendFeature } from "./send/send-feature";
 import { ServicesFeature } from "./services/services-feature";
@@ -17,6 +18,7 @@ export interface Features {
   readonly webhooks: WebhooksFeature;
   readonly deliveries: DeliveriesFeature;
   readonly tests: TestsFeature;
+  readonly live: LiveFeature;
 }
 
 export function createFeatures(ctx: ProtocallContext): Features {
@@ -29,5 +31,6 @@ export function createFeatures(ctx: ProtocallContext): Features {
     webhooks: new WebhooksFeature(ctx),
     deliveries: new DeliveriesFeature(ctx),
     tests: new TestsFeature(ctx, send),
+    live: new LiveFeature(ctx, send),
   };
 }

@@ -13,7 +13,28 @@ import {
   responseDocument,
 } from "./render";
 
-export type PanelAction = "cancel" | "older" | "newer" | "copy" | "save" | "open";
+export type PanelAction =
+  | "cancel"
+  | "older"
+  | "newer"
+  | "copy"
+  | "save"
+  | "open"
+  | "liveSend"
+  | "liveClose"
+  | "liveSave";
+
+const panelActions: readonly PanelAction[] = [
+  "cancel",
+  "older",
+  "newer",
+  "copy",
+  "save",
+  "open",
+  "liveSend",
+  "liveClose",
+  "liveSave",
+];
 
 /** What the panel shows now, for tests and other extensions. */
 export interface ResponsePanelState {
@@ -34,7 +55,7 @@ export class ResponsePanel implements vscode.Disposable {
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly onAction: (action: PanelAction, entry: ResponseEntry | undefined) => void,
+    private readonly onAction: (action: PanelAction, entry: ResponseEntry | undefined, text?: string) => void,
   ) {}
 
   /** Shows an entry (creating or revealing the panel without taking focus from the editor). */
@@ -62,6 +83,12 @@ export class ResponsePanel implements vscode.Disposable {
   /** Whether the panel exists (it may be hidden behind another editor). */
   isOpen(): boolean {
     return this.panel !== undefined;
+  }
+
+  /** Empties the live stream's message box (its message was sent). */
+  clearInput(entry: ResponseEntry): void {
+    if (this.entry?.id === entry.id && this.ready)
+      void this.panel?.webview.postMessage({ type: "clearInput" });
   }
 
   reveal(): boolean {
@@ -134,14 +161,15 @@ export class ResponsePanel implements vscode.Disposable {
 </body>
 </html>`;
     this.disposables.push(
-      webview.onDidReceiveMessage((m: { action?: string }) => {
+      webview.onDidReceiveMessage((m: { action?: string; text?: unknown }) => {
         if (m?.action === "ready") {
           this.ready = true;
           this.render();
           return;
         }
-        const actions: PanelAction[] = ["cancel", "older", "newer", "copy", "save", "open"];
-        if (actions.includes(m?.action as PanelAction)) this.onAction(m.action as PanelAction, this.entry);
+        if (panelActions.includes(m?.action as PanelAction)) {
+          this.onAction(m.action as PanelAction, this.entry, typeof m.text === "string" ? m.text : undefined);
+        }
       }),
       panel.onDidDispose(() => {
         this.panel = undefined;

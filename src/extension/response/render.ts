@@ -25,6 +25,27 @@ export interface ResponseEntry {
   problems?: string[];
   /** The response's checks (`# @assert`, `# @capture`, the implicit status check), once done. */
   checks?: CheckResult[];
+  /** For a live stream: what was sent and received, and whether sending is closed. */
+  live?: LiveState;
+}
+
+/** One message of a live stream's timeline. */
+export interface TimelineEvent {
+  dir: "sent" | "received";
+  /** Epoch milliseconds: when the call took it to send, or when it arrived. */
+  at: number;
+  /** 0-based among the messages of its direction. */
+  index: number;
+  /** The message as JSON. */
+  json: string;
+}
+
+export interface LiveState {
+  timeline: TimelineEvent[];
+  /** Close Send was used (or the call ended): nothing more can be sent. */
+  closed: boolean;
+  /** Why the last message typed in the panel was not sent. */
+  error?: string;
 }
 
 /** Messages shown in the panel; the rest of a long stream is in Copy, Save and the JSON document. */
@@ -121,6 +142,42 @@ export function renderChecks(checks: readonly CheckResult[]): string {
   return `<section class="checks ${failed === 0 ? "passed" : "failed"}"><h3>${escapeHtml(title)}</h3><ul>${rows}</ul></section>`;
 }
 
+function clock(at: number): string {
+  const d = new Date(at);
+  const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+/**
+ * A live stream: the timeline of messages sent (→) and received (←) with their times, and while
+ * sending is open, a box to type another message with Send and Close Send; Save Session as Request.
+ */
+export function renderLive(entry: ResponseEntry): string {
+  const live = entry.live;
+  if (!live) return "";
+  const rows = live.timeline
+    .map((e) => {
+      const arrow = e.dir === "sent" ? "→ sent" : "← received";
+      const compact = e.json.replace(/\s*\n\s*/g, " ");
+      return (
+        `<li class="event ${e.dir}" data-dir="${e.dir}" data-index="${e.index}">` +
+        `<span class="time">${clock(e.at)}</span> <span class="dir">${arrow} #${e.index + 1}</span> ` +
+        `<code>${escapeHtml(compact)}</code></li>`
+      );
+    })
+    .join("");
+  const open = !live.closed && entry.state === "running";
+  const box = open
+    ? `<div class="live-send"><textarea id="live-input" rows="3" placeholder="Another message as JSON, checked against the method's input type"></textarea>` +
+      `<div class="live-buttons"><button data-action="liveSend" data-input="live-input">Send</button>` +
+      `<button data-action="liveClose">Close Send</button></div>` +
+      (live.error ? `<p class="live-error">${escapeHtml(live.error)}</p>` : "") +
+      `</div>`
+    : `<p class="live-closed">${entry.state === "running" ? "Sending closed: waiting for the server to finish" : "Stream ended"}</p>`;
+  const save = `<button data-action="liveSave">Save Session as Request</button>`;
+  return `<section class="live"><h3>Live stream</h3><ol class="timeline" id="timeline">${rows}</ol>${box}${save}</section>`;
+}
+
 /** The whole panel body for one entry, with the history navigation. */
 export function renderEntry(entry: ResponseEntry, position: HistoryPosition): string {
   const r = entry.result;
@@ -150,6 +207,7 @@ export function renderEntry(entry: ResponseEntry, position: HistoryPosition): st
     );
   }
   if (entry.checks) parts.push(renderChecks(entry.checks));
+  if (entry.live) parts.push(renderLive(entry));
   if (r?.error) {
     const details = r.error.details
       .map(

@@ -17,7 +17,10 @@ export class ResponseHistory implements vscode.Disposable {
     /** Cancels the running call of an entry (the panel's Cancel button). */
     private readonly cancel: (entry: ResponseEntry) => void,
   ) {
-    this.panel = new ResponsePanel(extensionUri, (action, entry) => void this.onAction(action, entry));
+    this.panel = new ResponsePanel(
+      extensionUri,
+      (action, entry, text) => void this.onAction(action, entry, text),
+    );
   }
 
   /** Adds an entry to a request's history and shows it (brings the panel forward when `reveal`). */
@@ -40,9 +43,20 @@ export class ResponseHistory implements vscode.Disposable {
     this.panel.dispose();
   }
 
-  private async onAction(action: PanelAction, entry: ResponseEntry | undefined): Promise<void> {
+  /** The live stream's buttons (Send, Close Send, Save Session as Request): set by the Live feature. */
+  onLiveAction:
+    | ((action: "liveSend" | "liveClose" | "liveSave", entry: ResponseEntry, text?: string) => void)
+    | undefined;
+
+  private async onAction(
+    action: PanelAction,
+    entry: ResponseEntry | undefined,
+    text?: string,
+  ): Promise<void> {
     if (!entry) return;
-    if (action === "cancel") this.cancel(entry);
+    if (action === "liveSend" || action === "liveClose" || action === "liveSave")
+      this.onLiveAction?.(action, entry, text);
+    else if (action === "cancel") this.cancel(entry);
     else if (action === "older" || action === "newer") this.page(entry, action === "older" ? 1 : -1);
     else await this.useDocument(action, entry);
   }

@@ -12,7 +12,8 @@ import { evaluateChecks } from "../../core/assertions/evaluate";
 import { outcomeFromCallResult } from "../../core/assertions/from-call-result";
 import { verdictOf } from "../../core/assertions/results";
 import { errorMessage } from "../../core/errors";
-import type { CallObserver, CallResult } from "../../core/invoke/call-session";
+import type { CallObserver, CallResult, MethodInfo } from "../../core/invoke/call-session";
+import type { LiveRequests } from "../../core/invoke/live-requests";
 import type { CurlOptions } from "../../core/invoke/options";
 import { redactSecrets } from "../../core/invoke/redact";
 import {
@@ -47,6 +48,12 @@ const copyMakers: Record<CopyFormat, { name: string; make: (o: CurlOptions) => C
 /** How a request is run: by Send (interactive: the panel comes forward, problems pop up) or as a test. */
 export interface RunMode {
   interactive: boolean;
+  /** A live stream (../live/live-feature.ts): the messages to send, queued while the call runs. */
+  live?: LiveRequests;
+  /** The call is about to start: its panel entry, options and preparation. */
+  onStart?(entry: ResponseEntry, o: CurlOptions, prepared: PreparedSend): void;
+  /** The method, once resolved. */
+  onMethod?(method: MethodInfo): void;
 }
 
 export class SendFeature {
@@ -54,7 +61,7 @@ export class SendFeature {
   /** What `# @capture` options took, per file, for the requests after them. */
   readonly captures = new CapturedValues();
   readonly engine: CallEngine;
-  private readonly history: ResponseHistory;
+  readonly history: ResponseHistory;
   private readonly status: EnvironmentStatus;
   private readonly running = new Map<number, AbortController>();
   /** Requests (key and URL) the user confirmed in a restricted workspace. */
@@ -248,8 +255,11 @@ export class SendFeature {
     const request = prepared.request;
     const withDefaults: string[] | undefined =
       request.assertions.length > 0 || request.captures.length > 0 ? [] : undefined;
-    const observer = this.observer(entry, progress, withDefaults);
-    const call = this.engine.session().then((session) => session.call(o, io, observer, controller.signal));
+    const observer = this.observer(entry, progress, withDefaults, mode);
+    mode.onStart?.(entry, o, prepared);
+    const call = this.engine
+      .session()
+      .then((session) => session.call(o, io, observer, controller.signal, mode.live));
     const result = await this.showProgress(prepared.label, call, controller, progress);
     this.running.delete(entry.id);
     const outcome = outcomeFromCallResult(result, withDefaults);
@@ -277,6 +287,7 @@ export class SendFeature {
     entry: ResponseEntry,
     progress: { report(message: string): void },
     withDefaults: string[] | undefined,
+    mode: RunMode,
   ): CallObserver {
     const panel = this.history.panel;
     let reported = 0;
@@ -284,6 +295,7 @@ export class SendFeature {
       log: (line) => this.ctx.log.info(redactSecrets(line)),
       method: (m) => {
         entry.method = m.name;
+        mode.onMethod?.(m);
         panel.update(entry);
       },
       headers: (h) => {
@@ -293,7 +305,13 @@ export class SendFeature {
       message: (json, i, defaults) => {
         entry.messages.push(json);
         withDefaults?.push(defaults());
-        panel.appendMessage(entry, i);
+        if (entry.live) {
+          // A live stream's timeline shows each message with its time, between those sent.
+          entry.live.timeline.push({ dir: "received", at: Date.now(), index: i, json });
+          panel.update(entry);
+        } else {
+          panel.appendMessage(entry, i);
+        }
         // At most a few progress updates a second, however fast a stream is.
         const now = Date.now();
         if (now - reported >= 200) {
