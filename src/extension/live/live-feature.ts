@@ -48,7 +48,7 @@ export class LiveFeature {
   private readonly lenses: LiveLenses;
 
   constructor(
-    private readonly ctx: ProtocallContext,
+    ctx: ProtocallContext,
     private readonly send: SendFeature,
   ) {
     this.lenses = new LiveLenses((doc, index) => this.running(requestKey(doc, index)));

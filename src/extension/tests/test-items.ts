@@ -28,6 +28,21 @@ export class TestItems implements vscode.Disposable {
     controller.resolveHandler = async (item) => {
       if (!item) await this.discover();
     };
+    // Open .rpc editors get their items (and gutter icons) at once, before the Test Explorer is
+    // opened; after activation, so the parser does not load during it.
+    const isRpc = (d: vscode.TextDocument) => d.languageId === "rpc" && d.uri.scheme === "file";
+    const timer = setTimeout(() => {
+      for (const d of vscode.workspace.textDocuments) if (isRpc(d)) this.update(d);
+    }, 0);
+    this.disposables.push(
+      { dispose: () => clearTimeout(timer) },
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (isRpc(e.document)) this.update(e.document);
+      }),
+      vscode.workspace.onDidOpenTextDocument((d) => {
+        if (isRpc(d)) this.update(d);
+      }),
+    );
   }
 
   /** The request an item stands for (undefined for a file item). */
@@ -44,12 +59,6 @@ export class TestItems implements vscode.Disposable {
         watcher.onDidCreate((uri) => void this.updateFromDisk(uri)),
         watcher.onDidChange((uri) => void this.updateFromDisk(uri)),
         watcher.onDidDelete((uri) => this.controller.items.delete(uri.toString())),
-        vscode.workspace.onDidChangeTextDocument((e) => {
-          if (e.document.languageId === "rpc" && e.document.uri.scheme === "file") this.update(e.document);
-        }),
-        vscode.workspace.onDidOpenTextDocument((d) => {
-          if (d.languageId === "rpc" && d.uri.scheme === "file") this.update(d);
-        }),
       );
       await this.scan();
     })();
