@@ -57,6 +57,12 @@ async function focusRequests(): Promise<void> {
   await wb.page.locator(".tabs-container .tab").filter({ hasText: "tested.rpc" }).first().click();
 }
 
+test("each request has a Test Explorer run icon in the gutter", { timeout: 120_000 }, async () => {
+  const icons = wb.page.locator(".editor-group-container.active .monaco-editor .codicon-testing-run-icon");
+  await poll("a run icon per request", async () => ((await icons.count()) === 2 ? true : undefined));
+  await wb.screenshot("gutter");
+});
+
 test("the response panel shows each assertion passed or failed with the value found", {
   timeout: 120_000,
 }, async () => {
