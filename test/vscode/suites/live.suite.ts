@@ -91,7 +91,7 @@ export const tests: VscodeTest[] = [
     timeoutMs: 90_000,
     async run(env) {
       const { send } = await api();
-      const uri = await requestFile(env, "live-suite.rpc", chat(env, "connect"));
+      const uri = await requestFile(env, "live-suite-typed.rpc", chat(env, "connect"));
       const stream = (await vscode.commands.executeCommand(
         "protocall.live.start",
         uri.toString(),
