@@ -27,9 +27,18 @@ const shapes = [
   {
     name: "unary Inspect",
     path: "demo.v1.DemoService/Inspect",
-    // content-type is left out: connect-go sends application/grpc, connect-es application/grpc+proto
-    // (both mean the binary codec).
-    data: '{"headerNames": ["te", "connect-protocol-version", "connect-content-encoding", "grpc-timeout"]}',
+    data: JSON.stringify({
+      headerNames: [
+        "te",
+        "connect-protocol-version",
+        "connect-content-encoding",
+        "grpc-timeout",
+        "content-type",
+        "accept-encoding",
+        "x-grpc-web",
+        "content-length",
+      ],
+    }),
   },
 ];
 const protocols = ["connect", "grpc", "grpcweb"];

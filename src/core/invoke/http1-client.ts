@@ -10,6 +10,7 @@ import type {
   UniversalClientResponse,
 } from "@connectrpc/connect/protocol";
 import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
+import { canonicalHeaderName } from "./verbose";
 
 export interface Http1ClientOptions {
   /** The connection pool. */
@@ -26,14 +27,9 @@ export function createHttp1Client(options: Http1ClientOptions): UniversalClientF
 
 function request(req: UniversalClientRequest, options: Http1ClientOptions): Promise<UniversalClientResponse> {
   return new Promise((resolve, reject) => {
-    const headers: http.OutgoingHttpHeaders = {};
-    req.header.forEach((value, name) => {
-      const prev = headers[name];
-      headers[name] = prev === undefined ? value : `${prev}, ${value}`;
-    });
-    if (options.host) headers.host = options.host;
-    splitNodeHeaders(headers, options.splitHeader);
     const url = new URL(req.url);
+    const headers = goOrderedHeaders(req.header, options.host ?? url.host);
+    splitNodeHeaders(headers, options.splitHeader);
     let settled = false;
     const nodeReq = http.request({
       protocol: url.protocol,
@@ -80,6 +76,29 @@ function request(req: UniversalClientRequest, options: Http1ClientOptions): Prom
     });
     void sendBody(req.body, nodeReq).catch(fail);
   });
+}
+
+/**
+ * The request headers in the order and spelling of Go's HTTP/1.1 client, which buf uses: Host,
+ * User-Agent, Content-Length (or Transfer-Encoding: chunked when the length is not known), then the
+ * other headers sorted, all names in canonical case (`Content-Type`). Node then adds only
+ * `Connection: keep-alive`, which Go leaves implicit.
+ */
+function goOrderedHeaders(header: Headers, host: string): http.OutgoingHttpHeaders {
+  const out: http.OutgoingHttpHeaders = { Host: host };
+  const userAgent = header.get("user-agent");
+  if (userAgent !== null) out["User-Agent"] = userAgent;
+  const length = header.get("content-length");
+  if (length !== null) out["Content-Length"] = length;
+  else out["Transfer-Encoding"] = "chunked";
+  const rest: [string, string][] = [];
+  header.forEach((value, name) => {
+    if (name !== "user-agent" && name !== "content-length" && name !== "host" && name !== "transfer-encoding")
+      rest.push([canonicalHeaderName(name), value]);
+  });
+  rest.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  for (const [name, value] of rest) out[name] = value;
+  return out;
 }
 
 async function sendBody(

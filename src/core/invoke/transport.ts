@@ -6,7 +6,9 @@
 //    the Host header, else the URL host), --cert/--key; --unix-socket for every connection;
 //  - TCP keepalive, --connect-timeout for connection setup only; connection setup also ends with the
 //    call's deadline or cancel (a server that accepts and goes silent holds no call past --timeout);
-//  - verbose lines for connections, requests, responses and body bytes.
+//  - verbose lines for connections, requests, responses and body bytes;
+//  - request headers as buf sends them (request-headers.ts), single-message bodies (unary and
+//    server-streaming calls) with a Content-Length.
 // Connection failures become `unavailable` errors worded like buf's (`dial tcp host:port: ...`).
 // Responses are bounded as buf bounds them: a message over 4 MiB (MAX_MESSAGE_BYTES) is refused with
 // `resource_exhausted` from its length prefix or Content-Length, before it is read, and a compressed
@@ -20,7 +22,7 @@ import * as net from "node:net";
 import { isIP } from "node:net";
 import { resolve as resolvePath } from "node:path";
 import * as tls from "node:tls";
-import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import type {
   CommonTransportOptions,
   Compression,
@@ -34,6 +36,7 @@ import { coalesce } from "./batch";
 import { createHttp1Client } from "./http1-client";
 import type { CurlOptions, Protocol } from "./options";
 import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
+import { alignRequestHeaders } from "./request-headers";
 import { untilAborted } from "./until-aborted";
 import { logHeaders, type VerboseLog } from "./verbose";
 
@@ -366,6 +369,16 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     return h2Client;
   };
 
+  // Requests whose body is one message known in advance (unary and server-streaming calls) go out with
+  // a Content-Length, as buf sends them, instead of an open-ended (chunked) body. The interceptor sees
+  // the method and marks the call's Headers object, which the HTTP client receives.
+  const sized = new WeakSet<Headers>();
+  const markSized: Interceptor = (next) => (req) => {
+    const kind = req.method.methodKind;
+    if (kind === "unary" || kind === "server_streaming") sized.add(req.header);
+    return next(req);
+  };
+
   const httpClient: UniversalClientFn = async (req) => {
     // Dialing, the TLS handshake and the HTTP/2 preface end with the call's deadline or cancel: a
     // server that accepts and goes silent must not hold a call past its --timeout.
@@ -386,14 +399,31 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       throw setupFailure(err, req.signal);
     }
     firstRequest = false;
+    alignRequestHeaders(s.protocol, req.header);
     const path = new URL(req.url).pathname;
     const encoded = requestTap && path.endsWith(requestTap.suffix) ? requestTap.body : undefined;
-    const sent = encoded
-      ? { ...req, body: encoded }
-      : { ...req, body: req.body ? coalesce(req.body) : undefined };
+    let body = encoded ?? (req.body ? coalesce(req.body) : undefined);
+    let send = inner;
+    if (!encoded && req.body && sized.has(req.header)) {
+      const bytes = await readAll(req.body);
+      body = once(bytes);
+      // Not in verbose output: buf's transcript leaves Content-Length out too.
+      send = (r) => {
+        const header = new Headers(r.header);
+        header.set("content-length", String(bytes.byteLength));
+        return inner({ ...r, header });
+      };
+    }
     let res: UniversalClientResponse;
     try {
-      res = await observe(inner, sent, log, mode === "h2" ? "2.0" : "1.1", () => dialFailure, s.splitHeader);
+      res = await observe(
+        send,
+        { ...req, body },
+        log,
+        mode === "h2" ? "2.0" : "1.1",
+        () => dialFailure,
+        s.splitHeader,
+      );
     } catch (err) {
       throw peerEnded(mode === "h2" ? notHttp2(err) : err, req.signal, true);
     }
@@ -406,7 +436,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     httpClient,
     baseUrl: s.baseUrl,
     useBinaryFormat: true,
-    interceptors: [],
+    interceptors: [markSized],
     acceptCompression: [gzip],
     sendCompression: null,
     compressMinBytes: 1024,
@@ -488,6 +518,16 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       spare?.destroy();
     },
   };
+}
+
+async function readAll(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of body) parts.push(chunk);
+  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+}
+
+async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  yield bytes;
 }
 
 /** Wraps one request: verbose lines, batched request body, dial errors as `unavailable`. */
