@@ -114,7 +114,7 @@ describe("parity: RPC errors and exit codes", { concurrency: 4, timeout: 300_000
     }
   });
 
-  test("--timeout becomes the deadline", async () => {
+  test("--timeout becomes the deadline, worded as buf words it", async () => {
     const schema = await demoDescriptorSet();
     const runs = ["connect", "grpc", "grpcweb"].map((protocol) =>
       assertParity(
@@ -131,7 +131,8 @@ describe("parity: RPC errors and exit codes", { concurrency: 4, timeout: 300_000
           '{"count": 3, "delayMs": 5000}',
           `${server.url}/demo.v1.DemoService/Count`,
         ],
-        { code: 32, errors: "code" },
+        // The whole error JSON: both say "context deadline exceeded".
+        { code: 32 },
       ),
     );
     await Promise.all(runs);

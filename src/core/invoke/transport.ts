@@ -8,7 +8,8 @@
 //    call's deadline or cancel (a server that accepts and goes silent holds no call past --timeout);
 //  - verbose lines for connections, requests, responses and body bytes;
 //  - request headers as buf sends them (request-headers.ts), single-message bodies (unary and
-//    server-streaming calls) with a Content-Length.
+//    server-streaming calls) with a Content-Length, and the call's deadline, cancellation and error
+//    texts in buf's words (call-context.ts).
 // Connection failures become `unavailable` errors worded like buf's (`dial tcp host:port: ...`).
 // Responses are bounded as buf bounds them: a message over 4 MiB (MAX_MESSAGE_BYTES) is refused with
 // `resource_exhausted` from its length prefix or Content-Length, before it is read, and a compressed
@@ -33,6 +34,7 @@ import type {
 import type { NodeHttpClientOptions } from "@connectrpc/connect-node";
 import { ProtocallError } from "../errors";
 import { coalesce } from "./batch";
+import { withCallContext } from "./call-context";
 import { createHttp1Client } from "./http1-client";
 import type { CurlOptions, Protocol } from "./options";
 import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
@@ -503,7 +505,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       : (dialFailure ?? tlsAlert(err) ?? ConnectError.from(err, Code.Unavailable));
 
   return {
-    transport,
+    transport: withCallContext(transport, s.protocol),
     httpVersion: () => (mode === "h2" ? "2" : mode === "h1" ? "1.1" : undefined),
     tapResponses(pathSuffix, fn) {
       tap = fn ? { suffix: pathSuffix, tap: fn } : undefined;
