@@ -76,6 +76,9 @@ export function logHeaders(
   });
   lines.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const tag = star ? `${marker} (#${n}) [*]` : `${marker} (#${n})`;
+  // An empty value leaves no space after the colon, as in buf's transcript (`Grpc-Message:`).
   for (const [name, value] of lines)
-    log.line(`${tag} ${canonicalHeaderName(name)}: ${redactHeaderValue(name, value)}`);
+    log.line(
+      `${tag} ${canonicalHeaderName(name)}:${value === "" ? "" : ` ${redactHeaderValue(name, value)}`}`,
+    );
 }

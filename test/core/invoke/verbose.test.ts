@@ -44,6 +44,21 @@ test("headers are logged sorted, with the request number, and [*] for trailers i
   ]);
 });
 
+test("an empty header value leaves no space after the colon, as buf prints it", () => {
+  const out: string[] = [];
+  const log = createVerboseLog(true, (t) => out.push(t));
+  logHeaders(
+    log,
+    "<",
+    log.nextRequest(),
+    new Headers([
+      ["grpc-message", ""],
+      ["grpc-status", "0"],
+    ]),
+  );
+  assert.deepEqual(out, ["protocall: < (#1) Grpc-Message:\n", "protocall: < (#1) Grpc-Status: 0\n"]);
+});
+
 test("a disabled log writes nothing", () => {
   const out: string[] = [];
   const log = createVerboseLog(false, (t) => out.push(t));
