@@ -32,12 +32,15 @@ function describePair(args: string[], { ours, buf }: Pair): string {
   ].join("\n");
 }
 
-/** Parses the Connect error JSON that both tools print on stderr for an RPC error. */
+/**
+ * Parses the Connect error JSON that both tools print on stderr for an RPC error: the lines from one
+ * that is exactly `{` to one that is exactly `}` (verbose lines such as `{ (#2) [5 bytes data]` are
+ * not part of it).
+ */
 export function errorJson(stderr: string): { code?: string; message?: string; details?: unknown[] } {
-  const start = stderr.indexOf("{");
-  const end = stderr.lastIndexOf("}");
-  if (start < 0 || end < start) throw new Error(`no error JSON on stderr:\n${stderr}`);
-  return JSON.parse(stderr.slice(start, end + 1));
+  const m = /(?:^|\n)(\{\n[\s\S]*?\n\})(?:\n|$)/.exec(stderr);
+  if (!m) throw new Error(`no error JSON on stderr:\n${stderr}`);
+  return JSON.parse(m[1]);
 }
 
 export interface ParityOptions extends BothOptions {
