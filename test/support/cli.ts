@@ -14,6 +14,13 @@ export interface RunOptions {
   cwd?: string;
   /** Kills the child after this long (default 15 s); the result then has `timedOut: true`. */
   timeoutMs?: number;
+  /**
+   * Sends SIGINT (as Ctrl-C does) once the child's stderr matches; stdin then stays open until the
+   * child exits, so a call reading it is still running when interrupted.
+   */
+  interruptWhen?: RegExp;
+  /** With `interruptWhen`: closes stdin this long after the interrupt (default: when the child exits). */
+  closeStdinAfterInterruptMs?: number;
 }
 
 export interface RunResult {
@@ -50,7 +57,20 @@ export function runProcess(command: string, args: string[], options: RunOptions 
       child.kill("SIGKILL");
     }, options.timeoutMs ?? 15_000);
     child.stdout.on("data", (c: Buffer) => out.push(c));
-    child.stderr.on("data", (c: Buffer) => err.push(c));
+    let interrupted = false;
+    child.stderr.on("data", (c: Buffer) => {
+      err.push(c);
+      if (
+        options.interruptWhen &&
+        !interrupted &&
+        options.interruptWhen.test(Buffer.concat(err).toString())
+      ) {
+        interrupted = true;
+        child.kill("SIGINT");
+        const after = options.closeStdinAfterInterruptMs;
+        if (after !== undefined) setTimeout(() => child.stdin.end(), after).unref();
+      }
+    });
     child.stdin.on("error", () => {}); // the child may exit without reading its input
     child.on("error", (e) => {
       clearTimeout(timer);
@@ -68,7 +88,8 @@ export function runProcess(command: string, args: string[], options: RunOptions 
         ms: performance.now() - start,
       });
     });
-    child.stdin.end(options.stdin ?? "");
+    if (options.interruptWhen) child.stdin.write(options.stdin ?? "");
+    else child.stdin.end(options.stdin ?? "");
   });
 }
 
