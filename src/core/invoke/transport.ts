@@ -227,7 +227,14 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     }
     socket.on("error", (err: NodeJS.ErrnoException) => {
       if (timer) clearTimeout(timer);
-      if (established) return;
+      if (established) {
+        // After the handshake Node reports a TLS error (a TLS 1.3 server's alert for a missing client
+        // certificate) without destroying the socket. Destroyed, a connection that dies while it waits
+        // to be used is seen as dead (takeSpare) instead of being handed to HTTP/2, which would send
+        // the call on it and wait forever. Whoever uses the socket gets this error as well.
+        socket.destroy();
+        return;
+      }
       dialFailure = new ConnectError(dialErrorMessage(err, target, hostname, verifyName), Code.Unavailable);
     });
     const onConnected = () => {
