@@ -1,10 +1,9 @@
 // How a failed call is described, in one place for every front end: what `protocall curl` prints on
 // stderr (the Connect error JSON for a failure of the RPC itself, else one `protocall: …` line), its
 // exit code, and the same facts as data for the editor (code name, one-line message, error details
-// decoded with the call's schema). Lower layers word some failures as Node or OpenSSL do; they are
-// reworded here as `buf curl` words them (Go's TLS alerts, `HTTP status 505 HTTP Version Not
-// Supported`, `context deadline exceeded`), so the CLI and the editor can never say different things.
-import { STATUS_CODES } from "node:http";
+// decoded with the call's schema). OpenSSL's TLS alerts are reworded here as Go words them; the
+// deadline, cancellation and HTTP-status texts already come from the transport in buf's words
+// (call-context.ts), so the CLI and the editor can never say different things.
 import { createRegistry, fromBinary, type Registry } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
@@ -110,11 +109,11 @@ const protocolErrors: { match: RegExp; code: Code; text: (m: RegExpExecArray) =>
   },
 ];
 
-/** The RPC error as buf prints it: Go's TLS wording, HTTP status text, Go's deadline message. */
+/** The RPC error as buf prints it: connect-es's protocol errors in connect-go's words, and Go's TLS
+ * wording for OpenSSL's multi-line alerts. HTTP statuses and deadlines arrive worded already
+ * (call-context.ts). */
 function asBufWordsIt(err: ConnectError): ConnectError {
   const raw = err.rawMessage;
-  const status = /^HTTP (\d{3})$/.exec(raw);
-  let text: string | undefined;
   for (const p of protocolErrors) {
     const m = p.match.exec(raw);
     if (m) {
@@ -123,14 +122,8 @@ function asBufWordsIt(err: ConnectError): ConnectError {
       return shown;
     }
   }
-  if (status) text = `HTTP status ${status[1]} ${STATUS_CODES[Number(status[1])] ?? ""}`.trimEnd();
-  else if (/SSL routines/.test(raw)) text = oneLine(raw);
-  else if (err.code === Code.DeadlineExceeded && raw === "the operation timed out") {
-    // connect-es's own deadline; Go's context says this.
-    text = "context deadline exceeded";
-  }
-  if (text === undefined) return err;
-  const shown = new ConnectError(text, err.code, err.metadata, undefined, err.cause);
+  if (!/SSL routines/.test(raw)) return err;
+  const shown = new ConnectError(oneLine(raw), err.code, err.metadata, undefined, err.cause);
   shown.details = err.details;
   return shown;
 }

@@ -10,17 +10,18 @@
 //                        front end as it arrives, and written to the -o file
 //   5. describe failure  describeFailure: the text `protocall curl` prints and the facts behind it
 //
-// `--timeout` bounds the whole call as in `buf curl`: every setup step (schema loading, dialing, the
-// TLS handshake, reflection) ends when it expires, and the RPC gets what is left as its deadline.
+// `--timeout` bounds the whole call as in `buf curl` (call-context.ts owns it): every setup step
+// (schema loading, dialing, the TLS handshake, reflection) ends when it expires, and the RPC gets what
+// is left as its deadline, which the transport enforces in Go's words.
 // `protocall curl` and `protocall run` render the result to stdout and stderr (run-curl.ts); the
 // editor's session adds only caching and its fallback sources (call-session.ts).
 import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
 import { ProtocallError } from "../errors";
 import type { Resolver } from "../schema/resolver";
 import type { SchemaSource } from "../schema/types";
+import { CallContext, type SetupPhase, SetupTimeout } from "./call-context";
 import type { Connections, ResolverSettings } from "./connections";
-import { formatDuration } from "./duration";
 import { type CallFailure, type CallPhase, decodeFailureDetails, describeFailure, oneLine } from "./failure";
 import { invokeMethod } from "./invoke";
 import type { InputIo } from "./io";
@@ -30,7 +31,6 @@ import { type OutputSink, openOutputFile } from "./output-sink";
 import { openRequestData, type RequestDocument, requestDataLabel } from "./request-data";
 import { type CallTarget, describeTarget, inMode, reflectionSource } from "./target";
 import type { CurlTransport } from "./transport";
-import { untilAborted } from "./until-aborted";
 import { isListMode } from "./url";
 import type { VerboseLog } from "./verbose";
 
@@ -91,7 +91,7 @@ export interface PipelineResult {
 export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOptions): Promise<PipelineResult> {
   const result: PipelineResult = { ok: false, warnings: [] };
   const log = p.log;
-  const bounds = new SetupBounds(p.signal, o.timeoutMs, log);
+  const bounds = new CallContext(p.signal, o.timeoutMs, log);
   const bound = <T>(step: Promise<T>, phase: SetupPhase) => bounds.race(step, phase);
   let phase: CallPhase = "setup";
   let res: Resolver | undefined;
@@ -317,90 +317,4 @@ function borrowed(source: SchemaSource): SchemaSource {
 
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** What a setup step was doing, for the verbose line when --timeout expires during it. */
-type SetupPhase =
-  | "reading the options"
-  | "connecting"
-  | "loading the schema"
-  | "opening the request data"
-  | "opening the output file";
-
-/** The failure of a call whose --timeout expired before the request went out (exit 1, as buf). */
-export class SetupTimeout extends ProtocallError {}
-
-/** The reason the bounds' signal aborts with when --timeout expires. */
-const TIMED_OUT = new Error("context deadline exceeded");
-
-/**
- * The bounds of the setup steps: the caller's cancel signal and `--timeout`, which covers the whole
- * call. A step still running when either ends is abandoned (what the call opened is closed at its
- * end, which stops it), and the call fails: canceled, or timed out as `buf curl` words it
- * (`timed out after …: context deadline exceeded`, exit 1).
- */
-class SetupBounds {
-  private readonly controller = new AbortController();
-  private readonly deadline: number | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly onAbort = () => this.controller.abort(canceledBeforeSent());
-
-  constructor(
-    private readonly cancel: AbortSignal | undefined,
-    private readonly timeoutMs: number | undefined,
-    private readonly log: VerboseLog,
-  ) {
-    if (timeoutMs && timeoutMs > 0) {
-      this.deadline = performance.now() + timeoutMs;
-      this.timer = setTimeout(() => this.controller.abort(TIMED_OUT), timeoutMs);
-    }
-    if (cancel?.aborted) this.onAbort();
-    else cancel?.addEventListener("abort", this.onAbort, { once: true });
-  }
-
-  /** Aborts when a bound ends (for steps that can stop their own work: a compiler run, a stream). */
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  /** The step's result, or the bound's failure as soon as a bound ends. */
-  async race<T>(step: Promise<T>, phase: SetupPhase): Promise<T> {
-    try {
-      return await untilAborted(step, this.controller.signal);
-    } catch (err) {
-      // Whatever a step says once the time is up (a stopped compiler, a closed stream), it timed out.
-      if (this.controller.signal.reason === TIMED_OUT) {
-        this.log.info(`--timeout expired while ${phase}`);
-        throw this.timedOut();
-      }
-      throw err;
-    }
-  }
-
-  /** The deadline left for the RPC (undefined: none); fails as a setup timeout when none is left. */
-  remainingForCall(): number | undefined {
-    if (this.controller.signal.aborted) {
-      const reason = this.controller.signal.reason;
-      throw reason === TIMED_OUT ? this.timedOut() : reason;
-    }
-    if (this.deadline === undefined) return undefined;
-    const left = Math.floor(this.deadline - performance.now());
-    if (left <= 0) throw this.timedOut();
-    return left;
-  }
-
-  dispose(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.cancel?.removeEventListener("abort", this.onAbort);
-  }
-
-  private timedOut(): SetupTimeout {
-    return new SetupTimeout(
-      `timed out after ${formatDuration(this.timeoutMs ?? 0)} (--timeout) before the call was sent: context deadline exceeded`,
-    );
-  }
-}
-
-function canceledBeforeSent(): ConnectError {
-  return new ConnectError("the call was canceled before it was sent", Code.Canceled);
 }
