@@ -14,8 +14,8 @@
 // set with -H).
 import type { Protocol } from "./options";
 
-/** The protocol library, as it names itself in `X-User-Agent`. */
-export const CONNECT_LIBRARY = "connect-es/2.2.0";
+/** The protocol library and its version, as it names itself in `User-Agent` and `X-User-Agent`. */
+export const CONNECT_ES = "connect-es/2.2.0";
 
 /** Rewrites connect-es's request headers (in place) into what connect-go sends for the same call. */
 export function alignRequestHeaders(protocol: Protocol, header: Headers): void {
@@ -24,7 +24,7 @@ export function alignRequestHeaders(protocol: Protocol, header: Headers): void {
   }
   if (protocol === "grpcweb") {
     header.delete("x-grpc-web");
-    header.set("x-user-agent", CONNECT_LIBRARY);
+    header.set("x-user-agent", CONNECT_ES);
   }
   if (!header.has("accept-encoding")) header.set("accept-encoding", "identity");
 }

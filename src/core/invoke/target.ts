@@ -14,6 +14,7 @@ import { type HeaderList, hasHeader, readCurlHeaders } from "./headers";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
 import { type HeaderSplitter, headerSplitter } from "./repeated-headers";
+import { CONNECT_ES } from "./request-headers";
 import {
   type CurlTransport,
   chooseHttpMode,
@@ -25,9 +26,6 @@ import {
 import { type CurlUrl, parseCurlUrl, usesReflection } from "./url";
 import { validateCurlOptions } from "./validate";
 import { createVerboseLog } from "./verbose";
-
-/** Version of the Connect implementation, for the default User-Agent. */
-const CONNECT_ES = "connect-es/2.2.0";
 
 /** The User-Agent sent when the options set none: `connect-es/2.2.0 protocall/1.2.3`. */
 export function defaultUserAgent(product = "protocall"): string {

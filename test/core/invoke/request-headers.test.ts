@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   alignRequestHeaders,
-  CONNECT_LIBRARY,
+  CONNECT_ES,
   encodeGrpcTimeout,
   timeoutHeader,
 } from "../../../src/core/invoke/request-headers";
@@ -38,7 +38,7 @@ test("gRPC-Web: no X-Grpc-Web, X-User-Agent names the library whatever User-Agen
     ["accept-encoding", "identity"],
     ["content-type", "application/grpc-web+proto"],
     ["user-agent", "my-agent/1"],
-    ["x-user-agent", CONNECT_LIBRARY],
+    ["x-user-agent", CONNECT_ES],
   ]);
 });
 
