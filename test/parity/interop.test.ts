@@ -345,7 +345,16 @@ describe("parity: gRPC interop cases against grpc-go and grpc Python", {
         });
         assert.equal(pair.buf.code, 8, `buf's exit code\n${pair.buf.stderr}`);
         assert.equal(pair.ours.code, 8, `protocall's exit code\n${pair.ours.stderr}`);
-        assert.deepEqual(errorJson(pair.ours.stderr), errorJson(pair.buf.stderr));
+        // Go's context says "context canceled"; a Ctrl-C that reaches buf while its connection is still
+        // being set up (a TLS handshake on a busy machine) surfaces the interrupt's own cause instead, a
+        // race that depends on timing. Protocall's text is Go's.
+        assert.deepEqual(errorJson(pair.ours.stderr), { code: "canceled", message: "context canceled" });
+        const theirs = errorJson(pair.buf.stderr);
+        assert.equal(theirs.code, "canceled", pair.buf.stderr);
+        assert.ok(
+          ["context canceled", "interrupt signal received"].includes(theirs.message ?? ""),
+          pair.buf.stderr,
+        );
       });
     }
   }
