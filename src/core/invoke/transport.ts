@@ -417,11 +417,14 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       const bytes = await readAll(req.body);
       body = once(bytes);
       // Not in verbose output: buf's transcript leaves Content-Length out too.
-      send = (r) => {
-        const header = new Headers(r.header);
-        header.set("content-length", String(bytes.byteLength));
-        return inner({ ...r, header });
-      };
+      // An empty message goes without one, as buf sends it.
+      if (bytes.byteLength > 0) {
+        send = (r) => {
+          const header = new Headers(r.header);
+          header.set("content-length", String(bytes.byteLength));
+          return inner({ ...r, header });
+        };
+      }
     }
     let res: UniversalClientResponse;
     try {
