@@ -85,7 +85,7 @@ async function serverLines(path: string, expected: readonly string[]): Promise<s
     client.open(uri, readFileSync(path, "utf8"));
     await client.diagnosticsFor(uri, 1, 90_000);
     const latest = () => lines(client.published(uri).at(-1)?.diagnostics ?? []);
-    const deadline = Date.now() + 120_000;
+    const deadline = Date.now() + 240_000;
     while (JSON.stringify(latest()) !== JSON.stringify(expected) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -95,7 +95,7 @@ async function serverLines(path: string, expected: readonly string[]): Promise<s
   }
 }
 
-describe("protocall check", { timeout: 300_000 }, () => {
+describe("protocall check", { timeout: 600_000 }, () => {
   test("--help lists the flags from the flag table; protocall --help lists check", async () => {
     const r = await check(["--help"]);
     assert.equal(r.code, 0, r.stderr);
