@@ -9,6 +9,7 @@ import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -20,11 +21,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { repoRoot, runProcess } from "../support/cli";
+import { startTestRegistry, type TestRegistry, writeWorkspace } from "../support/registry";
 import { type DemoServer, startDemoServer } from "../support/servers";
 import { createTestPki } from "../support/tls";
 
 const readmes = ["README.md", "examples/README.md"];
 const documentedUrl = "http://127.0.0.1:8080";
+/** The registry the READMEs name: `protocall registry serve --port 8443` with examples/registry/config.json. */
+const documentedRemote = "localhost:8443";
 
 /** The lines of the ```sh blocks of a Markdown file that run protocall, placeholders excluded. */
 function protocallLines(markdown: string): string[] {
@@ -84,6 +88,27 @@ function serveAndStop(
 }
 
 let server: DemoServer;
+let registry: TestRegistry | undefined;
+
+/**
+ * The registry of the README's walk-through, started for the first line that names it: the example
+ * configuration, and the example schema pushed by the real buf as acme/petapis (its `main` label).
+ */
+async function documentedRegistry(): Promise<TestRegistry> {
+  if (registry) return registry;
+  const config = JSON.parse(readFileSync(join(repoRoot, "examples/registry/config.json"), "utf8"));
+  registry = await startTestRegistry({ config });
+  const ws = mkdtempSync(join(tmpdir(), "protocall-readme-module-"));
+  cpSync(join(repoRoot, "examples/proto"), join(ws, "proto"), { recursive: true });
+  writeWorkspace(ws, { "buf.yaml": registry.bufYaml([{ path: "proto", name: "acme/petapis" }]) });
+  const pushed = await registry.buf(["push", "--create", "--create-visibility", "private"], {
+    cwd: ws,
+    token: "alice-token",
+  });
+  assert.equal(pushed.code, 0, `buf push to the example registry: ${pushed.stderr}`);
+  rmSync(ws, { recursive: true, force: true });
+  return registry;
+}
 const dir = mkdtempSync(join(tmpdir(), "protocall-readme-"));
 const serverDir = join(dir, "servers");
 
@@ -110,7 +135,7 @@ before(async () => {
   rmSync(pki.dir, { recursive: true, force: true });
 });
 after(async () => {
-  await server.close();
+  await Promise.all([server.close(), registry?.close()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -120,7 +145,7 @@ describe("README commands", { timeout: 300_000 }, () => {
       const lines = protocallLines(readFileSync(join(repoRoot, readme), "utf8"));
       assert.ok(lines.length >= 5, `${readme} shows protocall commands`);
       for (const line of lines) {
-        const command = line
+        let command = line
           .replace(/^npx /, "")
           .replaceAll(documentedUrl, server.url)
           .replaceAll("examples/requests/demo.rpc", join(dir, "demo.rpc"))
@@ -129,12 +154,19 @@ describe("README commands", { timeout: 300_000 }, () => {
           .replace(
             /--reporter (\w+)=(?!\/)(\S+)/g,
             (_, kind, file) => `--reporter ${kind}=${join(dir, file)}`,
-          );
-        const env = {
+          )
+          .replace(/ -o (?!\/)(\S+)/g, (_, file) => ` -o ${join(dir, file)}`);
+        const env: Record<string, string | undefined> = {
           PATH: `${join(dir, "bin")}:${process.env.PATH}`,
           PROTOCALL_CACHE_DIR: join(dir, "cache"),
           XDG_CONFIG_HOME: join(dir, "config"),
         };
+        // A module of the documented registry: SSL_CERT_FILE and BUF_TOKEN as the README exports them.
+        if (!isServer(command) && command.includes(`${documentedRemote}/`)) {
+          const r = await documentedRegistry();
+          Object.assign(env, r.env("alice-token"), { PROTOCALL_CACHE_DIR: join(dir, "cache") });
+          command = command.replaceAll(`${documentedRemote}/`, `${r.remote}/`);
+        }
         if (isServer(command)) {
           // Port 0: the documented port may be taken on this machine.
           const served = await serveAndStop(command.replace(/--port \d+/, "--port 0"), serverDir, {
@@ -151,8 +183,11 @@ describe("README commands", { timeout: 300_000 }, () => {
         assert.equal(r.code, expected, `${readme}: ${line}\n${r.stderr}`);
         // protocall check prints only problems on stdout, and its count of files on stderr.
         const result = /^protocall check\b/.test(command) ? r.stderr : r.stdout;
-        if (expected === 0) assert.notEqual(result, "", `${readme}: ${line} prints its result`);
-        for (const m of command.matchAll(/--reporter \w+=(\S+)/g)) {
+        // With -o the result is the file written (checked below), as with buf build.
+        if (expected === 0 && !/ -o /.test(command)) {
+          assert.notEqual(result, "", `${readme}: ${line} prints its result`);
+        }
+        for (const m of command.matchAll(/(?:--reporter \w+=| -o )(\S+)/g)) {
           assert.ok(existsSync(m[1]), `${readme}: ${line} writes ${m[1]}`);
         }
       }
