@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -217,6 +218,31 @@ describe("protocall run", { timeout: 120_000 }, () => {
     const r = await run([file], { N: "2" });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, '{\n  "sum": "42",\n  "count": 2\n}\n');
+  });
+
+  test("an include of a device or FIFO is an error at its line, read no further; the CLI reads outside the workspace", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "protocall-run-outside-"));
+    writeFileSync(join(outside, "body.json"), '{"name": "outside"}');
+    const { file, root } = workspace(
+      `### Zero\nHOST/demo.v1.GreetService/Greet\n\n< /dev/zero\n### Pipe\nHOST/demo.v1.GreetService/Greet\n\n< pipe.json`,
+    );
+    execFileSync("mkfifo", [join(root, "pipe.json")]);
+    const r = await run([file]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /requests\.rpc:4:3: cannot read the included file \/dev\/zero: it is a device, not a file/,
+    );
+    assert.match(
+      r.stderr,
+      /requests\.rpc:8:3: cannot read the included file .*pipe\.json: it is a FIFO \(named pipe\), not a file/,
+    );
+    assert.equal(r.stdout, "", "nothing is sent");
+    const other = workspace(`HOST/demo.v1.GreetService/Greet\n\n< ${join(outside, "body.json")}\n`);
+    const read = await run([other.file]);
+    rmSync(outside, { recursive: true, force: true });
+    assert.equal(read.code, 0, read.stderr);
+    assert.equal(read.stdout, '{\n  "greeting": "Hello, outside!"\n}\n');
   });
 
   test("warnings are printed and do not stop the run; CRLF files and # @name work", async () => {

@@ -160,3 +160,16 @@ export function findJsonProblem(text: string): JsonProblem | undefined {
     throw e;
   }
 }
+
+/**
+ * Where and why a text is not one JSON value, as `line L, column C: reason`, quoting at most the
+ * offending character (never the text around it: the file may hold secrets). Undefined when valid.
+ */
+export function jsonProblemAt(text: string): string | undefined {
+  const problem = findJsonProblem(text);
+  if (!problem) return undefined;
+  const before = text.slice(0, problem.offset);
+  const line = before.split("\n").length;
+  const column = problem.offset - (before.lastIndexOf("\n") + 1) + 1;
+  return `line ${line}, column ${column}: ${problem.reason}`;
+}

@@ -2,7 +2,6 @@
 // values, the process environment, `--var` values and a file reader. Loaded once per file; each
 // request then gets its own variable resolver (with the values captured so far in the run), so a
 // file variable holding `{{$uuid}}` has one value per request.
-import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import {
   environmentFileName,
@@ -13,6 +12,7 @@ import {
   readEnvironmentFiles,
   readTextFile,
 } from "./environment";
+import { readIncludedFile } from "./local-files";
 import { type CurlConversion, requestLabel, requestToCurl } from "./to-curl";
 import type { RpcFile, RpcRequest } from "./types";
 import { type CaptureSource, VariableResolver, type VariableScope } from "./variables";
@@ -125,7 +125,7 @@ export function openRpcContext(o: RpcContextOptions): RpcContext {
       return requestToCurl(file, request, {
         baseDir,
         variables: new VariableResolver(scope),
-        readFile: (path) => readFileSync(path, "utf8"),
+        readFile: (path) => readIncludedFile(path),
       });
     },
   };

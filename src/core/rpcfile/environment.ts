@@ -15,6 +15,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ProtocallError } from "../errors";
+import { jsonProblemAt } from "../invoke/json-error";
 
 export const environmentFileName = "protocall.env.json";
 export const privateEnvironmentFileName = "protocall.env.private.json";
@@ -62,10 +63,13 @@ export function readEnvironmentFiles(path: string, readText: ReadText = readText
 /** Parses `{ "env": { "name": "value" } }`; numbers and bools become strings. */
 export function parseEnvironmentFile(text: string, path: string): Record<string, Record<string, string>> {
   let json: unknown;
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   try {
-    json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch (err) {
-    throw new ProtocallError(`${path} is not valid JSON (${(err as Error).message}); fix the file`);
+    json = JSON.parse(body);
+  } catch {
+    // Not JSON.parse's message: it quotes the start of the file, which may be a secret.
+    const where = jsonProblemAt(body) ?? "invalid JSON";
+    throw new ProtocallError(`${path} is not valid JSON (${where}); fix the file`);
   }
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
     throw new ProtocallError(

@@ -7,6 +7,7 @@ import { ProtocallError } from "../errors";
 import type { CurlOptions, Protocol } from "../invoke/options";
 import type { RpcAssertion } from "./assertion-syntax";
 import { openRpcContext, type RpcContext, type RpcContextOptions, type RunVariables } from "./context";
+import type { LocalFile } from "./local-files";
 import { parseRpcFile } from "./parse";
 import { requestLabel } from "./to-curl";
 import type { Range, RpcFile, RpcRequest } from "./types";
@@ -59,6 +60,8 @@ export interface PreparedSend {
   problems: SendProblem[];
   /** The .rpc file's directory: the working directory of the call. */
   baseDir: string;
+  /** The local files the request reads and writes (the editor asks before any outside the workspace). */
+  files: LocalFile[];
 }
 
 /**
@@ -86,13 +89,15 @@ export function prepareSend(o: PrepareSendOptions): PreparedSend {
     }));
   const label = requestLabel(request);
   const options = conversion.options;
-  if (!options || problems.length > 0) return { request, label, problems, baseDir: ctx.baseDir };
+  const files = conversion.files;
+  if (!options || problems.length > 0) return { request, label, problems, baseDir: ctx.baseDir, files };
   const sets = (name: string) => request.options.some((x) => x.name.text === name);
   if (o.defaultProtocol && !request.verb && !sets("protocol")) options.protocol = o.defaultProtocol;
   if (o.defaultTimeoutSeconds && o.defaultTimeoutSeconds > 0 && !sets("timeout")) {
     options.timeoutMs = Math.round(o.defaultTimeoutSeconds * 1000);
   }
-  return { request, label, options, assertions: conversion.assertions, problems, baseDir: ctx.baseDir };
+  const { assertions } = conversion;
+  return { request, label, options, assertions, problems, baseDir: ctx.baseDir, files };
 }
 
 function openContext(o: PrepareSendOptions): RpcContext {

@@ -8,6 +8,7 @@ import { findJsonProblem } from "../invoke/json-error";
 import { type CurlOptions, defaultCurlOptions, type Protocol } from "../invoke/options";
 import { looksLikeModuleRef } from "../registry/module-ref";
 import { type RpcAssertion, resolveAssertionValues } from "./assertion-syntax";
+import { type LocalFile, optionFiles, specialFile } from "./local-files";
 import { applyOption, optionFlag } from "./option-value";
 import { positionIn } from "./parse";
 import type { Diagnostic, RpcFile, RpcOption, RpcRequest, RpcVerb } from "./types";
@@ -28,6 +29,8 @@ export interface CurlConversion {
   /** The request's `# @assert` options with `{{...}}` in their values resolved (with `options`). */
   assertions?: RpcAssertion[];
   diagnostics: Diagnostic[];
+  /** The local files the request reads (includes, `@data`, header files) and writes (`@output`). */
+  files: LocalFile[];
 }
 
 const verbProtocols: Record<RpcVerb, Protocol> = { GRPC: "grpc", "GRPC-WEB": "grpcweb", CONNECT: "connect" };
@@ -53,6 +56,7 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
     if (d.severity === "error" && within(d.range.start.line, request)) diagnostics.push(d);
   }
   const o = defaultCurlOptions();
+  const files: LocalFile[] = [];
   const err = (message: string, range = request.range, code?: string) =>
     diagnostics.push(
       code ? { severity: "error", message, range, code } : { severity: "error", message, range },
@@ -121,12 +125,15 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
       if (part.kind === "include") {
         const rel = ctx.variables.resolve(part.path, diagnostics);
         const full = isAbsolute(rel) ? rel : resolve(ctx.baseDir, rel);
+        files.push({ path: full, access: "read", via: "<" });
         try {
           parts.push(ctx.readFile(full));
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
+          const why =
+            code === "ENOENT" ? "no such file" : (code ?? (e instanceof Error ? e.message : String(e)));
           err(
-            `cannot read the included file ${full}: ${code ?? (e instanceof Error ? e.message : String(e))}; the path is relative to the .rpc file`,
+            `cannot read the included file ${full}: ${why}; the path is relative to the .rpc file`,
             part.path.range,
             "include-not-found",
           );
@@ -162,8 +169,15 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
     diagnostics,
   );
 
-  if (diagnostics.some((d) => d.severity === "error")) return { diagnostics };
-  return { options: o, assertions, diagnostics };
+  for (const f of optionFiles(o)) {
+    files.push(f);
+    const why = f.access === "read" ? specialFile(f.path) : undefined;
+    if (!why) continue;
+    const option = request.options.find((x) => `@${x.name.text}` === f.via);
+    err(`${f.via} ${f.path}: ${why}; give a file`, option?.value?.range ?? option?.range, "not-a-file");
+  }
+  if (diagnostics.some((d) => d.severity === "error")) return { diagnostics, files };
+  return { options: o, assertions, diagnostics, files };
 }
 
 function within(line: number, request: RpcRequest): boolean {

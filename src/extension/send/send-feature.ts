@@ -7,6 +7,7 @@
 // with the value found) and its `# @capture` values are kept for the later requests of its file;
 // the Test Explorer runs requests through the same `run`.
 import { homedir } from "node:os";
+import { dirname } from "node:path";
 import * as vscode from "vscode";
 import { evaluateChecks } from "../../core/assertions/evaluate";
 import { outcomeFromCallResult } from "../../core/assertions/from-call-result";
@@ -22,6 +23,7 @@ import {
   copyAsGrpcurl,
   copyAsProtocallCurl,
 } from "../../core/rpcfile/copy-as";
+import { filesOutside } from "../../core/rpcfile/local-files";
 import type { PreparedSend } from "../../core/rpcfile/prepare-send";
 import type { ProtocallContext } from "../context";
 import type { ResponseEntry } from "../response/render";
@@ -118,6 +120,9 @@ export class SendFeature {
     if (!(await this.confirmRestricted(key, prepared.label, o))) {
       return { sent: false, problems: ["not confirmed"] };
     }
+    const outside = await this.confirmOutside(target, key, prepared, mode);
+    if (outside === "refused") return { sent: false, problems: ["not confirmed"] };
+    if (outside) return this.notSent(target, prepared.label, [outside], mode);
     return this.call(target, key, prepared, o, mode);
   }
 
@@ -203,6 +208,48 @@ export class SendFeature {
     if (answer !== "Send") return false;
     this.confirmed.add(what);
     return true;
+  }
+
+  /**
+   * A request that reads or writes files outside the workspace (an include, `@data`, a header file,
+   * `@output`) is sent only once the user allowed those paths for it (asked in a modal dialog; as a
+   * test, it is not sent and the problem says so). Returns undefined when it may be sent.
+   */
+  private async confirmOutside(
+    target: SendTarget,
+    key: string,
+    prepared: PreparedSend,
+    mode: RunMode,
+  ): Promise<string | "refused" | undefined> {
+    const folders = vscode.workspace.workspaceFolders?.map((f) => f.uri.fsPath) ?? [];
+    const roots = folders.length > 0 ? folders : [dirname(target.document.uri.fsPath)];
+    const outside = filesOutside(prepared.files, roots);
+    if (outside.length === 0) return undefined;
+    const what = `${key}\n${outside.map((f) => `${f.access} ${f.path}`).join("\n")}`;
+    if (this.confirmed.has(what)) return undefined;
+    const reads = outside.filter((f) => f.access === "read").map((f) => `${f.via} ${f.path}`);
+    const writes = outside.filter((f) => f.access === "write").map((f) => `${f.via} ${f.path}`);
+    const said = [
+      reads.length > 0 ? `reads ${reads.join(", ")}` : "",
+      writes.length > 0 ? `writes ${writes.join(", ")}` : "",
+    ]
+      .filter(Boolean)
+      .join(" and ");
+    if (!mode.interactive) {
+      return `"${prepared.label}" ${said}, outside the workspace; send it once with Send to allow it, or move the file into the workspace`;
+    }
+    const answer = await vscode.window.showWarningMessage(
+      `"${prepared.label}" ${said}, outside the workspace. Send it?`,
+      {
+        modal: true,
+        detail:
+          "Protocall reads and writes files outside the workspace only when you allow it, once per request until the window reloads.",
+      },
+      "Send",
+    );
+    if (answer !== "Send") return "refused";
+    this.confirmed.add(what);
+    return undefined;
   }
 
   private notSent(target: SendTarget, label: string, problems: string[], mode: RunMode): SendOutcome {

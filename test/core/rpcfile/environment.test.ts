@@ -92,6 +92,19 @@ describe("environments", () => {
   test("invalid files are errors naming the file", () => {
     const bad = write("bad/protocall.env.json", "{ nope");
     assert.throws(() => readEnvironmentFiles(bad), /bad\/protocall\.env\.json is not valid JSON/);
+    // A file that is not JSON at all (a .env given by mistake) is placed, not quoted: it may hold secrets.
+    const dotenv = write("dotenv/protocall.env.json", "\nTOKEN=s3cr3t-value-1234\n");
+    assert.throws(
+      () => readEnvironmentFiles(dotenv),
+      (err: Error) => {
+        assert.match(
+          err.message,
+          /is not valid JSON \(line 2, column 1: unexpected "T": expected a JSON value\)/,
+        );
+        assert.doesNotMatch(err.message, /s3cr3t|TOKEN=/);
+        return true;
+      },
+    );
     const arr = write("arr/protocall.env.json", "[]");
     assert.throws(() => readEnvironmentFiles(arr), /must hold a JSON object of environments/);
     const nested = write("nested/protocall.env.json", '{"dev": {"a": {"b": 1}}}');

@@ -3,7 +3,8 @@
 // order (a capture feeds the next request), a failed assertion is reported with its message at its
 // line, and VS Code's "Rerun Failed Tests" runs only the failed request again.
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { TestsApi } from "../../../src/extension/tests/tests-feature";
@@ -40,6 +41,75 @@ function file(env: VscodeTestEnv, expected: string): string {
 }
 
 export const tests: VscodeTest[] = [
+  {
+    name: "files outside the workspace: a test run neither reads nor writes them; inside, an include is sent",
+    timeoutMs: 90_000,
+    async run(env) {
+      const tests_ = await api();
+      const outside = mkdtempSync(join(tmpdir(), "protocall-outside-"));
+      writeFileSync(join(outside, "secret.json"), '{"name": "from outside"}');
+      writeFileSync(join(env.workspace, "requests", "inside.json"), '{"name": "inside"}');
+      const path = join(env.workspace, "requests", "outside-suite.rpc");
+      writeFileSync(
+        path,
+        [
+          "### Include outside",
+          `${env.demoUrl}/demo.v1.GreetService/Greet`,
+          "",
+          `< ${join(outside, "secret.json")}`,
+          "",
+          "### Output outside",
+          `# @output ${join(outside, "out.json")}`,
+          `${env.demoUrl}/demo.v1.GreetService/Greet`,
+          "",
+          "< ./inside.json",
+          "",
+          "### Include inside",
+          '# @assert message.greeting == "Hello, inside!"',
+          `${env.demoUrl}/demo.v1.GreetService/Greet`,
+          "",
+          "< ./inside.json",
+          "",
+        ].join("\n"),
+      );
+      try {
+        const uri = vscode.Uri.file(path);
+        await waitFor(
+          "the file's items",
+          async () => ((await tests_.items()).some((i) => i.id === `${uri}#2`) ? true : undefined),
+          20_000,
+        );
+        const results = await tests_.run([uri.toString()]);
+        assert.deepEqual(
+          results.map((r) => [r.label, r.result]),
+          [
+            ["Include outside", "errored"],
+            ["Output outside", "errored"],
+            ["Include inside", "passed"],
+          ],
+          JSON.stringify(results),
+        );
+        assert.match(
+          results[0].messages[0].text,
+          new RegExp(
+            `"Include outside" reads < ${join(outside, "secret.json")}, outside the workspace; send it once with Send to allow it`,
+          ),
+        );
+        assert.match(
+          results[1].messages[0].text,
+          /"Output outside" writes @output .*out\.json, outside the workspace/,
+        );
+        assert.equal(
+          existsSync(join(outside, "out.json")),
+          false,
+          "nothing is written outside the workspace",
+        );
+      } finally {
+        rmSync(outside, { recursive: true, force: true });
+        rmSync(path, { force: true });
+      }
+    },
+  },
   {
     name: "every request of every .rpc file is listed, with its line",
     timeoutMs: 60_000,

@@ -3,6 +3,7 @@
 // enabled. Read from a JSON file (see examples/registry/config.json).
 import { readFileSync } from "node:fs";
 import { errorMessage, ProtocallError } from "../../errors";
+import { jsonProblemAt } from "../../invoke/json-error";
 
 export interface RegistryUser {
   readonly name: string;
@@ -59,8 +60,11 @@ export function loadRegistryConfig(file: string): RegistryConfig {
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch (err) {
-    throw new ProtocallError(`registry config ${file} is not valid JSON: ${errorMessage(err)}`);
+  } catch {
+    // Not JSON.parse's message: it quotes the text around the problem, which may be a token.
+    throw new ProtocallError(
+      `registry config ${file} is not valid JSON (${jsonProblemAt(text) ?? "invalid JSON"}); fix the file`,
+    );
   }
   return parseRegistryConfig(json, file);
 }

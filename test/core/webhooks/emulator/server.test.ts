@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { createWebhookClient } from "../../../../src/core/webhooks/client";
-import { parseRegistryConfig } from "../../../../src/core/webhooks/emulator/config";
+import { loadRegistryConfig, parseRegistryConfig } from "../../../../src/core/webhooks/emulator/config";
 import { type RegistryEmulator, startRegistryEmulator } from "../../../../src/core/webhooks/emulator/server";
 import { WebhookError } from "../../../../src/core/webhooks/errors";
 import { closePostConnections, post } from "../../../../src/core/webhooks/http-post";
@@ -329,5 +329,19 @@ test("config problems name the entry", () => {
   assert.throws(
     () => parseRegistryConfig({ users: [], repositories: [{ owner: "o", name: "r", admins: ["ghost"] }] }),
     /repositories\[0\] \(o\/r\): "admins" names unknown user "ghost"/,
+  );
+  // A file that is not JSON is placed by line and column; the tokens around the problem are not quoted.
+  const file = join(mkdtempSync(join(tmpdir(), "protocall-config-")), "config.json");
+  writeFileSync(file, '{"users": [{"name": "a", "token": "tok-9f8e7d"}]\n  "repositories": []}');
+  assert.throws(
+    () => loadRegistryConfig(file),
+    (err: Error) => {
+      assert.match(
+        err.message,
+        /config\.json is not valid JSON \(line 2, column 3: unexpected "\\"": expected ',' or '}' in the object\); fix the file/,
+      );
+      assert.doesNotMatch(err.message, /tok-9f8e7d/);
+      return true;
+    },
   );
 });
