@@ -62,6 +62,8 @@ export interface PreparedSend {
   baseDir: string;
   /** The local files the request reads and writes (the editor asks before any outside the workspace). */
   files: LocalFile[];
+  /** Where each body part starts in `options.data` (CurlConversion.bodyLines). */
+  bodyLines?: number[];
 }
 
 /**
@@ -96,8 +98,8 @@ export function prepareSend(o: PrepareSendOptions): PreparedSend {
   if (o.defaultTimeoutSeconds && o.defaultTimeoutSeconds > 0 && !sets("timeout")) {
     options.timeoutMs = Math.round(o.defaultTimeoutSeconds * 1000);
   }
-  const { assertions } = conversion;
-  return { request, label, options, assertions, problems, baseDir: ctx.baseDir, files };
+  const { assertions, bodyLines } = conversion;
+  return { request, label, options, assertions, problems, baseDir: ctx.baseDir, files, bodyLines };
 }
 
 function openContext(o: PrepareSendOptions): RpcContext {

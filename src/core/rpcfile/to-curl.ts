@@ -31,6 +31,12 @@ export interface CurlConversion {
   diagnostics: Diagnostic[];
   /** The local files the request reads (includes, `@data`, header files) and writes (`@output`). */
   files: LocalFile[];
+  /**
+   * For each part of the request's body (a JSON document or an include), the 1-based line of
+   * `options.data` where its text starts: the documents from that line up to the next part's are its
+   * own (an include may hold several).
+   */
+  bodyLines?: number[];
 }
 
 const verbProtocols: Record<RpcVerb, Protocol> = { GRPC: "grpc", "GRPC-WEB": "grpcweb", CONNECT: "connect" };
@@ -57,6 +63,7 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
   }
   const o = defaultCurlOptions();
   const files: LocalFile[] = [];
+  let bodyLines: number[] | undefined;
   const err = (message: string, range = request.range, code?: string) =>
     diagnostics.push(
       code ? { severity: "error", message, range, code } : { severity: "error", message, range },
@@ -121,13 +128,20 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
       );
     }
     const parts: string[] = [];
+    bodyLines = [];
+    let line = 1;
+    const add = (text: string) => {
+      bodyLines?.push(line);
+      parts.push(text);
+      line += (text.match(/\n/g)?.length ?? 0) + 1; // parts are joined with "\n"
+    };
     for (const part of request.body) {
       if (part.kind === "include") {
         const rel = ctx.variables.resolve(part.path, diagnostics);
         const full = isAbsolute(rel) ? rel : resolve(ctx.baseDir, rel);
         files.push({ path: full, access: "read", via: "<" });
         try {
-          parts.push(ctx.readFile(full));
+          add(ctx.readFile(full));
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
           const why =
@@ -141,7 +155,7 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
         continue;
       }
       if (!part.text.includes("{{")) {
-        parts.push(part.text);
+        add(part.text);
         continue;
       }
       const before = diagnostics.length;
@@ -158,7 +172,7 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
           );
         }
       }
-      parts.push(text);
+      add(text);
     }
     o.data = parts.join("\n");
   }
@@ -177,7 +191,7 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
     err(`${f.via} ${f.path}: ${why}; give a file`, option?.value?.range ?? option?.range, "not-a-file");
   }
   if (diagnostics.some((d) => d.severity === "error")) return { diagnostics, files };
-  return { options: o, assertions, diagnostics, files };
+  return { options: o, assertions, diagnostics, files, bodyLines };
 }
 
 function within(line: number, request: RpcRequest): boolean {

@@ -27,6 +27,8 @@ export interface LiveStream {
   method?: MethodInfo;
   /** The request's body documents (variables resolved), in order. */
   bodies: unknown[];
+  /** For each part of the request's body (a document or an include), the index of its first document. */
+  partStarts: number[];
   /** The next body document "Send Next" sends. */
   next: number;
   /** The values sent, in order. */
@@ -84,25 +86,27 @@ export class LiveFeature {
       target,
       live: createLiveRequests(),
       bodies: [],
+      partStarts: [],
       next: 0,
       sent: [],
       startedAt: Date.now(),
       done: Promise.resolve({ sent: false, problems: [] }),
     };
-    let bodies: Promise<unknown[]> = Promise.resolve([]);
+    let bodies: Promise<BodyDocuments> = Promise.resolve({ values: [], partStarts: [] });
     stream.done = this.send
       .run(target, {
         interactive: true,
         live: stream.live,
-        onStart: (entry, o) => {
+        onStart: (entry, o, prepared) => {
           entry.live = { timeline: [], closed: false };
           stream.entry = entry;
-          bodies = bodyDocuments(o.data);
+          bodies = bodyDocuments(o.data, prepared.bodyLines);
         },
         onMethod: (m) => {
           stream.method = m;
-          void bodies.then((b) => {
+          void bodies.then(({ values: b, partStarts }) => {
             stream.bodies = b;
+            stream.partStarts = partStarts;
             // Only client and bidi streams take messages one at a time.
             if (m.kind === "unary" || m.kind === "server_streaming") {
               for (const v of b) void stream.live.send(v).catch(() => {});
@@ -126,11 +130,15 @@ export class LiveFeature {
     return stream;
   }
 
-  /** protocall.live.sendNext: sends a body document (the next one unless `bodyIndex` says which). */
-  async sendNext(uriArg?: unknown, indexArg?: unknown, bodyIndex?: unknown): Promise<boolean> {
+  /**
+   * protocall.live.sendNext: sends a body document: the next one, or the first of body part
+   * `partIndex` (the lens above a document; an include before it may hold several documents).
+   */
+  async sendNext(uriArg?: unknown, indexArg?: unknown, partIndex?: unknown): Promise<boolean> {
     const stream = await this.streamFor(uriArg, indexArg);
     if (!stream) return false;
-    const at = typeof bodyIndex === "number" ? bodyIndex : stream.next;
+    const at =
+      typeof partIndex === "number" ? (stream.partStarts[partIndex] ?? stream.bodies.length) : stream.next;
     if (at >= stream.bodies.length) {
       void vscode.window.showInformationMessage(
         "Protocall: every body document was sent; type another message in the response panel, or Close Send.",
@@ -279,9 +287,27 @@ export class LiveFeature {
 }
 
 /** The request's body documents (the prepared -d text, variables resolved). */
-async function bodyDocuments(data: string | undefined): Promise<unknown[]> {
-  if (!data || data.startsWith("@")) return [];
-  const out: unknown[] = [];
-  for await (const doc of readRequestDocuments(data, "the body")) out.push(doc.value);
-  return out;
+interface BodyDocuments {
+  values: unknown[];
+  /** For each body part, the index of its first document (the count before it, for a part with none). */
+  partStarts: number[];
+}
+
+/** The body's documents, and where each body part's documents start (from the parts' lines in the data). */
+async function bodyDocuments(
+  data: string | undefined,
+  bodyLines: readonly number[] = [],
+): Promise<BodyDocuments> {
+  if (!data || data.startsWith("@")) return { values: [], partStarts: [] };
+  const values: unknown[] = [];
+  const lines: number[] = [];
+  for await (const doc of readRequestDocuments(data, "the body")) {
+    values.push(doc.value);
+    lines.push(doc.line);
+  }
+  const partStarts = bodyLines.map((line) => {
+    const i = lines.findIndex((l) => l >= line);
+    return i < 0 ? values.length : i;
+  });
+  return { values, partStarts };
 }

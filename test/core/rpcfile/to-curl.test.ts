@@ -139,6 +139,13 @@ describe("requestToCurl", () => {
     assert.deepEqual(r.diagnostics[0].range.start, { line: 3, character: 0 });
   });
 
+  test("bodyLines: where each body part starts in the data, an include of several documents included", () => {
+    writeFileSync(join(dir, "two.json"), '{"a": 1}\n{"a": 2}');
+    const r = convert('http://h/s.S/M\n\n< ./two.json\n{"a": 3}\n{\n  "a": 4\n}\n');
+    assert.equal(r.options?.data, '{"a": 1}\n{"a": 2}\n{"a": 3}\n{\n  "a": 4\n}');
+    assert.deepEqual(r.bodyLines, [1, 3, 4]);
+  });
+
   test("conflicts and missing files: verb against @protocol, @data with a body, an include that does not exist", () => {
     const a = convert("# @protocol connect\nGRPC http://h/s.S/M\n");
     assert.match(a.diagnostics[0].message, /@protocol connect contradicts the verb GRPC/);

@@ -166,4 +166,44 @@ export const tests: VscodeTest[] = [
       await vscode.commands.executeCommand("workbench.action.files.revert");
     },
   },
+  {
+    name: "Send Next above a document after an include of several documents sends that document",
+    timeoutMs: 90_000,
+    async run(env) {
+      writeFileSync(join(env.workspace, "requests", "live-two.json"), '{"text": "one"}\n{"text": "two"}\n');
+      const uri = await requestFile(
+        env,
+        "live-suite-include.rpc",
+        `### Chat\n# @protocol grpc\n${env.demoUrl}/demo.v1.DemoService/Chat\n\n< ./live-two.json\n{"text": "three"}\n`,
+      );
+      const stream = (await vscode.commands.executeCommand(
+        "protocall.live.start",
+        uri.toString(),
+        0,
+      )) as LiveStream;
+      assert.equal(stream.method?.kind, "bidi_streaming");
+      assert.deepEqual(
+        stream.partStarts,
+        [0, 2],
+        "the include holds documents 0 and 1; the document after it is 2",
+      );
+      // The lens above {"text": "three"} passes its body part, 1.
+      assert.equal(
+        await vscode.commands.executeCommand("protocall.live.sendNext", uri.toString(), 0, 1),
+        true,
+      );
+      // Then the next one after it: none is left.
+      assert.equal(await vscode.commands.executeCommand("protocall.live.sendNext", uri.toString(), 0), false);
+      assert.equal(
+        await vscode.commands.executeCommand("protocall.live.sendNext", uri.toString(), 0, 0),
+        true,
+      );
+      await vscode.commands.executeCommand("protocall.live.closeSend", uri.toString(), 0);
+      const outcome = await stream.done;
+      assert.deepEqual(
+        outcome.result?.messages.map((m) => JSON.parse(m).text),
+        ["three", "one"],
+      );
+    },
+  },
 ];
