@@ -139,6 +139,71 @@ test("buf push --label moves only the labels it names; the default label stays",
   assert.equal(await read(""), tiny["tiny/v1/tiny.proto"]);
 });
 
+test("buf registry module commit list and label list: newest first, pages, --reverse, a label's history, a commit", async () => {
+  const version = (n: number) => ({
+    "history/v1/history.proto": `syntax = "proto3";\n\npackage history.v1;\n\nmessage V${n} {}\n`,
+  });
+  const c1 = pushedId(
+    (await registry.buf(create, { cwd: moduleWorkspace("history", version(1)), token: "alice-token" }))
+      .stdout,
+    "acme/history",
+  );
+  const c2 = pushedId(
+    (
+      await registry.buf(["push", "--label", "v2"], {
+        cwd: moduleWorkspace("history", version(2)),
+        token: "alice-token",
+      })
+    ).stdout,
+    "acme/history",
+  );
+  const c3 = pushedId(
+    (await registry.buf(["push"], { cwd: moduleWorkspace("history", version(3)), token: "alice-token" }))
+      .stdout,
+    "acme/history",
+  );
+  const module = `${registry.remote}/acme/history`;
+  const buf = async (...args: string[]) => {
+    const r = await registry.buf(["registry", "module", ...args], { token: "bob-token" });
+    ok(r, args.join(" "));
+    return r.stdout;
+  };
+  const json = async (...args: string[]) => JSON.parse(await buf(...args, "--format", "json"));
+  assert.equal(await buf("commit", "list", module), `${module}:${c3}\n${module}:${c2}\n${module}:${c1}\n`);
+  assert.equal(
+    await buf("commit", "list", module, "--reverse"),
+    `${module}:${c1}\n${module}:${c2}\n${module}:${c3}\n`,
+  );
+  const first = await json("commit", "list", module, "--page-size", "2");
+  assert.deepEqual(
+    first.commits.map((c: { commit: string }) => c.commit),
+    [c3, c2],
+  );
+  const rest = await json("commit", "list", module, "--page-size", "2", "--page-token", first.next_page);
+  assert.deepEqual(
+    rest.commits.map((c: { commit: string }) => c.commit),
+    [c1],
+  );
+  assert.equal(rest.next_page, undefined, "the last page has no next page");
+  // A label: every commit it pointed at, newest first; a commit: itself.
+  const main = await json("commit", "list", `${module}:main`);
+  assert.deepEqual(
+    main.commits.map((c: { commit: string }) => c.commit),
+    [c3, c1],
+  );
+  assert.equal(await buf("commit", "list", `${module}:${c2}`), `${module}:${c2}\n`);
+  const labels = await json("label", "list", module);
+  assert.deepEqual(labels.labels.map((l: { name: string; commit: string }) => [l.name, l.commit]).sort(), [
+    ["main", c3],
+    ["v2", c2],
+  ]);
+  const denied = await registry.buf(["registry", "module", "label", "list", module], {
+    token: "carol-token",
+  });
+  assert.equal(denied.code, 1);
+  assert.match(denied.stderr, /permission_denied: user carol has no role on private module acme\/history/);
+});
+
 test("a multi-module push: the registry works out that one pushed module imports the other; buf dep update on the chain writes buf.lock", async () => {
   // b imports a, a imports tiny (a remote dependency pinned by buf.lock).
   const ws = tempWorkspace({

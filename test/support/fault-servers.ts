@@ -293,7 +293,15 @@ export async function startRawServer(behaviour: "reset" | "close"): Promise<RawS
     sockets.add(socket);
     socket.on("error", () => {});
     socket.on("close", () => sockets.delete(socket));
-    socket.once("data", () => (behaviour === "reset" ? socket.resetAndDestroy() : socket.end()));
+    // Once the request has arrived (no more bytes for 100 ms): a client still writing its body when
+    // the reset comes would report the failed write instead (buf then says "use of closed network
+    // connection", unavailable), which is another fault than the one this server stands for.
+    let quiet: NodeJS.Timeout | undefined;
+    socket.on("data", () => {
+      clearTimeout(quiet);
+      quiet = setTimeout(() => (behaviour === "reset" ? socket.resetAndDestroy() : socket.end()), 100);
+    });
+    socket.on("close", () => clearTimeout(quiet));
   });
   await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
   return {

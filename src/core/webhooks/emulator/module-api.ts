@@ -1,6 +1,8 @@
 // The registry's module API as the buf CLI uses it (push, build/export/curl by module reference,
 // dep update): buf.registry.module.v1 ModuleService (GetModules, CreateModules), UploadService,
-// CommitService (GetCommits), GraphService (GetGraph), DownloadService, and
+// CommitService (GetCommits, and ListCommits for `buf registry module commit list`), LabelService
+// (ListLabels and ListLabelHistory, for `buf registry module label list` and `commit list
+// REMOTE/owner/module:label`), ResourceService (GetResources), GraphService (GetGraph), DownloadService, and
 // buf.registry.owner.v1.OwnerService (GetOwners). Every answer is computed from the state and sent
 // only once what it shows is on disk (a push's commits and labels are written before they are
 // acknowledged, and a read waits for the writes it may have seen).
@@ -14,12 +16,27 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { type Commit, CommitSchema } from "../../../gen/buf/registry/module/v1/commit_pb";
-import { CommitService } from "../../../gen/buf/registry/module/v1/commit_service_pb";
+import {
+  CommitService,
+  ListCommitsRequest_Order,
+} from "../../../gen/buf/registry/module/v1/commit_service_pb";
 import { DigestType } from "../../../gen/buf/registry/module/v1/digest_pb";
 import { DownloadService } from "../../../gen/buf/registry/module/v1/download_service_pb";
 import { FileType } from "../../../gen/buf/registry/module/v1/file_pb";
 import { GraphService } from "../../../gen/buf/registry/module/v1/graph_service_pb";
-import type { ScopedLabelRef } from "../../../gen/buf/registry/module/v1/label_pb";
+import {
+  CommitCheckStatus,
+  type Label,
+  type LabelRef,
+  LabelSchema,
+  type ScopedLabelRef,
+} from "../../../gen/buf/registry/module/v1/label_pb";
+import {
+  LabelService,
+  ListLabelHistoryRequest_Order,
+  ListLabelsRequest_ArchiveFilter,
+  ListLabelsRequest_Order,
+} from "../../../gen/buf/registry/module/v1/label_service_pb";
 import {
   type Module,
   type ModuleRef,
@@ -28,7 +45,12 @@ import {
   ModuleVisibility,
 } from "../../../gen/buf/registry/module/v1/module_pb";
 import { ModuleService } from "../../../gen/buf/registry/module/v1/module_service_pb";
-import type { ResourceRef } from "../../../gen/buf/registry/module/v1/resource_pb";
+import {
+  type Resource,
+  type ResourceRef,
+  ResourceSchema,
+} from "../../../gen/buf/registry/module/v1/resource_pb";
+import { ResourceService } from "../../../gen/buf/registry/module/v1/resource_service_pb";
 import { UploadService } from "../../../gen/buf/registry/module/v1/upload_service_pb";
 import { OrganizationVerificationStatus } from "../../../gen/buf/registry/owner/v1/organization_pb";
 import { type Owner, type OwnerRef, OwnerSchema } from "../../../gen/buf/registry/owner/v1/owner_pb";
@@ -86,6 +108,27 @@ export async function persist(write: Promise<void>): Promise<void> {
 
 function ts(iso: string) {
   return timestampFromDate(new Date(iso));
+}
+
+/** A page size of 0 means this many (as the buf CLI's own default). */
+const defaultPageSize = 10;
+const maxPageSize = 250;
+
+/** One page of `items`: the page token is the offset of the page's first item. */
+function page<T>(items: readonly T[], pageSize: number, pageToken: string): { next: string; items: T[] } {
+  const start = Number(pageToken || "0");
+  if (!/^\d*$/.test(pageToken) || !Number.isSafeInteger(start)) {
+    throw new ConnectError(
+      `page token "${pageToken}" is not one this registry gave: pass the next_page_token of the previous page`,
+      Code.InvalidArgument,
+    );
+  }
+  if (pageSize > maxPageSize) {
+    throw new ConnectError(`page size ${pageSize} is over the limit of ${maxPageSize}`, Code.InvalidArgument);
+  }
+  const size = pageSize === 0 ? defaultPageSize : pageSize;
+  const end = start + size;
+  return { next: end < items.length ? String(end) : "", items: items.slice(start, end) };
 }
 
 export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext): void {
@@ -231,6 +274,80 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
     });
   }
 
+  function toLabel(l: LabelData): Label {
+    const m = state.moduleById(l.moduleId)!;
+    return create(LabelSchema, {
+      id: l.id,
+      createTime: ts(l.createTime),
+      updateTime: ts(l.updateTime),
+      name: l.name,
+      ownerId: m.ownerId,
+      moduleId: m.id,
+      commitId: l.commitId,
+      updatedByUserId: l.updatedBy ? ownerIdFor(l.updatedBy) : "",
+      commitCheckState: { status: CommitCheckStatus.DISABLED, updateTime: ts(l.updateTime) },
+    });
+  }
+
+  function labelOfRef(user: RegistryUser, ref: LabelRef | undefined): LabelData {
+    switch (ref?.value.case) {
+      case "id": {
+        const label = state.labelById(normalizeId(ref.value.value) ?? ref.value.value);
+        if (!label) throw new ConnectError(`label with id "${ref.value.value}" was not found`, Code.NotFound);
+        readable(user, state.moduleById(label.moduleId)!);
+        return label;
+      }
+      case "name": {
+        const name = ref.value.value;
+        const m = readable(user, moduleByName(name.owner, name.module));
+        const label = state.label(m.id, name.label);
+        if (!label) {
+          throw new ConnectError(
+            `label "${name.label}" was not found in module ${moduleName(m)}`,
+            Code.NotFound,
+          );
+        }
+        return label;
+      }
+      default:
+        throw new ConnectError("a label reference needs an id or a name", Code.InvalidArgument);
+    }
+  }
+
+  /**
+   * What a List or GetResources call's reference names: a whole module (no label or commit in it), a
+   * label, or a commit; `commitOfRef`'s rules otherwise.
+   */
+  function resourceOf(
+    user: RegistryUser,
+    ref: ResourceRef | undefined,
+  ): { module: ModuleData; label?: LabelData; commit?: CommitData } {
+    if (ref?.value.case === "id") {
+      const id = normalizeId(ref.value.value) ?? ref.value.value;
+      const m = state.moduleById(id);
+      if (m) return { module: readable(user, m) };
+      const label = state.labelById(id);
+      if (label) {
+        return { module: readable(user, state.moduleById(label.moduleId)!), label };
+      }
+    }
+    // No label or commit, or an empty one (as buf sends a reference without `:ref`): the module.
+    if (ref?.value.case === "name" && !ref.value.value.child.value) {
+      const name = ref.value.value;
+      return { module: readable(user, moduleByName(name.owner, name.module)) };
+    }
+    const commit = commitOfRef(user, ref);
+    const module = state.moduleById(commit.moduleId)!;
+    const child = ref?.value.case === "name" ? ref.value.value.child : undefined;
+    // A label named by the reference (not a commit id that resolved to itself).
+    const labelName =
+      child?.case === "labelName" || (child?.case === "ref" && child.value !== commit.id)
+        ? child.value
+        : undefined;
+    const label = labelName === undefined ? undefined : state.label(module.id, labelName);
+    return label ? { module, label, commit } : { module, commit };
+  }
+
   function toModule(m: ModuleData): Module {
     return create(ModuleSchema, {
       id: m.id,
@@ -370,6 +487,98 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
       const commits = req.resourceRefs.map((ref) => toCommit(commitOfRef(user, ref)));
       await persist(state.barrier());
       return { commits };
+    },
+    async listCommits(req, ctx) {
+      const user = api.caller(ctx);
+      const { module, commit } = resourceOf(user, req.resourceRef);
+      let commits = commit ? [commit] : [...state.commitsOf(module.id)];
+      const query = req.idQuery.replaceAll("-", "").toLowerCase();
+      if (query) commits = commits.filter((c) => c.id.startsWith(query));
+      if (req.order !== ListCommitsRequest_Order.CREATE_TIME_ASC) commits.reverse();
+      const { next, items } = page(commits, req.pageSize, req.pageToken);
+      await persist(state.barrier());
+      return { nextPageToken: next, commits: items.map(toCommit) };
+    },
+  });
+
+  router.service(ResourceService, {
+    async getResources(req, ctx) {
+      const user = api.caller(ctx);
+      checkCount(req.resourceRefs.length, "resource reference");
+      const resources = req.resourceRefs.map((ref): Resource => {
+        const { module, label, commit } = resourceOf(user, ref);
+        if (label) return create(ResourceSchema, { value: { case: "label", value: toLabel(label) } });
+        if (commit) return create(ResourceSchema, { value: { case: "commit", value: toCommit(commit) } });
+        return create(ResourceSchema, { value: { case: "module", value: toModule(module) } });
+      });
+      await persist(state.barrier());
+      return { resources };
+    },
+  });
+
+  router.service(LabelService, {
+    async listLabels(req, ctx) {
+      const user = api.caller(ctx);
+      const { module, label, commit } = resourceOf(user, req.resourceRef);
+      let labels = label
+        ? [label]
+        : state.labelsOf(module.id).filter((l) => !commit || l.commitId === commit.id);
+      // Labels are never archived here; every one has checks disabled.
+      if (req.archiveFilter === ListLabelsRequest_ArchiveFilter.ARCHIVED_ONLY) labels = [];
+      if (
+        req.commitCheckStatuses.length > 0 &&
+        !req.commitCheckStatuses.includes(CommitCheckStatus.DISABLED)
+      ) {
+        labels = [];
+      }
+      if (req.nameQuery) labels = labels.filter((l) => l.name.includes(req.nameQuery));
+      const byUpdate =
+        req.order === ListLabelsRequest_Order.UPDATE_TIME_DESC ||
+        req.order === ListLabelsRequest_Order.UPDATE_TIME_ASC;
+      const ascending =
+        req.order === ListLabelsRequest_Order.CREATE_TIME_ASC ||
+        req.order === ListLabelsRequest_Order.UPDATE_TIME_ASC;
+      const key = (l: LabelData) => (byUpdate ? l.updateTime : l.createTime);
+      labels = [...labels].sort((a, b) => key(a).localeCompare(key(b)) || a.name.localeCompare(b.name));
+      if (!ascending) labels.reverse();
+      const { next, items } = page(labels, req.pageSize, req.pageToken);
+      await persist(state.barrier());
+      return { nextPageToken: next, labels: items.map(toLabel) };
+    },
+    async listLabelHistory(req, ctx) {
+      const user = api.caller(ctx);
+      const label = labelOfRef(user, req.labelRef);
+      let history = state.labelHistoryOf(label.id).map((l) => state.commitById(l.commitId)!);
+      if (req.onlyCommitsWithChangedDigests) {
+        history = history.filter((c, i) => i === 0 || Buffer.compare(c.digest, history[i - 1].digest) !== 0);
+      }
+      if (req.order !== ListLabelHistoryRequest_Order.ASC) history.reverse();
+      if (req.startCommitId) {
+        const start = normalizeId(req.startCommitId) ?? req.startCommitId;
+        const at = history.findIndex((c) => c.id === start);
+        if (at < 0) {
+          throw new ConnectError(
+            `commit "${req.startCommitId}" is not in the history of label "${label.name}"`,
+            Code.NotFound,
+          );
+        }
+        history = history.slice(at);
+      }
+      if (
+        req.commitCheckStatuses.length > 0 &&
+        !req.commitCheckStatuses.includes(CommitCheckStatus.DISABLED)
+      ) {
+        history = [];
+      }
+      const { next, items } = page(history, req.pageSize, req.pageToken);
+      await persist(state.barrier());
+      return {
+        nextPageToken: next,
+        values: items.map((c) => ({
+          commit: toCommit(c),
+          commitCheckState: { status: CommitCheckStatus.DISABLED, updateTime: ts(c.createTime) },
+        })),
+      };
     },
   });
 

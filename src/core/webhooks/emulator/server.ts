@@ -75,6 +75,8 @@ const moduleServices = [
   "buf.registry.module.v1.ModuleService",
   "buf.registry.module.v1.UploadService",
   "buf.registry.module.v1.CommitService",
+  "buf.registry.module.v1.LabelService",
+  "buf.registry.module.v1.ResourceService",
   "buf.registry.module.v1.GraphService",
   "buf.registry.module.v1.DownloadService",
   "buf.registry.owner.v1.OwnerService",

@@ -184,6 +184,8 @@ export class RegistryState {
   private readonly positions = new Map<string, number>();
   private readonly labelsByModule = new Map<string, Map<string, LabelData>>();
   private readonly labelsById = new Map<string, LabelData>();
+  /** Per label id: each commit it pointed at, oldest first (a move to the same commit is not new). */
+  private readonly labelHistory = new Map<string, LabelData[]>();
   private readonly alphaCommits = new Map<string, unknown[]>();
   private recordCount = 0;
 
@@ -231,6 +233,7 @@ export class RegistryState {
       this.positions,
       this.labelsByModule,
       this.labelsById,
+      this.labelHistory,
       this.alphaCommits,
     ] as Map<unknown, unknown>[])
       m.clear();
@@ -244,9 +247,9 @@ export class RegistryState {
   private liveCount(): number {
     let alpha = 0;
     for (const list of this.alphaCommits.values()) alpha += list.length;
-    return (
-      this.modulesById.size + this.commitsById.size + this.labelsById.size + this.webhooks.length + alpha
-    );
+    let labels = 0;
+    for (const history of this.labelHistory.values()) labels += history.length;
+    return this.modulesById.size + this.commitsById.size + labels + this.webhooks.length + alpha;
   }
 
   /** Every live object as records, for compaction. */
@@ -254,7 +257,10 @@ export class RegistryState {
     const changes: Change[] = [];
     for (const module of this.modulesById.values()) changes.push({ t: "module", module });
     for (const commit of this.commitsById.values()) changes.push({ t: "commit", commit });
-    for (const label of this.labelsById.values()) changes.push({ t: "label", label });
+    // Every commit a label pointed at, in order, so its history survives compaction.
+    for (const history of this.labelHistory.values()) {
+      for (const label of history) changes.push({ t: "label", label });
+    }
     for (const webhook of this.webhooks) changes.push({ t: "webhook", webhook });
     for (const [moduleId, list] of this.alphaCommits)
       for (const commit of list) changes.push({ t: "alpha-commit", moduleId, commit });
@@ -290,6 +296,10 @@ export class RegistryState {
         if (!labels) this.labelsByModule.set(l.moduleId, (labels = new Map()));
         labels.set(l.name, l);
         this.labelsById.set(l.id, l);
+        const history = this.labelHistory.get(l.id);
+        if (!history) this.labelHistory.set(l.id, [l]);
+        else if (history[history.length - 1].commitId !== l.commitId) history.push(l);
+        else history[history.length - 1] = l; // the same commit again: the latest record stands
         break;
       }
       case "webhook":
@@ -370,6 +380,11 @@ export class RegistryState {
 
   labelById(id: string): LabelData | undefined {
     return this.labelsById.get(id);
+  }
+
+  /** The label as it was each time it moved to another commit, oldest first. */
+  labelHistoryOf(labelId: string): readonly LabelData[] {
+    return this.labelHistory.get(labelId) ?? [];
   }
 
   labelsOf(moduleId: string): readonly LabelData[] {

@@ -1,12 +1,12 @@
 // The emulator's state: a state file of the older JSON form is migrated (webhooks and the commits of
 // `protocall registry push` kept), and a restarted state holds what was committed.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { journalMagic } from "../../../../src/core/webhooks/emulator/journal";
-import { normalizeId, ownerIdFor, RegistryState } from "../../../../src/core/webhooks/emulator/state";
+import { newId, normalizeId, ownerIdFor, RegistryState } from "../../../../src/core/webhooks/emulator/state";
 
 test("an older JSON state file is migrated to the journal: webhooks, repositories and their commits", async () => {
   const file = join(mkdtempSync(join(tmpdir(), "protocall-state-")), "state.json");
@@ -56,4 +56,67 @@ test("ids: dashless lowercase UUIDs; owner ids are stable UUIDs derived from the
   assert.equal(ownerIdFor("acme"), ownerIdFor("acme"));
   assert.notEqual(ownerIdFor("acme"), ownerIdFor("acme2"));
   assert.match(ownerIdFor("acme"), /^[0-9a-f]{12}5[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+});
+
+test("a label's history (each commit it pointed at) survives a restart and the compaction of the state file", async () => {
+  const file = join(mkdtempSync(join(tmpdir(), "protocall-state-")), "state.journal");
+  const state = await RegistryState.open(file);
+  const time = "2026-01-01T00:00:00.000Z";
+  const module = {
+    id: newId(),
+    ownerId: ownerIdFor("acme"),
+    owner: "acme",
+    name: "history",
+    visibility: "private" as const,
+    state: "active" as const,
+    description: "",
+    url: "",
+    defaultLabel: "main",
+    createTime: time,
+    updateTime: time,
+    createdBy: "alice",
+  };
+  const commit = (n: number) => ({
+    id: newId(),
+    moduleId: module.id,
+    ownerId: module.ownerId,
+    createTime: time,
+    digest: new Uint8Array(64).fill(n),
+    files: [],
+    deps: [],
+    createdBy: "alice",
+    sourceControlUrl: "",
+  });
+  const [c1, c2] = [commit(1), commit(2)];
+  const label = { id: newId(), moduleId: module.id, name: "main", createTime: time, updatedBy: "alice" };
+  const move = (commitId: string, i: number) => ({
+    t: "label" as const,
+    label: { ...label, commitId, updateTime: new Date(Date.UTC(2026, 0, 2, 0, 0, i)).toISOString() },
+  });
+  await state.commit([
+    { t: "module", module },
+    { t: "commit", commit: c1 },
+    { t: "commit", commit: c2 },
+    move(c1.id, 0),
+    move(c2.id, 1),
+    // Moves to the commit it already points at: not history, but enough records to compact.
+    ...Array.from({ length: 1100 }, (_, i) => move(c2.id, i + 2)),
+  ]);
+  assert.deepEqual(
+    state.labelHistoryOf(label.id).map((l) => l.commitId),
+    [c1.id, c2.id],
+  );
+  await state.close();
+  const size = statSync(file).size;
+  const again = await RegistryState.open(file);
+  assert.ok(statSync(file).size < size / 10, "the journal was compacted on open");
+  assert.deepEqual(
+    again.labelHistoryOf(label.id).map((l) => l.commitId),
+    [c1.id, c2.id],
+  );
+  assert.equal(
+    again.label(module.id, "main")?.updateTime,
+    new Date(Date.UTC(2026, 0, 2, 0, 0, 1101)).toISOString(),
+  );
+  await again.close();
 });
