@@ -28,6 +28,8 @@ export const defaultMaxResponseBytes = 256 * 1024 * 1024;
 export interface ModuleClientOptions {
   /** `host[:port]` */
   readonly remote: string;
+  /** The registry's base URL when it is not `https://<remote>` (a local registry served over http). */
+  readonly baseUrl?: string;
   readonly token?: RegistryToken;
   /** Trusted CAs in PEM (undefined: Node's defaults). */
   readonly ca?: readonly string[];
@@ -73,7 +75,7 @@ export class ModuleClient {
       return next(req);
     };
     this.transport = createConnectTransport({
-      baseUrl: registryBaseUrl(o.remote),
+      baseUrl: o.baseUrl ?? registryBaseUrl(o.remote),
       httpVersion: "1.1",
       useBinaryFormat: true,
       interceptors: [auth],
@@ -242,6 +244,44 @@ export class ModuleClient {
     return { modules, owners };
   }
 
+  /** CommitService.ListCommits of a whole module: its latest `count` commits, newest first, checked. */
+  async listCommits(owner: string, module: string, count = 10): Promise<CommitInfo[]> {
+    const res = await this.call(
+      "ListCommits",
+      CommitService.method.listCommits,
+      { pageSize: count, resourceRef: moduleResource(owner, module) },
+      { module: `${owner}/${module}` },
+    );
+    return res.commits.slice(0, count).map((c) => this.commit("ListCommits", c));
+  }
+
+  /** LabelService.ListLabels of a whole module (at most `count`), as the registry orders them. */
+  async listLabels(owner: string, module: string, count = 50): Promise<LabelInfo[]> {
+    const { LabelService } = await import("../../gen/buf/registry/module/v1/label_service_pb");
+    const res = await this.call(
+      "ListLabels",
+      LabelService.method.listLabels,
+      { pageSize: count, resourceRef: moduleResource(owner, module) },
+      { module: `${owner}/${module}` },
+    );
+    return res.labels.slice(0, count).map((l) => {
+      if (!/^[0-9a-f]{32}$/.test(l.commitId)) {
+        throw invalidResponse(
+          this.o.remote,
+          "ListLabels",
+          `label "${l.name}" points at "${l.commitId}", not a commit id`,
+        );
+      }
+      return {
+        name: l.name,
+        commitId: l.commitId,
+        updateTime: l.updateTime
+          ? new Date(Number(l.updateTime.seconds) * 1000 + l.updateTime.nanos / 1e6)
+          : undefined,
+      };
+    });
+  }
+
   /** Checks a commit as buf does: a dashless id and a 64-byte b5 digest. */
   private commit(rpc: RegistryRpc, c: Commit): CommitInfo {
     if (!/^[0-9a-f]{32}$/.test(c.id)) {
@@ -290,7 +330,7 @@ export class ModuleClient {
     const timeoutMs = extra.timeoutMs ?? this.timeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = this.o.signal ? AbortSignal.any([this.o.signal, timeout]) : timeout;
-    const url = `${registryBaseUrl(this.o.remote)}/${method.parent.typeName}/${method.name}`;
+    const url = `${this.o.baseUrl ?? registryBaseUrl(this.o.remote)}/${method.parent.typeName}/${method.name}`;
     try {
       return (await this.transport.unary(method, signal, undefined, undefined, request)).message;
     } catch (err) {
@@ -310,4 +350,9 @@ export class ModuleClient {
       });
     }
   }
+}
+
+/** A reference to a whole module (no label or commit). */
+function moduleResource(owner: string, module: string) {
+  return { value: { case: "name" as const, value: { owner, module } } };
 }

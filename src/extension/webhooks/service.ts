@@ -1,10 +1,26 @@
-// The webhook calls of the view: the core client, made for a registry of the view with its token from
-// secret storage (and the local registry's own certificate trusted), returning plain webhook records.
+// The registry calls of the view: the core clients (webhooks; the module API for a repository's commits
+// and labels), made for a registry of the view with its token from secret storage (and the local
+// registry's own certificate trusted), returning plain records.
 // The client and the generated registry types load on the first call, keeping activation light.
 import type { RegistryEntry, RegistryStore } from "./registries";
 import type { WebhookInfo } from "./webhook-info";
 
 export type { WebhookInfo } from "./webhook-info";
+
+/** A repository's module history as the view shows it: latest commits (newest first) and labels. */
+export interface ModuleHistory {
+  readonly commits: readonly {
+    readonly id: string;
+    readonly createTime?: string;
+    /** The user who pushed it, when the registry names them. */
+    readonly author?: string;
+  }[];
+  readonly labels: readonly {
+    readonly name: string;
+    readonly commitId: string;
+    readonly updateTime?: string;
+  }[];
+}
 
 export class WebhookService {
   constructor(private readonly store: RegistryStore) {}
@@ -27,6 +43,62 @@ export class WebhookService {
       timeoutMs: 15_000,
       remoteLabel: entry.url,
     });
+  }
+
+  /**
+   * The repository's latest commits and its labels, from the module API (ListCommits, ListLabels, and
+   * GetOwners for the authors' names). Undefined when the registry has no such module (not_found) or
+   * no module API (unimplemented): a repository that only has webhooks.
+   */
+  async history(
+    entry: RegistryEntry,
+    owner: string,
+    repository: string,
+    count = 10,
+  ): Promise<ModuleHistory | undefined> {
+    const token = await this.store.token(entry);
+    if (token === undefined) return undefined;
+    const { ModuleClient } = await import("../../core/registry/module-client");
+    const url = new URL(entry.url);
+    const ca = this.store.ca(entry);
+    const client = new ModuleClient({
+      remote: url.host,
+      baseUrl: url.origin,
+      token: { token, origin: "editor" },
+      ca: ca ? [ca] : undefined,
+      timeoutMs: 15_000,
+    });
+    let commits: Awaited<ReturnType<typeof client.listCommits>>;
+    let labels: Awaited<ReturnType<typeof client.listLabels>>;
+    try {
+      [commits, labels] = await Promise.all([
+        client.listCommits(owner, repository, count),
+        client.listLabels(owner, repository),
+      ]);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (/(^|: )(not_found|unimplemented): /.test(message) || / was not found/.test(message))
+        return undefined;
+      throw err;
+    }
+    const authorIds = commits.map((c) => c.createdByUserId).filter((id): id is string => !!id);
+    // Names are a nicety: a registry that cannot give them still shows the commits.
+    const owners = await client.names([], authorIds).then(
+      (n) => n.owners,
+      () => new Map<string, string>(),
+    );
+    return {
+      commits: commits.map((c) => ({
+        id: c.id,
+        createTime: c.createTime?.toISOString(),
+        author: c.createdByUserId ? owners.get(c.createdByUserId) : undefined,
+      })),
+      labels: labels.map((l) => ({
+        name: l.name,
+        commitId: l.commitId,
+        updateTime: l.updateTime?.toISOString(),
+      })),
+    };
   }
 
   async list(entry: RegistryEntry, owner: string, repository: string): Promise<WebhookInfo[]> {

@@ -1,15 +1,28 @@
-// The Webhooks view: registries → repositories → webhooks. Everything from a server is shown as plain
-// text (labels, descriptions, and plain-string tooltips are never interpreted as markup). A failed
-// listing shows as an error node under the repository, with the action that fixes it.
+// The Webhooks view: registries → repositories → webhooks, then, for a repository that is a module
+// with commits, "Recent commits" (newest first: id, author, time, the labels on it) and "Labels" (each
+// label and its commit). Everything from a server is shown as plain text (labels, descriptions, and
+// plain-string tooltips are never interpreted as markup). A failed listing shows as an error node
+// under the repository, with the action that fixes it.
 import * as vscode from "vscode";
 import { type WebhookFix, webhookErrorAdvice } from "../../core/webhooks/error-advice";
 import type { RegistryEntry, RegistryStore } from "./registries";
-import type { WebhookInfo, WebhookService } from "./service";
+import type { ModuleHistory, WebhookInfo, WebhookService } from "./service";
+
+type HistoryCommit = ModuleHistory["commits"][number];
+type HistoryLabel = ModuleHistory["labels"][number];
 
 export type WebhooksNode =
   | { readonly kind: "registry"; readonly registry: RegistryEntry; readonly signedIn: boolean }
   | { readonly kind: "repository"; readonly registry: RegistryEntry; readonly name: string }
   | { readonly kind: "webhook"; readonly registry: RegistryEntry; readonly webhook: WebhookInfo }
+  | { readonly kind: "commits" | "labels"; readonly id: string; readonly history: ModuleHistory }
+  | {
+      readonly kind: "commit";
+      readonly id: string;
+      readonly commit: HistoryCommit;
+      readonly labels: string[];
+    }
+  | { readonly kind: "label"; readonly id: string; readonly label: HistoryLabel }
   | {
       readonly kind: "message";
       readonly id: string;
@@ -92,7 +105,40 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
       }
       return listing;
     }
+    if (node.kind === "commits") {
+      return node.history.commits.map((commit) => ({
+        kind: "commit",
+        id: `${node.id} ${commit.id}`,
+        commit,
+        labels: node.history.labels.filter((l) => l.commitId === commit.id).map((l) => l.name),
+      }));
+    }
+    if (node.kind === "labels") {
+      return node.history.labels.map((label) => ({ kind: "label", id: `${node.id} ${label.name}`, label }));
+    }
     return [];
+  }
+
+  /** The repository's commits and labels as two groups; none when it is no module with commits. */
+  private async historyNodes(registry: RegistryEntry, owner: string, repository: string, key: string) {
+    try {
+      const history = await this.service.history(registry, owner, repository);
+      if (!history || history.commits.length === 0) return [];
+      return [
+        { kind: "commits", id: `${key} commits`, history },
+        { kind: "labels", id: `${key} labels`, history },
+      ] as WebhooksNode[];
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return [
+        {
+          kind: "message",
+          id: `${key} history-error`,
+          severity: "error",
+          text: `Cannot list the commits: ${message}`,
+        },
+      ] as WebhooksNode[];
+    }
   }
 
   private async list(registry: RegistryEntry, name: string, key: string): Promise<WebhooksNode[]> {
@@ -109,12 +155,19 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
         },
       ];
     }
+    const history = this.historyNodes(registry, owner, repository, key);
     try {
       const webhooks = await this.service.list(registry, owner, repository);
       if (!webhooks.length) {
-        return [{ kind: "message", id: `${key} none`, severity: "info", text: "No webhooks: create one" }];
+        return [
+          { kind: "message", id: `${key} none`, severity: "info", text: "No webhooks: create one" },
+          ...(await history),
+        ];
       }
-      return webhooks.map((webhook) => ({ kind: "webhook", registry, webhook }));
+      return [
+        ...webhooks.map((webhook): WebhooksNode => ({ kind: "webhook", registry, webhook })),
+        ...(await history),
+      ];
     } catch (err) {
       const advice = webhookErrorAdvice(err, {
         registry: registry.name,
@@ -185,6 +238,45 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
         }\nUpdated: ${w.updateTime ?? "unknown"}\nID: ${w.id}`;
         item.contextValue = "webhook";
         item.iconPath = new vscode.ThemeIcon("link-external");
+        return item;
+      }
+      case "commits":
+      case "labels": {
+        const commits = node.kind === "commits";
+        const count = commits ? node.history.commits.length : node.history.labels.length;
+        const item = new vscode.TreeItem(
+          commits ? "Recent commits" : "Labels",
+          vscode.TreeItemCollapsibleState.Collapsed,
+        );
+        item.id = node.id;
+        item.description = String(count);
+        item.tooltip = commits ? `The latest ${count} commits, newest first` : `${count} labels`;
+        item.contextValue = node.kind;
+        item.iconPath = new vscode.ThemeIcon(commits ? "git-commit" : "tag");
+        return item;
+      }
+      case "commit": {
+        const c = node.commit;
+        const item = new vscode.TreeItem(c.id.slice(0, 12), vscode.TreeItemCollapsibleState.None);
+        item.id = node.id;
+        item.description = [node.labels.join(", "), c.author, c.createTime?.replace("T", " ").slice(0, 19)]
+          .filter(Boolean)
+          .join(" · ");
+        item.tooltip = `Commit ${c.id}\nPushed: ${c.createTime ?? "unknown"}${c.author ? ` by ${c.author}` : ""}${
+          node.labels.length ? `\nLabels: ${node.labels.join(", ")}` : ""
+        }`;
+        item.contextValue = "commit";
+        item.iconPath = new vscode.ThemeIcon("git-commit");
+        return item;
+      }
+      case "label": {
+        const l = node.label;
+        const item = new vscode.TreeItem(l.name, vscode.TreeItemCollapsibleState.None);
+        item.id = node.id;
+        item.description = l.commitId.slice(0, 12);
+        item.tooltip = `Label ${l.name} → commit ${l.commitId}\nMoved: ${l.updateTime ?? "unknown"}`;
+        item.contextValue = "label";
+        item.iconPath = new vscode.ThemeIcon("tag");
         return item;
       }
       case "message": {

@@ -5,6 +5,10 @@
 // by the input box's check), list, delete, errors as nodes with their fix, inert hostile names, and a
 // push delivered over verified https to the listener.
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import * as vscode from "vscode";
 import { defaultRegistryConfig } from "../../../src/core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
@@ -61,6 +65,57 @@ async function waitFor<T>(what: string, check: () => T | undefined | Promise<T |
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * `buf push` (the real buf of the extension's node_modules) of a one-file module `acme/petapis` to
+ * the registry at `remote`, trusting `caFile`, as alice; returns the commit id buf printed.
+ */
+async function pushWithBuf(
+  caFile: string,
+  remote: string,
+  version: number,
+  flags: string[],
+): Promise<string> {
+  const root = vscode.extensions.getExtension("protocall.protocall")?.extensionPath ?? "";
+  const arch = process.arch === "x64" ? "x64" : process.arch;
+  const buf = join(root, "node_modules", `@bufbuild/buf-${process.platform}-${arch}`, "bin", "buf");
+  const ws = mkdtempSync(join(tmpdir(), "protocall-module-"));
+  mkdirSync(join(ws, "proto/pet/v1"), { recursive: true });
+  writeFileSync(
+    join(ws, "buf.yaml"),
+    `version: v2\nmodules:\n  - path: proto\n    name: ${remote}/${repo}\n`,
+  );
+  writeFileSync(
+    join(ws, "proto/pet/v1/pet.proto"),
+    `syntax = "proto3";\n\npackage pet.v1;\n\nmessage Pet${version} {}\n`,
+  );
+  // Not spawnSync: the registry answers from this very process, so its event loop must keep running.
+  const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
+    execFile(
+      buf,
+      ["push", ...flags],
+      {
+        cwd: ws,
+        encoding: "utf8",
+        timeout: 60_000,
+        env: {
+          ...process.env,
+          SSL_CERT_FILE: caFile,
+          BUF_TOKEN: "alice-token",
+          BUF_CACHE_DIR: join(ws, ".cache"),
+          HOME: ws,
+        },
+      },
+      (err, stdout, stderr) =>
+        done({ status: err ? ((err.code as number | undefined) ?? 1) : 0, stdout, stderr }),
+    );
+  });
+  rmSync(ws, { recursive: true, force: true });
+  assert.equal(r.status, 0, `buf push: ${r.stderr}`);
+  const id = r.stdout.trim().split(":").pop() ?? "";
+  assert.match(id, /^[0-9a-f]{32}$/);
+  return id;
 }
 
 const local = "Local registry";
@@ -385,6 +440,70 @@ export const tests: VscodeTest[] = [
         await api.deleteWebhook("Private", created.id);
         await api.signOut("Private");
         await api.removeRepository("Private", repo);
+      } finally {
+        await config.update("registries", undefined, vscode.ConfigurationTarget.Global);
+        await registry.close();
+      }
+    },
+  },
+  {
+    name: "a repository that is a module: its recent commits (labels, author, time) and its labels, after buf pushes",
+    timeoutMs: 90_000,
+    async run() {
+      const api = await webhooks();
+      const pki = await createTestPki(["localhost"]);
+      const registry = await startRegistryEmulator({
+        config: defaultRegistryConfig,
+        tls: { cert: pki.server.cert, key: pki.server.key },
+      });
+      const remote = `localhost:${registry.port}`;
+      const config = vscode.workspace.getConfiguration("protocall");
+      try {
+        await config.update(
+          "registries",
+          [{ name: "Modules", url: registry.url, caFile: pki.ca.certPath }],
+          vscode.ConfigurationTarget.Global,
+        );
+        await waitFor("the setting applied", async () =>
+          api.registries().some((r) => r.name === "Modules") ? true : undefined,
+        );
+        await api.signIn("Modules", "alice-token");
+        await api.addRepository("Modules", repo);
+        // A repository without commits shows its webhooks only.
+        assert.deepEqual(
+          (await repositoryChildren(api, "Modules", repo)).map((c) => c.label),
+          ["No webhooks: create one"],
+        );
+        const pushed = [
+          await pushWithBuf(pki.ca.certPath, remote, 1, []),
+          await pushWithBuf(pki.ca.certPath, remote, 2, ["--label", "v2"]),
+        ];
+        api.refresh();
+        const children = await repositoryChildren(api, "Modules", repo);
+        assert.deepEqual(
+          children.map((c) => [c.label, c.description]),
+          [
+            ["No webhooks: create one", undefined],
+            ["Recent commits", "2"],
+            ["Labels", "2"],
+          ],
+        );
+        const commits = find(children, "Recent commits").children ?? [];
+        assert.deepEqual(
+          commits.map((c) => c.label),
+          [pushed[1].slice(0, 12), pushed[0].slice(0, 12)],
+          "newest first",
+        );
+        assert.match(commits[0].description ?? "", /^v2 · alice · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+        assert.match(commits[1].description ?? "", /^main · alice · /);
+        assert.ok(commits[0].tooltip?.includes(`Commit ${pushed[1]}`), commits[0].tooltip);
+        const labels = find(children, "Labels").children ?? [];
+        assert.deepEqual(labels.map((l) => [l.label, l.description]).sort(), [
+          ["main", pushed[0].slice(0, 12)],
+          ["v2", pushed[1].slice(0, 12)],
+        ]);
+        await api.signOut("Modules");
+        await api.removeRepository("Modules", repo);
       } finally {
         await config.update("registries", undefined, vscode.ConfigurationTarget.Global);
         await registry.close();
