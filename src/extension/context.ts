@@ -2,8 +2,10 @@
 // feature as its only dependency: the output channel, the typed settings, the language server (started
 // on demand), the running listener's handle, secret storage and the editor's state. Nothing lives in
 // module-level variables: a second activation (tests, a reload) gets a fresh context.
+
 import type * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
+import type { RegistryAccess } from "../core/registry/token";
 import { LanguageServer } from "./language-client";
 import { ListenerHandle } from "./listener-handle";
 import { Settings } from "./settings";
@@ -13,6 +15,8 @@ export interface SignedInRegistry {
   readonly remote: string;
   readonly name: string;
   readonly token: string;
+  /** Extra CA (PEM) to trust for it: its `caFile`, or the local registry's own certificate. */
+  readonly ca?: string;
 }
 
 export class ProtocallContext implements vscode.Disposable {
@@ -34,11 +38,18 @@ export class ProtocallContext implements vscode.Disposable {
     /** The "Protocall" output channel; verbose transcripts go here, with secrets redacted. */
     readonly log: vscode.LogOutputChannel,
   ) {
-    this.languageServer = new LanguageServer(extension, log, this.settings, async () =>
-      Object.fromEntries((await this.signedInRegistries()).map((r) => [r.remote, r.token])),
-    );
+    this.languageServer = new LanguageServer(extension, log, this.settings, () => this.registryAccess());
     this.listener = new ListenerHandle(extension.globalStorageUri.fsPath);
     extension.subscriptions.push(log, this.listener);
+  }
+
+  /** The tokens and CAs of the registries signed in to, by remote (`host[:port]`), for registry modules. */
+  async registryAccess(): Promise<RegistryAccess> {
+    const signedIn = await this.signedInRegistries();
+    return {
+      tokens: Object.fromEntries(signedIn.map((r) => [r.remote, r.token])),
+      cas: Object.fromEntries(signedIn.flatMap((r) => (r.ca ? [[r.remote, r.ca]] : []))),
+    };
   }
 
   /** Starts the language server if it is not running yet; resolves once it is ready. */

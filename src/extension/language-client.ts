@@ -2,6 +2,7 @@
 // started the first time an .rpc file or a Protocall view needs it, restarted on demand or when the
 // workspace becomes trusted, stopped with the extension. Its settings come from the settings reader
 // (`Settings.server`), which in a restricted workspace turns builds and reflection off.
+
 import * as vscode from "vscode";
 import {
   type ConfigurationParams,
@@ -10,6 +11,7 @@ import {
   type ServerOptions,
   TransportKind,
 } from "vscode-languageclient/node";
+import type { RegistryAccess } from "../core/registry/token";
 import type { Settings } from "./settings";
 
 export class LanguageServer implements vscode.Disposable {
@@ -21,7 +23,7 @@ export class LanguageServer implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly settings: Settings,
     /** API tokens of the registries the editor is signed in to, by remote (`host[:port]`). */
-    private readonly registryTokens: () => Promise<Record<string, string>>,
+    private readonly registries: () => Promise<RegistryAccess>,
   ) {}
 
   /** Starts the server if it is not running yet; resolves once it is ready. */
@@ -82,14 +84,15 @@ export class LanguageServer implements vscode.Disposable {
       middleware: {
         workspace: {
           // The server asks for the `protocall` section; answer with its own settings shape.
-          // Registry tokens go along (from secret storage) for registry modules among the schemas.
+          // Registry tokens (from secret storage) and CAs go along for registry modules among the schemas.
           configuration: async (params: ConfigurationParams) => {
-            const registryTokens = await this.registryTokens().catch(() => ({}));
+            const access = await this.registries().catch(() => ({ tokens: {}, cas: {} }));
             return params.items.map((item) =>
               item.section === "protocall"
                 ? {
                     ...this.settings.server(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined),
-                    registryTokens,
+                    registryTokens: access.tokens,
+                    registryCas: access.cas,
                   }
                 : null,
             );

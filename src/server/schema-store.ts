@@ -188,6 +188,7 @@ export class SchemaStore {
         stdin: process.stdin,
         ...workspaceBuildOptions(this.settings),
         registryTokens: this.settings.registryTokens,
+        registryCas: this.settings.registryCas,
       }).then(
         (source) => ({ source }),
         (err) => ({

@@ -25,6 +25,8 @@ export interface ServerSettings {
    * (`host[:port]`), for registry modules among the schemas; before BUF_TOKEN and netrc.
    */
   registryTokens?: Record<string, string>;
+  /** CAs (PEM) the editor trusts for those registries, by remote. */
+  registryCas?: Record<string, string>;
 }
 
 export function defaultSettings(): ServerSettings {
@@ -44,12 +46,17 @@ export function mergeSettings(base: ServerSettings, raw: unknown): ServerSetting
   if (typeof r.protocPath === "string" && r.protocPath !== "") out.protocPath = r.protocPath;
   if (typeof r.environment === "string" && r.environment !== "") out.environment = r.environment;
   if (typeof r.envFile === "string" && r.envFile !== "") out.envFile = r.envFile;
-  if (typeof r.registryTokens === "object" && r.registryTokens !== null) {
-    const tokens = Object.entries(r.registryTokens as Record<string, unknown>).filter(
+  const byRemote = (value: unknown): Record<string, string> | undefined => {
+    if (typeof value !== "object" || value === null) return undefined;
+    const entries = Object.entries(value as Record<string, unknown>).filter(
       (e): e is [string, string] => typeof e[1] === "string" && e[1] !== "",
     );
-    out.registryTokens = Object.fromEntries(tokens);
-  }
+    return Object.fromEntries(entries);
+  };
+  const tokens = byRemote(r.registryTokens);
+  if (tokens) out.registryTokens = tokens;
+  const cas = byRemote(r.registryCas);
+  if (cas) out.registryCas = cas;
   if (typeof r.reflectionTimeoutMs === "number" && r.reflectionTimeoutMs > 0) {
     out.reflectionTimeoutMs = r.reflectionTimeoutMs;
   }

@@ -20,6 +20,7 @@ describe("language server: a registry module as the schema", { timeout: 180_000 
   let cache: string;
   let client: LspClient;
   let configured: LspClient;
+  let editor: LspClient;
 
   before(async () => {
     registry = await startTestRegistry();
@@ -37,8 +38,24 @@ describe("language server: a registry module as the schema", { timeout: 180_000 
     dir = mkdtempSync(join(tmpdir(), "protocall-lsp-registry-"));
     cache = mkdtempSync(join(tmpdir(), "protocall-lsp-registry-cache-"));
     const env = { ...registry.env("alice-token"), PROTOCALL_CACHE_DIR: cache };
-    [client, configured] = await Promise.all([
+    // As the editor starts it: no token or CA in the environment; the sign-ins come with the settings.
+    const bare = {
+      ...registry.env(undefined, mkdtempSync(join(tmpdir(), "protocall-lsp-registry-buf-"))),
+      SSL_CERT_FILE: undefined,
+      PROTOCALL_CACHE_DIR: mkdtempSync(join(tmpdir(), "protocall-lsp-registry-cache-")),
+    };
+    [client, editor, configured] = await Promise.all([
       LspClient.start({ rootDir: dir, env, initializationOptions: { bufPath, workspaceBuild: false } }),
+      LspClient.start({
+        rootDir: dir,
+        env: bare,
+        initializationOptions: { bufPath, workspaceBuild: false },
+        configuration: {
+          workspaceBuild: false,
+          registryTokens: { [registry.remote]: "alice-token" },
+          registryCas: { [registry.remote]: registry.pki.ca.cert },
+        },
+      }),
       LspClient.start({
         rootDir: dir,
         env,
@@ -49,7 +66,7 @@ describe("language server: a registry module as the schema", { timeout: 180_000 
   });
 
   after(async () => {
-    await Promise.all([client?.close(), configured?.close()]);
+    await Promise.all([client?.close(), configured?.close(), editor?.close()]);
     await registry?.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -73,6 +90,17 @@ describe("language server: a registry module as the schema", { timeout: 180_000 
     const fields = await client.completion(uri, positionOf(text, '"nam"', 2));
     assert.ok(labels(fields).includes("name"), labels(fields).join(", "));
     assert.ok(readdirSync(join(cache, "modules", "v1")).length > 0, "the module is cached");
+  });
+
+  it("takes the token and CA of the editor's sign-in from the settings", async () => {
+    const text = `###\n# @schema ${registry.remote}/acme/demo\n# @reflect false\nhttp://127.0.0.1:9/demo.v1.GreetService/Greet\n\n{"nam": "x"}\n`;
+    const uri = pathToFileURL(join(dir, "signed-in.rpc")).href;
+    editor.open(uri, text);
+    const diagnostics = await editor.diagnosticsFor(uri, 1);
+    assert.ok(
+      diagnostics.some((d) => d.message.includes('unknown field "nam" in message demo.v1.GreetRequest')),
+      diagnostics.map((d) => d.message).join("\n"),
+    );
   });
 
   it("reads a module listed in protocall.schemas", async () => {

@@ -8,6 +8,8 @@ import { Readable } from "node:stream";
 import { createRegistry, type DescMethod, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { errorMessage } from "../errors";
+import { looksLikeModuleRef } from "../registry/module-ref";
+import type { RegistryAccess } from "../registry/token";
 import type { Resolver } from "../schema/resolver";
 import type { SchemaSource } from "../schema/types";
 import { SetupTimeout } from "./call-context";
@@ -105,6 +107,11 @@ export interface CallSessionOptions {
   fallbackSources?: () => readonly SchemaSource[];
   /** Longest wait for one reflection answer, in milliseconds (default 30 s); read for each new schema. */
   reflectionTimeoutMs?: number | (() => number);
+  /**
+   * The editor's sign-ins (tokens and trusted CAs by remote), asked for each call that names a
+   * registry module; its tokens come before PROTOCALL_TOKEN, BUF_TOKEN and the netrc.
+   */
+  registries?: () => Promise<RegistryAccess>;
 }
 
 export interface CallSession {
@@ -250,6 +257,8 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       );
       current = log;
       const timeout = options.reflectionTimeoutMs;
+      const moduleSchema = o.schemas.some((spec) => looksLikeModuleRef(spec));
+      const registries = moduleSchema ? await options.registries?.().catch(() => undefined) : undefined;
       const r = await runPipeline(
         o,
         // Without io.stdin (the editor): `-d @-` and `-H @-` read nothing, and no password prompt.
@@ -268,6 +277,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           signal,
           fallbackSources: o.schemas.length === 0 ? (options.fallbackSources?.() ?? []) : [],
           reflectionTimeoutMs: typeof timeout === "function" ? timeout() : timeout,
+          registries,
           decodeDetails: true,
           requests: live,
           onMethod: (method) => {

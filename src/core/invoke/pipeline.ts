@@ -15,9 +15,11 @@
 // is left as its deadline, which the transport enforces in Go's words.
 // `protocall curl` and `protocall run` render the result to stdout and stderr (run-curl.ts); the
 // editor's session adds only caching and its fallback sources (call-session.ts).
+
 import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { ProtocallError } from "../errors";
+import type { RegistryAccess } from "../registry/token";
 import type { Resolver } from "../schema/resolver";
 import type { SchemaSource } from "../schema/types";
 import { CallContext, type SetupPhase, SetupTimeout } from "./call-context";
@@ -47,6 +49,8 @@ export interface PipelineOptions {
   fallbackSources?: readonly SchemaSource[];
   /** Longest wait for one reflection answer, in milliseconds (default 30 s). */
   reflectionTimeoutMs?: number;
+  /** The editor's sign-ins (Webhooks view), for `--schema REMOTE/owner/module`. */
+  registries?: RegistryAccess;
   /** Decode the error details of a failed RPC to JSON (the editor shows them). */
   decodeDetails?: boolean;
   /** The method, once resolved. */
@@ -135,6 +139,8 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
               signal: p.connections.exclusive ? bounds.signal : undefined,
               // A registry module's registry is trusted as the call's server is.
               cacert: o.cacert,
+              registryTokens: p.registries?.tokens,
+              registryCas: p.registries?.cas,
             }),
           );
         }

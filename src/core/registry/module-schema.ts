@@ -29,6 +29,8 @@ export interface ModuleSchemaOptions {
   readonly tokens?: Readonly<Record<string, string>>;
   /** An extra PEM file of trusted CAs (curl's --cacert). */
   readonly caFile?: string;
+  /** CAs (PEM) the editor trusts for a registry, by remote: with its token, from the Webhooks view. */
+  readonly cas?: Readonly<Record<string, string>>;
   /** Protocall's cache directory (default protocallCacheDir(env)); false: nothing read or written. */
   readonly cacheDir?: string | false;
   readonly bufPath?: string;
@@ -90,7 +92,7 @@ export async function loadModuleSchema(
   const client = new ModuleClient({
     remote: ref.remote,
     token,
-    ca: registryTrust({ env, caFile: options.caFile, cwd: options.cwd }),
+    ca: registryTrust({ env, caFile: options.caFile, cwd: options.cwd, extraCa: options.cas?.[ref.remote] }),
     signal: options.signal,
     maxResponseBytes: options.maxResponseBytes,
   });

@@ -14,6 +14,14 @@ import { parseNetrc } from "../invoke/netrc";
 
 export type TokenOrigin = "editor" | "PROTOCALL_TOKEN" | "BUF_TOKEN" | "netrc";
 
+/** What the editor holds for the registries it is signed in to, by remote (`host[:port]`). */
+export interface RegistryAccess {
+  /** API tokens: before PROTOCALL_TOKEN, BUF_TOKEN and the netrc. */
+  readonly tokens: Readonly<Record<string, string>>;
+  /** Extra trusted CAs in PEM (a registry's `caFile`, the local registry's own certificate). */
+  readonly cas: Readonly<Record<string, string>>;
+}
+
 export interface RegistryToken {
   readonly token: string;
   readonly origin: TokenOrigin;

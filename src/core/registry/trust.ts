@@ -29,6 +29,8 @@ export interface TrustOptions {
   readonly caFile?: string;
   /** What names caFile in messages (default `--cacert`). */
   readonly caFlag?: string;
+  /** More trusted CAs in PEM (the editor's for this registry: its `caFile`, or the local registry's own). */
+  readonly extraCa?: string;
   readonly cwd?: string;
 }
 
@@ -42,7 +44,7 @@ export function registryTrust(o: TrustOptions): string[] | undefined {
     for (const dir of certDirs) out.push(...readPemDir(dir));
   } else {
     const system = process.platform === "win32" || process.platform === "darwin" ? undefined : systemBundle();
-    if (system === undefined && !o.caFile && !o.env.NODE_EXTRA_CA_CERTS) return undefined;
+    if (system === undefined && !o.caFile && !o.extraCa && !o.env.NODE_EXTRA_CA_CERTS) return undefined;
     out.push(...(system === undefined ? rootCertificates : [system]));
   }
   if (o.env.NODE_EXTRA_CA_CERTS) {
@@ -50,6 +52,7 @@ export function registryTrust(o: TrustOptions): string[] | undefined {
     if (extra) out.push(extra);
   }
   if (o.caFile) out.push(readPem(resolve(o.cwd ?? process.cwd(), o.caFile), o.caFlag ?? "--cacert"));
+  if (o.extraCa) out.push(o.extraCa);
   return uniqueCertificates(out);
 }
 

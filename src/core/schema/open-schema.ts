@@ -33,6 +33,8 @@ export interface OpenSchemaOptions {
   signal?: AbortSignal;
   /** Registry modules: API tokens the editor holds, by remote (`host[:port]`); before the environment's. */
   registryTokens?: Readonly<Record<string, string>>;
+  /** Registry modules: CAs (PEM) the editor trusts for a registry, by remote; added to the trust. */
+  registryCas?: Readonly<Record<string, string>>;
   /** Registry modules: an extra PEM file of trusted CAs (curl's --cacert), relative to cwd. */
   cacert?: string;
   /** Registry modules: Protocall's cache directory instead of the user's; false for none. */
@@ -71,6 +73,7 @@ export async function openSchema(spec: string, options: OpenSchemaOptions): Prom
         env: options.env,
         cwd: options.cwd,
         tokens: options.registryTokens,
+        cas: options.registryCas,
         caFile: options.cacert,
         cacheDir: options.registryCacheDir,
         bufPath: options.bufPath,

@@ -1,6 +1,7 @@
 // The core's call session as the editor keeps it: created on the first send (the call engine, with
 // Connect, HTTP/2 and TLS, loads then, not at activation), reused for every later send so connections
-// and resolved schemas stay warm, and given the workspace build as its fallback schema source.
+// and resolved schemas stay warm, and given the workspace build as its fallback schema source and the
+// registries signed in to (Webhooks view) for `@schema REMOTE/owner/module`.
 import type * as vscode from "vscode";
 import type { CallSession } from "../../core/invoke/call-session";
 import type { ProtocallContext } from "../context";
@@ -22,6 +23,7 @@ export class CallEngine implements vscode.Disposable {
         product: `protocall/${this.ctx.version}`,
         fallbackSources: () => this.workspace.sources(),
         reflectionTimeoutMs: () => this.ctx.settings.reflectionTimeoutMs(),
+        registries: () => this.ctx.registryAccess(),
       });
       return this.current;
     });

@@ -49,7 +49,14 @@ export class WebhooksFeature {
     const out: SignedInRegistry[] = [];
     for (const entry of this.store.list().entries) {
       const token = await this.store.token(entry);
-      if (token) out.push({ remote: new URL(entry.url).host, name: entry.name, token });
+      if (!token) continue;
+      let ca: string | undefined;
+      try {
+        ca = this.store.ca(entry);
+      } catch {
+        // An unreadable caFile: the Webhooks view says so; the module's registry is then trusted as usual.
+      }
+      out.push({ remote: new URL(entry.url).host, name: entry.name, token, ca });
     }
     return out;
   }

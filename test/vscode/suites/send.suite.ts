@@ -3,14 +3,19 @@
 // history per request, applies the timeout setting and the active environment; the copy commands put
 // the command line on the clipboard; an undefined variable is reported and nothing is sent.
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
+import { defaultRegistryConfig } from "../../../src/core/webhooks/emulator/config";
+import { startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
 import { startDemoServer } from "../../../src/demo/server";
 import type { SendApi, SendOutcome } from "../../../src/extension/send/api";
+import type { WebhooksApi } from "../../../src/extension/webhooks/api";
+import { createTestPki } from "../../support/tls";
 import type { VscodeTest, VscodeTestEnv } from "../harness";
+import { pushWithBuf } from "../module-push";
 
 async function api(): Promise<SendApi> {
   const ext = vscode.extensions.getExtension("protocall.protocall");
@@ -209,6 +214,62 @@ export const tests: VscodeTest[] = [
         assert.equal(outcome.result?.ok, true, outcome.result?.error?.message ?? outcome.problems.join("\n"));
         assert.deepEqual(JSON.parse(outcome.result?.messages[0] ?? "null"), { sum: "42", count: 2 });
       } finally {
+        await server.close();
+      }
+    },
+  },
+  {
+    name: "@schema REMOTE/owner/module: the token and CA are the editor's sign-in (Webhooks view); signed out or refused, the reason",
+    timeoutMs: 120_000,
+    async run(env) {
+      const ext = vscode.extensions.getExtension("protocall.protocall");
+      assert.ok(ext, "the Protocall extension is installed");
+      const { webhooks } = (await ext.activate()) as { webhooks: WebhooksApi };
+      const server = await startDemoServer({ reflection: false });
+      const pki = await createTestPki(["localhost"]);
+      const registry = await startRegistryEmulator({
+        config: defaultRegistryConfig,
+        tls: { cert: pki.server.cert, key: pki.server.key },
+      });
+      const remote = `localhost:${registry.port}`;
+      const config = vscode.workspace.getConfiguration("protocall");
+      try {
+        // The demo API's .proto files, pushed by the real buf as acme/petapis.
+        const files: Record<string, string> = {};
+        for (const name of readdirSync(join(env.workspace, "proto/demo/v1"))) {
+          files[`demo/v1/${name}`] = readFileSync(join(env.workspace, "proto/demo/v1", name), "utf8");
+        }
+        await pushWithBuf(pki.ca.certPath, `${remote}/acme/petapis`, files);
+        await config.update(
+          "registries",
+          [{ name: "Modules", url: `https://${remote}`, caFile: pki.ca.certPath }],
+          vscode.ConfigurationTarget.Global,
+        );
+        const uri = await requestFile(
+          env,
+          "send-module.rpc",
+          `# @schema ${remote}/acme/petapis\n${server.url}/demo.v1.GreetService/Greet\n\n{"name": "module"}\n`,
+        );
+        // Signed out: neither the registry's CA (its caFile) nor a token.
+        const untrusted = await send(uri, 0);
+        assert.equal(untrusted.result?.ok, false);
+        assert.match(untrusted.result?.error?.message ?? "", /certificate signed by unknown authority/);
+        // A token the registry refuses: the message says it is the editor's.
+        await webhooks.signIn("Modules", "not-a-token");
+        const refused = await send(uri, 0);
+        assert.equal(refused.result?.ok, false);
+        assert.match(
+          refused.result?.error?.message ?? "",
+          new RegExp(`the token the editor holds for ${remote} was refused: sign in to ${remote} again`),
+        );
+        await webhooks.signIn("Modules", "alice-token");
+        const outcome = await send(uri, 0);
+        assert.equal(outcome.result?.ok, true, outcome.result?.error?.message ?? outcome.problems.join("\n"));
+        assert.deepEqual(JSON.parse(outcome.result?.messages[0] ?? "null"), { greeting: "Hello, module!" });
+      } finally {
+        await webhooks.signOut("Modules").catch(() => {});
+        await config.update("registries", undefined, vscode.ConfigurationTarget.Global);
+        await registry.close();
         await server.close();
       }
     },

@@ -5,10 +5,6 @@
 // by the input box's check), list, delete, errors as nodes with their fix, inert hostile names, and a
 // push delivered over verified https to the listener.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import * as vscode from "vscode";
 import { defaultRegistryConfig } from "../../../src/core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
@@ -16,6 +12,11 @@ import type { DeliveriesApi } from "../../../src/extension/deliveries/api";
 import type { WebhooksApi, WebhooksTreeSnapshot } from "../../../src/extension/webhooks/api";
 import { createTestPki } from "../../support/tls";
 import type { VscodeTest } from "../harness";
+import { pushWithBuf } from "../module-push";
+
+const petFile = (version: number) => ({
+  "pet/v1/pet.proto": `syntax = "proto3";\n\npackage pet.v1;\n\nmessage Pet${version} {}\n`,
+});
 
 const hostile = "<img src=x onerror=alert(1)>";
 const unusedCallback = "https://127.0.0.1:9/buf.alpha.webhook.v1alpha1.EventService/Event";
@@ -65,57 +66,6 @@ async function waitFor<T>(what: string, check: () => T | undefined | Promise<T |
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-/**
- * `buf push` (the real buf of the extension's node_modules) of a one-file module `acme/petapis` to
- * the registry at `remote`, trusting `caFile`, as alice; returns the commit id buf printed.
- */
-async function pushWithBuf(
-  caFile: string,
-  remote: string,
-  version: number,
-  flags: string[],
-): Promise<string> {
-  const root = vscode.extensions.getExtension("protocall.protocall")?.extensionPath ?? "";
-  const arch = process.arch === "x64" ? "x64" : process.arch;
-  const buf = join(root, "node_modules", `@bufbuild/buf-${process.platform}-${arch}`, "bin", "buf");
-  const ws = mkdtempSync(join(tmpdir(), "protocall-module-"));
-  mkdirSync(join(ws, "proto/pet/v1"), { recursive: true });
-  writeFileSync(
-    join(ws, "buf.yaml"),
-    `version: v2\nmodules:\n  - path: proto\n    name: ${remote}/${repo}\n`,
-  );
-  writeFileSync(
-    join(ws, "proto/pet/v1/pet.proto"),
-    `syntax = "proto3";\n\npackage pet.v1;\n\nmessage Pet${version} {}\n`,
-  );
-  // Not spawnSync: the registry answers from this very process, so its event loop must keep running.
-  const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
-    execFile(
-      buf,
-      ["push", ...flags],
-      {
-        cwd: ws,
-        encoding: "utf8",
-        timeout: 60_000,
-        env: {
-          ...process.env,
-          SSL_CERT_FILE: caFile,
-          BUF_TOKEN: "alice-token",
-          BUF_CACHE_DIR: join(ws, ".cache"),
-          HOME: ws,
-        },
-      },
-      (err, stdout, stderr) =>
-        done({ status: err ? ((err.code as number | undefined) ?? 1) : 0, stdout, stderr }),
-    );
-  });
-  rmSync(ws, { recursive: true, force: true });
-  assert.equal(r.status, 0, `buf push: ${r.stderr}`);
-  const id = r.stdout.trim().split(":").pop() ?? "";
-  assert.match(id, /^[0-9a-f]{32}$/);
-  return id;
 }
 
 const local = "Local registry";
@@ -475,8 +425,8 @@ export const tests: VscodeTest[] = [
           ["No webhooks: create one"],
         );
         const pushed = [
-          await pushWithBuf(pki.ca.certPath, remote, 1, []),
-          await pushWithBuf(pki.ca.certPath, remote, 2, ["--label", "v2"]),
+          await pushWithBuf(pki.ca.certPath, `${remote}/${repo}`, petFile(1)),
+          await pushWithBuf(pki.ca.certPath, `${remote}/${repo}`, petFile(2), ["--label", "v2"]),
         ];
         api.refresh();
         const children = await repositoryChildren(api, "Modules", repo);
