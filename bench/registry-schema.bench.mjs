@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Registry modules as schemas: `protocall curl --schema REMOTE/acme/<module> --list-methods` against
-// `buf curl --schema` of the same module on the same `protocall registry serve`, in the same run, with
-// warm caches (the figure that matters: every call after the first) and cold. Two modules: the demo
+// Registry modules as schemas: `protocall curl --schema REMOTE/acme/<module>` (a call naming one
+// method, and --list-methods) against `buf curl --schema` of the same module on the same `protocall
+// registry serve`, in the same run, with warm caches (the figure that matters: every call after the
+// first) and cold. Two modules: the demo
 // schema of examples/ (small) and the google-proto-files tree of the large-schema benchmark (large;
 // BENCH_SKIP_LARGE=1 leaves it out: its push and cold fetch take minutes). The measuring program
 // (bench/lib/registry-schema-run.ts) is bundled with esbuild; Protocall runs as the installed command

@@ -1,9 +1,11 @@
 // The measuring program of bench/registry-schema.bench.mjs (bundled with esbuild). Starts the registry
-// emulator over https with a fresh test CA, pushes two modules with the real buf (the demo schema of
-// examples/, and the google-proto-files tree of the large-schema benchmark), then times, in fresh
-// processes and alternating the two tools each round, `protocall curl --schema REMOTE/o/m
-// --list-methods` against `buf curl --schema REMOTE/o/m --list-methods`, both with warm caches (buf's
-// module cache, Protocall's module and schema cache), plus the cold fetch of each. Prints Markdown.
+// emulator over https with a fresh test CA and the demo server, pushes two modules with the real buf
+// (the demo schema of examples/, and the google-proto-files tree of the large-schema benchmark), then
+// times, in fresh processes and alternating the two tools each round, `protocall curl --schema
+// REMOTE/o/m` against `buf curl --schema REMOTE/o/m`, both with warm caches (buf's module cache,
+// Protocall's module and schema cache), plus the cold fetch of each: a call naming one method of the
+// module (the demo's Greet; for the large module google.pubsub.v1.Publisher/Publish, which the demo
+// server answers with unimplemented, exit 96, for both), and `--list-methods`. Prints Markdown.
 // argv: <bin/protocall.js> <buf> <google-proto-files dir> <runs> <skip large: 0|1>
 import { spawn } from "node:child_process";
 import {
@@ -20,6 +22,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { parseRegistryConfig } from "../../src/core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../src/core/webhooks/emulator/server";
+import { startDemoServer } from "../../src/demo/server";
 import { createTestPki } from "../../test/support/tls";
 
 const [cli, buf, gpf, runsArg, skipLarge] = process.argv.slice(2);
@@ -95,6 +98,7 @@ async function main() {
     tls: { cert: pki.server.cert, key: pki.server.key },
   });
   const remote = `localhost:${new URL(emulator.url).port}`;
+  const demo = await startDemoServer();
   const home = mkdtempSync(join(tmpdir(), "protocall-bench-home-"));
   const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
     PATH: process.env.PATH,
@@ -120,7 +124,13 @@ async function main() {
     const small = mkdtempSync(join(tmpdir(), "protocall-bench-small-"));
     cpSync(join(process.cwd(), "examples/proto"), join(small, "proto"), { recursive: true });
     await push("demo", small);
-    const modules = [{ name: "demo", label: "small (examples/ demo, 3 files)" }];
+    const modules = [
+      {
+        name: "demo",
+        label: "small (examples/ demo, 3 files)",
+        call: { args: ["-d", '{"name": "bench"}', `${demo.url}/demo.v1.GreetService/Greet`], code: 0 },
+      },
+    ];
     if (skipLarge !== "1") {
       const large = mkdtempSync(join(tmpdir(), "protocall-bench-large-"));
       const excluded = [
@@ -137,7 +147,11 @@ async function main() {
         cpSync(join(gpf, f), join(large, "proto", f));
       }
       await push("googleapis", large);
-      modules.push({ name: "googleapis", label: `large (google-proto-files, ${files.length} files)` });
+      modules.push({
+        name: "googleapis",
+        label: `large (google-proto-files, ${files.length} files)`,
+        call: { args: ["-d", "{}", `${demo.url}/google.pubsub.v1.Publisher/Publish`], code: 96 },
+      });
     }
 
     rows.push(
@@ -146,42 +160,53 @@ async function main() {
     );
     for (const m of modules) {
       const spec = `${remote}/acme/${m.name}`;
-      const ours = () => run(process.execPath, [cli, "curl", "--schema", spec, "--list-methods"], env());
-      const theirs = () => run(buf, ["curl", "--schema", spec, "--list-methods"], env());
-      // Cold: empty caches, once each.
-      rmSync(join(home, "protocall-cache"), { recursive: true, force: true });
-      rmSync(join(home, "buf-cache"), { recursive: true, force: true });
-      const coldOurs = await ours();
-      const coldBuf = await theirs();
-      for (const r of [coldOurs, coldBuf]) if (r.code !== 0) throw new Error(`cold run failed: ${r.stderr}`);
-      if (coldOurs.stdout !== coldBuf.stdout) throw new Error(`outputs differ for ${spec}`);
-      const line = (what: string, a: Run[], b: Run[]) => {
-        const am = median(a.map((r) => r.wallMs));
-        const bm = median(b.map((r) => r.wallMs));
-        const peak = (rs: Run[]) => Math.max(...rs.map((r) => r.peakMb ?? 0)).toFixed(0);
-        rows.push(
-          `| ${m.label} | ${what} | ${am.toFixed(0)} ms | ${bm.toFixed(0)} ms | ${(am / bm).toFixed(2)}× | ${peak(a)} MB | ${peak(b)} MB |`,
-        );
-      };
-      line("cold (empty caches, 1 run)", [coldOurs], [coldBuf]);
-      const a: Run[] = [];
-      const b: Run[] = [];
-      for (let i = 0; i < runs; i++) {
-        // Alternate which tool goes first, so neither always meets a machine the other just warmed.
-        const pair = i % 2 ? [await theirs(), await ours()].reverse() : [await ours(), await theirs()];
-        for (const r of pair) if (r.code !== 0) throw new Error(`warm run failed: ${r.stderr}`);
-        a.push(pair[0]);
-        b.push(pair[1]);
+      for (const c of [
+        { what: "call naming one method", args: m.call.args, code: m.call.code },
+        { what: "--list-methods", args: ["--list-methods"], code: 0 },
+      ]) {
+        const ours = () => run(process.execPath, [cli, "curl", "--schema", spec, ...c.args], env());
+        const theirs = () => run(buf, ["curl", "--schema", spec, ...c.args], env());
+        const check = (r: Run, who: string) => {
+          if (r.code !== c.code)
+            throw new Error(`${who} ${c.what} exited ${r.code}, expected ${c.code}: ${r.stderr}`);
+        };
+        // Cold: empty caches, once each.
+        rmSync(join(home, "protocall-cache"), { recursive: true, force: true });
+        rmSync(join(home, "buf-cache"), { recursive: true, force: true });
+        const coldOurs = await ours();
+        const coldBuf = await theirs();
+        check(coldOurs, "protocall");
+        check(coldBuf, "buf");
+        if (coldOurs.stdout !== coldBuf.stdout) throw new Error(`outputs differ for ${spec} ${c.what}`);
+        const line = (when: string, a: Run[], b: Run[]) => {
+          const am = median(a.map((r) => r.wallMs));
+          const bm = median(b.map((r) => r.wallMs));
+          const peak = (rs: Run[]) => Math.max(...rs.map((r) => r.peakMb ?? 0)).toFixed(0);
+          rows.push(
+            `| ${m.label} | ${c.what}, ${when} | ${am.toFixed(0)} ms | ${bm.toFixed(0)} ms | ${(am / bm).toFixed(2)}× | ${peak(a)} MB | ${peak(b)} MB |`,
+          );
+        };
+        line("cold (empty caches, 1 run)", [coldOurs], [coldBuf]);
+        const a: Run[] = [];
+        const b: Run[] = [];
+        for (let i = 0; i < runs; i++) {
+          // Alternate which tool goes first, so neither always meets a machine the other just warmed.
+          const pair = i % 2 ? [await theirs(), await ours()].reverse() : [await ours(), await theirs()];
+          check(pair[0], "protocall");
+          check(pair[1], "buf");
+          a.push(pair[0]);
+          b.push(pair[1]);
+        }
+        line(`warm (${runs} runs each)`, a, b);
       }
-      line(`warm (${runs} runs each)`, a, b);
     }
   } finally {
-    await emulator.close();
+    await Promise.all([emulator.close(), demo.close()]);
     rmSync(home, { recursive: true, force: true });
   }
   console.log(rows.join("\n"));
   console.log(
-    `\n\`--list-methods\` of \`--schema REMOTE/acme/<module>\` against \`protocall registry serve\` over https on loopback; load average ${loadavg()[0].toFixed(2)}. Protocall's warm call resolves the reference (GetCommits) and opens the cached compiled schema lazily; buf's resolves it (GetCommits, GetGraph) and compiles the cached module.`,
+    `\n\`--schema REMOTE/acme/<module>\` against \`protocall registry serve\` over https on loopback; load average ${loadavg()[0].toFixed(2)}. Protocall's warm call resolves the reference (GetCommits) and opens the cached compiled schema lazily; buf's resolves it (GetCommits, GetGraph) and compiles the cached module.`,
   );
 }
 

@@ -17,6 +17,7 @@ import {
   refusedPort,
   serverCertificate,
   startFaultServer,
+  startFullBacklogServer,
   startRawServer,
 } from "../support/fault-servers";
 import { demoDescriptorSet, startSilentServer } from "../support/servers";
@@ -113,6 +114,20 @@ for (const protocol of protocols) {
   });
   add({ name: "reset after the response headers", code: 8, start: server("reset-after-headers", protocol) });
   add({ name: "reset in the middle of the stream", code: 8, start: server("reset-mid-stream", protocol) });
+  for (const [flags, what] of [
+    [["--timeout", "2s"], "--timeout 2s"],
+    [["--connect-timeout", "1"], "--connect-timeout 1"],
+  ] as const) {
+    add({
+      name: `full listen backlog (never accepted), ${what}`,
+      code: 32,
+      message: true,
+      start: async () => {
+        const s = await startFullBacklogServer();
+        return { url: `http://${s.host}`, args: [...flags], close: () => s.close() };
+      },
+    });
+  }
   add({
     name: "silent after accept, --timeout 2s",
     code: 32,

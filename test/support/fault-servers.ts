@@ -313,6 +313,48 @@ export async function startRawServer(behaviour: "reset" | "close"): Promise<RawS
   };
 }
 
+/**
+ * A port on loopback whose listen backlog is full: a socket that listens (backlog 0) but never
+ * accepts, its queue filled by connections of its own, so a new connection is never established (the
+ * kernel drops its SYN). Node cannot listen without accepting, so a small Python program holds it.
+ */
+export async function startFullBacklogServer(): Promise<RawServer> {
+  const { spawn } = await import("node:child_process");
+  const program = [
+    "import socket, sys, time",
+    "s = socket.socket()",
+    's.bind(("127.0.0.1", 0))',
+    "s.listen(0)",
+    "port = s.getsockname()[1]",
+    "held = []",
+    "for _ in range(4):",
+    "    c = socket.socket()",
+    "    c.setblocking(False)",
+    "    try:",
+    '        c.connect(("127.0.0.1", port))',
+    "    except BlockingIOError:",
+    "        pass",
+    "    held.append(c)",
+    "time.sleep(0.2)",
+    "print(port, flush=True)",
+    "sys.stdin.read()",
+  ].join("\n");
+  const child = spawn("python3", ["-c", program], { stdio: ["pipe", "pipe", "inherit"] });
+  const port = await new Promise<string>((ok, fail) => {
+    child.once("error", fail);
+    child.once("exit", (code) => fail(new Error(`the full-backlog server exited (${code})`)));
+    child.stdout.once("data", (c: Buffer) => ok(c.toString().trim()));
+  });
+  return {
+    host: `127.0.0.1:${port}`,
+    async close() {
+      const exited = new Promise((ok) => child.once("exit", ok));
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
 /** A port on loopback where nothing listens (bound, then released). */
 export async function refusedPort(): Promise<number> {
   const server = net.createServer();

@@ -218,10 +218,15 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     else socket.setKeepAlive(false);
     socket.setNoDelay(true);
     let established = false;
+    let tcpConnected = false;
     let timer: NodeJS.Timeout | undefined;
     if (s.connectTimeoutMs !== undefined) {
       timer = setTimeout(() => {
-        const err = Object.assign(new Error(`dial ${target}: i/o timeout`), { code: "ETIMEDOUT" });
+        // Not connected: Go's dialer times out (deadline_exceeded, as buf). Connected, with a TLS
+        // handshake that never finishes (buf waits for it without limit): unavailable.
+        const err = Object.assign(new Error(`dial ${target}: i/o timeout`), {
+          code: tcpConnected ? "EHANDSHAKETIMEDOUT" : "ETIMEDOUT",
+        });
         socket.destroy(err);
       }, s.connectTimeoutMs);
     }
@@ -235,13 +240,16 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
         socket.destroy();
         return;
       }
-      dialFailure = new ConnectError(dialErrorMessage(err, target, hostname, verifyName), Code.Unavailable);
+      // A dial that timed out is deadline_exceeded, as connect-go reports a net.Error that is a timeout.
+      const code = err.code === "ETIMEDOUT" ? Code.DeadlineExceeded : Code.Unavailable;
+      dialFailure = new ConnectError(dialErrorMessage(err, target, hostname, verifyName), code);
     });
     const onConnected = () => {
       if (timer) clearTimeout(timer);
       established = true;
     };
     socket.once("connect", () => {
+      tcpConnected = true;
       if (socket.remoteAddress && socket.localAddress)
         addresses = `${joinHostPort(socket.localAddress, socket.localPort ?? 0)}->${joinHostPort(socket.remoteAddress, socket.remotePort ?? port)}`;
       if (socket.remoteAddress)
@@ -1005,6 +1013,8 @@ function dialErrorMessage(
       return `dial tcp: lookup ${host}: no such host`;
     case "ETIMEDOUT":
       return err.message.startsWith("dial ") ? err.message : `dial ${target}: i/o timeout`;
+    case "EHANDSHAKETIMEDOUT":
+      return err.message;
     case "ECONNRESET":
       return `dial ${target}: connection reset by peer`;
     case "EHOSTUNREACH":
