@@ -5,9 +5,10 @@
 import { errorMessage } from "../core/errors";
 import type { CurlOptions } from "../core/invoke/options";
 import { usesReflection } from "../core/invoke/url";
+import { schemaLocation } from "../core/schema/open-schema";
 import type { FileSource } from "../core/schema/types";
 import { type ReflectionTarget, reflectionTarget } from "./reflection-source";
-import { type RequestSchema, type SchemaStore, schemaLocation } from "./schema-store";
+import type { RequestSchema, SchemaStore } from "./schema-store";
 
 /**
  * The base URL reflection is asked at: the URL without its `/<package.Service>/<Method>` (or the

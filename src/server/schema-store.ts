@@ -18,7 +18,7 @@ import { looksLikeModuleRef } from "../core/registry/module-ref";
 import { buildWorkspace, CompilerError } from "../core/schema/compiler";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "../core/schema/descriptor-set-source";
 import { findBuf } from "../core/schema/find-buf";
-import { openSchema } from "../core/schema/open-schema";
+import { openSchema, schemaLocation } from "../core/schema/open-schema";
 import type { FileSource } from "../core/schema/types";
 import { findWorkspaceRoots } from "../core/schema/workspace";
 import { workspaceBuildOptions } from "../core/schema/workspace-build-options";
@@ -44,15 +44,6 @@ export interface RequestSchema {
   problems: { what: string; problem: string }[];
   /** Workspace builds and files that failed: the schema may lack what they define. */
   incomplete: string[];
-}
-
-/**
- * Where a schema value of a setting or a `@schema` line points: an absolute path, or a registry module
- * (`REMOTE/owner/module[:ref]`) as written when no file or directory of that name exists.
- */
-export function schemaLocation(baseDir: string, spec: string): string {
-  const path = resolve(baseDir, spec);
-  return looksLikeModuleRef(spec) && !existsSync(path) ? spec : path;
 }
 
 export interface ServiceLookup {

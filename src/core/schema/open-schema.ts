@@ -2,10 +2,11 @@
 // descriptor-set file, or a module of a schema registry (`REMOTE/owner/module[:ref]`, fetched as buf
 // fetches it and cached by commit; src/core/registry). The registry code is loaded only when a value
 // names a module.
+import { existsSync } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
-import { parseModuleRef } from "../registry/module-ref";
+import { looksLikeModuleRef, parseModuleRef } from "../registry/module-ref";
 import { buildWorkspace } from "./compiler";
 import { decompressSchemaBytes, detectCompression } from "./compressed-input";
 import { readSchemaInput } from "./descriptor-set";
@@ -123,4 +124,13 @@ async function isCompressed(path: string): Promise<boolean> {
   } finally {
     await file?.close();
   }
+}
+
+/**
+ * Where a schema value of a setting or a `@schema` line points: an absolute path, or a registry module
+ * (`REMOTE/owner/module[:ref]`) as written when no file or directory of that name exists.
+ */
+export function schemaLocation(baseDir: string, spec: string): string {
+  const path = resolve(baseDir, spec);
+  return looksLikeModuleRef(spec) && !existsSync(path) ? spec : path;
 }

@@ -1,9 +1,10 @@
-// The workspace build as a schema source for "Send": asked after server reflection when a request
+// The schemas of the workspace as a source for "Send": asked after server reflection when a request
 // names no @schema (the CLI has no such fallback; in the editor it lets requests reach servers that
-// have no reflection, using the .proto files of the open folders). Built lazily on the first
-// look-up, once per change of the workspace's .proto files or the compiler settings, with the
-// compiler the language server uses (the same settings, through workspaceBuildOptions); never in an
-// untrusted workspace.
+// have no reflection). As the language server reads them: the `protocall.schemas` entries first
+// (descriptor sets, directories, registry modules added with "Add Registry Module…", with the
+// editor's registry sign-ins), then the build of the open folders' .proto files. Opened lazily on the
+// first look-up, once per change of the workspace's .proto files or those settings, with the compiler
+// the language server uses (workspaceBuildOptions); never in an untrusted workspace.
 import * as vscode from "vscode";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { settingsKey } from "../../core/invoke/settings-key";
@@ -17,21 +18,26 @@ export class WorkspaceSources implements vscode.Disposable {
   private source: SchemaSource | undefined;
   private key: string | undefined;
   private opened: Promise<SchemaSource[]> | undefined;
+  /** A settings schema could not be opened (a registry not signed in to yet): open again next time. */
+  private retry = false;
 
   constructor(private readonly ctx: ProtocallContext) {}
 
   /** The fallback sources for the current settings (empty when the workspace is untrusted). */
   sources(): readonly SchemaSource[] {
+    if (!vscode.workspace.isTrusted) return [];
     const settings = this.ctx.settings.server();
-    if (!settings.workspaceBuild) return [];
+    const schemas = settings.schemas;
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    if (folders.length === 0) return [];
+    const buildFolders = settings.workspaceBuild ? folders : [];
+    if (schemas.length === 0 && buildFolders.length === 0) return [];
     const build = workspaceBuildOptions(settings);
-    // A build is made from the folders and the compiler settings: another of either, another build.
-    const key = settingsKey({ folders, build });
-    if (key !== this.key) this.invalidate();
+    // Made from the settings' schemas, the folders and the compiler settings: another of any, anew.
+    const key = settingsKey({ schemas, folders: buildFolders, build });
+    if (key !== this.key || this.retry) this.invalidate();
+    this.retry = false;
     this.key = key;
-    this.source ??= this.lazySource(folders, build);
+    this.source ??= this.lazySource(schemas, folders[0] ?? process.cwd(), buildFolders, build);
     return [this.source];
   }
 
@@ -47,14 +53,40 @@ export class WorkspaceSources implements vscode.Disposable {
     this.invalidate();
   }
 
-  /** Builds every root of the folders, once (a failed build is tried again at the next look-up). */
-  private open(folders: string[], build: WorkspaceBuildOptions): Promise<SchemaSource[]> {
+  /**
+   * Opens the settings' schemas and builds every root of the folders, once (a failed build is tried
+   * again at the next look-up). A settings schema that cannot be opened is skipped, with a warning in
+   * the output: the language server shows it in the Services view.
+   */
+  private open(
+    schemas: readonly string[],
+    baseDir: string,
+    folders: string[],
+    build: WorkspaceBuildOptions,
+  ): Promise<SchemaSource[]> {
     this.opened ??= (async () => {
-      const [{ findWorkspaceRoots }, { openSchema }] = await Promise.all([
+      const [{ findWorkspaceRoots }, { openSchema, schemaLocation }] = await Promise.all([
         import("../../core/schema/workspace"),
         import("../../core/schema/open-schema"),
       ]);
       const out: SchemaSource[] = [];
+      const registries = schemas.length > 0 ? await this.ctx.registryAccess() : undefined;
+      for (const spec of schemas) {
+        try {
+          out.push(
+            await openSchema(schemaLocation(baseDir, spec), {
+              cwd: baseDir,
+              stdin: process.stdin,
+              ...build,
+              registryTokens: registries?.tokens,
+              registryCas: registries?.cas,
+            }),
+          );
+        } catch (err) {
+          this.ctx.log.warn(`The schema ${spec} of protocall.schemas cannot be opened: ${errorMessage(err)}`);
+          this.retry = true;
+        }
+      }
       for (const folder of folders) {
         for (const root of await findWorkspaceRoots(folder)) {
           try {
@@ -76,10 +108,15 @@ export class WorkspaceSources implements vscode.Disposable {
     return opened;
   }
 
-  private lazySource(folders: string[], build: WorkspaceBuildOptions): SchemaSource {
-    const open = () => this.open(folders, build);
+  private lazySource(
+    schemas: readonly string[],
+    baseDir: string,
+    folders: string[],
+    build: WorkspaceBuildOptions,
+  ): SchemaSource {
+    const open = () => this.open(schemas, baseDir, folders, build);
     return {
-      label: "workspace build",
+      label: "the workspace's schemas",
       async listServices() {
         const names = new Set<string>();
         for (const s of await open()) for (const n of await s.listServices()) names.add(n);

@@ -219,7 +219,7 @@ export const tests: VscodeTest[] = [
     },
   },
   {
-    name: "@schema REMOTE/owner/module: the token and CA are the editor's sign-in (Webhooks view); signed out or refused, the reason",
+    name: "a registry module as the schema (@schema, and added in the Services view): the token and CA are the editor's sign-in; signed out or refused, the reason",
     timeoutMs: 120_000,
     async run(env) {
       const ext = vscode.extensions.getExtension("protocall.protocall");
@@ -266,7 +266,35 @@ export const tests: VscodeTest[] = [
         const outcome = await send(uri, 0);
         assert.equal(outcome.result?.ok, true, outcome.result?.error?.message ?? outcome.problems.join("\n"));
         assert.deepEqual(JSON.parse(outcome.result?.messages[0] ?? "null"), { greeting: "Hello, module!" });
+
+        // The module added as a source of the Services view (protocall.schemas) serves a request that
+        // names no @schema, as the language server reads it; the workspace build is off, so only the
+        // module can know the method.
+        await config.update("workspaceBuild", false, vscode.ConfigurationTarget.Workspace);
+        const plain = await requestFile(
+          env,
+          "send-module-setting.rpc",
+          `${server.url}/demo.v1.GreetService/Greet\n\n{"name": "setting"}\n`,
+        );
+        const unknown = await send(plain, 0);
+        assert.equal(unknown.result?.ok, false, "without the module, nothing knows the method");
+        const spec = `${remote}/acme/petapis`;
+        assert.equal(
+          await vscode.commands.executeCommand("protocall.services.addRegistryModule", spec),
+          spec,
+        );
+        const viaSetting = await send(plain, 0);
+        assert.equal(
+          viaSetting.result?.ok,
+          true,
+          viaSetting.result?.error?.message ?? viaSetting.problems.join("\n"),
+        );
+        assert.deepEqual(JSON.parse(viaSetting.result?.messages[0] ?? "null"), {
+          greeting: "Hello, setting!",
+        });
       } finally {
+        await config.update("schemas", undefined, vscode.ConfigurationTarget.Workspace);
+        await config.update("workspaceBuild", undefined, vscode.ConfigurationTarget.Workspace);
         await webhooks.signOut("Modules").catch(() => {});
         await config.update("registries", undefined, vscode.ConfigurationTarget.Global);
         await registry.close();
