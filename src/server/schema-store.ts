@@ -8,13 +8,12 @@
 // Local sources are dropped when watched files change; everything is dropped on "refresh". Look-ups
 // (a service by name, the list of services, hover text) are cached per schema and name, so typing
 // never waits for a compiler or a server twice.
-import { type Dirent, existsSync } from "node:fs";
+import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { errorMessage } from "../core/errors";
-import { looksLikeModuleRef } from "../core/registry/module-ref";
 import { buildWorkspace, CompilerError } from "../core/schema/compiler";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "../core/schema/descriptor-set-source";
 import { findBuf } from "../core/schema/find-buf";

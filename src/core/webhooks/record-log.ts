@@ -18,19 +18,19 @@
 // payload with a matching checksum) and carries on from there. Damage followed by intact records is
 // reported and repaired (the damaged bytes are appended to `<file>.damaged`, the file is rewritten
 // without them); damage at the very end is a torn last write and is cut off silently.
+
 import {
   appendFileSync,
   closeSync,
   fdatasync,
   constants as fsConstants,
   write as fsWrite,
-  fsyncSync,
   openSync,
 } from "node:fs";
-import { type FileHandle, open, rename } from "node:fs/promises";
-import { dirname } from "node:path";
+import { type FileHandle, open } from "node:fs/promises";
 import { crc32 } from "node:zlib";
 import { ProtocallError } from "../errors";
+import { renameDurably } from "./durable-file";
 
 export const MAGIC_LENGTH = 8;
 const HEADER = 8;
@@ -535,12 +535,5 @@ async function replaceFile(file: string, parts: Buffer[]): Promise<void> {
   } finally {
     await out.close();
   }
-  await rename(tmp, file);
-  try {
-    const dir = openSync(dirname(file), "r");
-    fsyncSync(dir);
-    closeSync(dir);
-  } catch {
-    // Directory fsync is not available everywhere; the rename is atomic regardless.
-  }
+  await renameDurably(tmp, file);
 }

@@ -9,11 +9,13 @@
 // version 01 stored the body as base64 inside the JSON and is still read, and upgraded on open).
 // An accepted binary delivery is stored without its decoded form: the event is decoded from the body
 // when the store is read, which keeps the hot path to one protobuf validation and one small JSON.
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import { fromBinary, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { EventRequestSchema } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage, ProtocallError } from "../errors";
+import { lockFile, unlockFile } from "./durable-file";
 import {
   type AppendDone,
   type DamagedRange,
@@ -392,7 +394,11 @@ export class EventStore {
     } catch (err) {
       throw new ProtocallError(`cannot open event store ${file}: ${errorMessage(err)}`);
     }
-    lock(file);
+    lockFile(file, {
+      what: "event store",
+      holder: "another `protocall listen`?",
+      fix: "stop it, or pass another --store",
+    });
     let acceptedLog: RecordLog | undefined;
     try {
       const maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
@@ -450,7 +456,7 @@ export class EventStore {
       return new EventStore(file, opened.log, openedRejected.log, nextId, recovery);
     } catch (err) {
       await acceptedLog?.close().catch(() => {});
-      unlock(file);
+      unlockFile(file);
       throw err;
     }
   }
@@ -547,7 +553,7 @@ export class EventStore {
     try {
       await Promise.all([this.accepted.close(), this.rejected.close()]);
     } finally {
-      unlock(this.file);
+      unlockFile(this.file);
     }
   }
 }
@@ -558,53 +564,4 @@ function keepNewest(log: RecordLog, target: number): number {
   let keepFrom = entries.length - 1;
   while (keepFrom > 0 && log.size - entries[keepFrom - 1].offset <= target) keepFrom--;
   return Math.max(keepFrom, 0);
-}
-
-/**
- * One writer per store: `<file>.lock` holds the writer's process id. A lock left by a process that no
- * longer runs (killed) is taken over.
- */
-function lock(file: string): void {
-  const path = `${file}.lock`;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, "wx");
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new ProtocallError(`cannot lock event store ${file}: ${errorMessage(err)}`);
-      }
-    }
-    const pid = Number(readFileSync(path, "utf8").trim());
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isRunning(pid)) {
-      throw new ProtocallError(
-        `event store ${file} is in use by process ${pid} (another \`protocall listen\`?): stop it, or pass another --store`,
-      );
-    }
-    if (pid === process.pid) {
-      throw new ProtocallError(`event store ${file} is already open in this process`);
-    }
-    rmSync(path, { force: true });
-  }
-  throw new ProtocallError(`cannot lock event store ${file}: another process keeps taking the lock`);
-}
-
-function unlock(file: string): void {
-  try {
-    if (readFileSync(`${file}.lock`, "utf8").trim() === String(process.pid))
-      rmSync(`${file}.lock`, { force: true });
-  } catch {
-    // Already gone.
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

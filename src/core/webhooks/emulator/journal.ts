@@ -11,11 +11,12 @@
 // into one huge string. A torn last record (a crash during a write) fails its length or checksum test
 // and is cut off when the file is opened. `rewrite` replaces the file atomically (temporary file,
 // fsync, rename, directory fsync) to compact it or to migrate an older state file.
-import { closeSync, fsyncSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { type FileHandle, open, rename } from "node:fs/promises";
-import { dirname } from "node:path";
+
+import { readFileSync } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { crc32 } from "node:zlib";
 import { errorMessage, ProtocallError } from "../../errors";
+import { lockFile, renameDurably, unlockFile } from "../durable-file";
 
 export const journalMagic = Buffer.from("PCREG01\n", "latin1");
 const HEADER = 12;
@@ -90,7 +91,11 @@ export class Journal {
     onFailure: (err: unknown) => void,
     migrate?: (data: Buffer) => JournalRecord[] | undefined,
   ): Promise<{ journal: Journal; records: JournalRecord[] }> {
-    lock(file);
+    lockFile(file, {
+      what: "registry state",
+      holder: "another `protocall registry serve`?",
+      fix: "stop it, or pass another --state",
+    });
     try {
       let data: Buffer;
       try {
@@ -132,7 +137,7 @@ export class Journal {
       }
       return { journal: new Journal(file, fh, size, onFailure), records };
     } catch (err) {
-      unlock(file);
+      unlockFile(file);
       throw err;
     }
   }
@@ -176,7 +181,7 @@ export class Journal {
     this.closed = true;
     while (this.running) await this.running;
     await this.fh.close();
-    unlock(this.file);
+    unlockFile(this.file);
   }
 
   /** Writes groups one after another until nothing is pending; each group is one writev and one sync. */
@@ -245,66 +250,5 @@ async function writeAtomically(file: string, records: readonly JournalRecord[]):
   } finally {
     await out.close();
   }
-  await rename(tmp, file);
-  try {
-    const dir = openSync(dirname(file), "r");
-    fsyncSync(dir);
-    closeSync(dir);
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is still atomic.
-  }
-}
-
-/**
- * One emulator per state file: `<file>.lock` holds its process id. A lock left by a process that no
- * longer runs (killed) is taken over.
- */
-function lock(file: string): void {
-  const path = `${file}.lock`;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, "wx");
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new ProtocallError(`cannot lock registry state ${file}: ${errorMessage(err)}`);
-      }
-    }
-    let pid = 0;
-    try {
-      pid = Number(readFileSync(path, "utf8").trim());
-    } catch {
-      // Removed in between: try again.
-    }
-    if (pid === process.pid) {
-      throw new ProtocallError(`registry state ${file} is already open in this process`);
-    }
-    if (Number.isInteger(pid) && pid > 0 && isRunning(pid)) {
-      throw new ProtocallError(
-        `registry state ${file} is in use by process ${pid} (another \`protocall registry serve\`?): stop it, or pass another --state`,
-      );
-    }
-    rmSync(path, { force: true });
-  }
-  throw new ProtocallError(`cannot lock registry state ${file}: another process keeps taking the lock`);
-}
-
-function unlock(file: string): void {
-  try {
-    if (readFileSync(`${file}.lock`, "utf8").trim() === String(process.pid))
-      rmSync(`${file}.lock`, { force: true });
-  } catch {
-    // Already gone.
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+  await renameDurably(tmp, file);
 }
