@@ -12,7 +12,7 @@
 //   --no-build        use dist/ as it is
 // Run with `node --import tsx scripts/start.mjs` (npm start does): it uses test/support/code-server.ts.
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -136,9 +136,12 @@ async function main() {
     workspaceCopy = mkdtempSync(join(tmpdir(), "protocall-start-"));
     workspace = join(workspaceCopy, "examples");
     cpSync(join(root, "examples"), workspace, { recursive: true });
-    const rpc = join(workspace, "requests/demo.rpc");
-    if (existsSync(rpc))
+    const requests = join(workspace, "requests");
+    for (const name of existsSync(requests) ? readdirSync(requests) : []) {
+      if (!name.endsWith(".rpc")) continue;
+      const rpc = join(requests, name);
       writeFileSync(rpc, readFileSync(rpc, "utf8").replaceAll("http://127.0.0.1:8080", demoUrl));
+    }
   }
 
   const editor = await startCodeServer({
@@ -161,7 +164,8 @@ async function main() {
       "Open Protocall in VS Code:",
       `  ${editor.url}`,
       "",
-      "Open requests/demo.rpc and click ▶ Send above a request; the Protocall icon in the activity bar",
+      "Open requests/demo.rpc and click ▶ Send above a request; requests/assertions.rpc tests itself",
+      "(# @assert, # @capture): run it from the Testing view. The Protocall icon in the activity bar",
       "shows the Services, Webhooks and Deliveries views. Ctrl+C stops everything.",
       "",
     ].join("\n"),

@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import { runProcess } from "../support/cli";
 import { ensureCodeServer, repoRoot } from "../support/code-server";
 import { poll } from "../support/workbench";
 
@@ -72,6 +73,15 @@ test("npm start serves the demo, the registry and VS Code, and stops them all on
       readFileSync(join(urls.workspace, "requests/demo.rpc"), "utf8"),
       new RegExp(`@host = ${urls.demo}`),
     );
+    // The request file that tests itself passes against that demo server (what the Testing view runs).
+    const checked = await runProcess(
+      process.execPath,
+      [join(repoRoot, "bin/protocall.js"), "run", join(urls.workspace, "requests/assertions.rpc")],
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(checked.code, 0, checked.stderr);
+    assert.match(checked.stderr, /requests: \d+ passed; \d+ checks/);
+    assert.doesNotMatch(checked.stderr, /failed/);
 
     child.kill("SIGINT");
     await exited;
