@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 // Editing a request in a real VS Code (code-server, driven by Chromium): completion in the body offers
-// the input message's field names, and hovering a JSON key of the body shows the field's comment and
+// the input message's field names, completion in a `# @assert` path the response's, and hovering a JSON key of the body shows the field's comment and
 // its options (from the workspace's .proto files, built with buf; completion first, as it waits for
 // that build).
 // Screenshots: test-results/editing/.
@@ -25,7 +25,7 @@ before(
     text = text.replace("@host = http://127.0.0.1:8080", "@host = http://127.0.0.1:1");
     text = text.replace(
       "### Greet someone",
-      '### Echo a deprecated field\n{{host}}/demo.v1.DemoService/Echo\n\n{"legacyName": "old", "json_named": 1}\n\n### Greet someone',
+      '### Echo a deprecated field\n{{host}}/demo.v1.DemoService/Echo\n\n{"legacyName": "old", "json_named": 1}\n\n### Checked greeting\n# @assert message.gr\n{{host}}/demo.v1.GreetService/Greet\n\n{"name": "x"}\n\n### Greet someone',
     );
     await writeFile(file, text);
     server = await startCodeServer({ workspace });
@@ -54,6 +54,18 @@ test("completion in the body offers the input message's field names", { timeout:
       `"${field}" in the suggestions: ${labels.join(", ")}`,
     );
   }
+});
+
+test("completion in an @assert path offers the response message's fields", { timeout: 120_000 }, async () => {
+  await wb.placeCursor("# @assert message.gr", "message.gr");
+  const suggestions = await wb.triggerCompletion();
+  await wb.screenshot("completion-assert-path");
+  await wb.page.keyboard.press("Escape");
+  const labels = suggestions.map((s) => s.label);
+  assert.ok(
+    labels.some((l) => l.includes("greeting")),
+    `"greeting" (GreetResponse) in the suggestions: ${labels.join(", ")}`,
+  );
 });
 
 /**
