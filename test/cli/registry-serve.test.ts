@@ -16,6 +16,8 @@ test("--help describes the module API, how buf reaches the emulator, and the pus
   assert.equal(help.code, 0);
   for (const text of [
     /buf\.registry\.module\.v1 ModuleService \(GetModules, CreateModules\), UploadService/,
+    /CommitService\s+\(GetCommits, ListCommits\), LabelService \(ListLabels, ListLabelHistory\), ResourceService\s+\(GetResources\)/,
+    /buf registry module commit\|label\s+list/,
     /buf push --create` creates the module with the caller as Admin/,
     /localhost:PORT\/owner\/module/,
     /SSL_CERT_FILE/,

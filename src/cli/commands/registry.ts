@@ -87,10 +87,10 @@ const serveHelp = `Usage: protocall registry serve [flags]
 Runs a registry emulator on one port (HTTP/1.1 and HTTP/2; Connect binary and JSON, gRPC, gRPC-Web):
   - the module API the buf CLI uses, so \`buf push\`, \`buf build|export REMOTE/owner/module[:ref]\`,
     \`buf curl --schema REMOTE/owner/module\`, \`buf dep update\` and \`buf registry module commit|label
-    list\` work against it: buf.registry.module.v1 ModuleService (GetModules, CreateModules),
-    UploadService, CommitService (GetCommits, ListCommits), LabelService (ListLabels,
-    ListLabelHistory), ResourceService (GetResources), GraphService (GetGraph), DownloadService, and
-    buf.registry.owner.v1.OwnerService;
+    list\` work against it:
+    buf.registry.module.v1 ModuleService (GetModules, CreateModules), UploadService, CommitService
+    (GetCommits, ListCommits), LabelService (ListLabels, ListLabelHistory), ResourceService
+    (GetResources), GraphService (GetGraph), DownloadService, and buf.registry.owner.v1.OwnerService;
   - the registry's WebhookService with its rules;
   - protocall.registry.v1.RegistryService (Push without content, ListDeliveries).
 Other services answer unimplemented. Prints its base URL (the --remote of the other commands) on the
