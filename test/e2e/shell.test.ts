@@ -74,7 +74,8 @@ test("an .rpc file gets its syntax colours and its language server", { timeout: 
 test("the language server answers hovers and completion in the editor", { timeout: 120_000 }, async () => {
   const { page } = wb;
   await wb.openFile("requests/demo.rpc");
-  const hover = await wb.hover('{"name": "world"}', '"name"', /string/);
+  // The type comes with the workspace build (buf), which a busy machine may take a while to finish.
+  const hover = await wb.hover('{"name": "world"}', '"name"', /string/, 90_000);
   assert.match(hover, /name/);
   assert.match(hover, /string/);
   await wb.screenshot("hover");

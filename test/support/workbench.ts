@@ -44,9 +44,10 @@ export interface Workbench {
   /**
    * Moves the mouse over `token` on the first line of the active editor containing `lineText`; returns
    * the hover's text. With `expect`, hovers again until the text matches it (a hover shows what has
-   * arrived: a diagnostic's message may show before the documentation).
+   * arrived: a diagnostic's message may show before the documentation), for up to `timeoutMs`
+   * (default 30 s).
    */
-  hover(lineText: string, token: string, expect?: RegExp): Promise<string>;
+  hover(lineText: string, token: string, expect?: RegExp, timeoutMs?: number): Promise<string>;
   /** Places the cursor in the active editor after `token` on the line containing `lineText` (at the end of the line without a token). */
   placeCursor(lineText: string, token?: string): Promise<void>;
   /** Triggers suggestions (Ctrl+Space) and returns them all (in list order) once the list shows. */
@@ -211,28 +212,32 @@ export async function openWorkbench(
         return loc;
       },
 
-      async hover(lineText, token, expect) {
+      async hover(lineText, token, expect, timeoutMs) {
         const editor = activeEditor(page);
         const point = await tokenPoint(page, lineText, token);
         const hoverWidget = page.locator(".monaco-hover:not(.hidden)").filter({ hasText: /\S/ });
         // Move away first so the same position hovered twice opens the hover again.
         await page.mouse.move(point.x, point.y + 200);
-        return poll(`a hover over "${token}" on the line "${lineText}"`, async () => {
-          await page.mouse.move(point.x - 1, point.y);
-          await page.mouse.move(point.x, point.y);
-          try {
-            await hoverWidget.first().waitFor({ state: "visible", timeout: 3000 });
-          } catch {
-            return undefined;
-          }
-          // biome-ignore lint/performance/useDomNodeTextContent: the hover as it reads, one line per block
-          const text = (await hoverWidget.first().innerText()).trim();
-          // A "Loading..." hover turns into the real one, and a partial one into the whole: wait.
-          if (!text || /^Loading\.\.\.$/.test(text)) return undefined;
-          if (expect && !expect.test(text)) return undefined;
-          void editor;
-          return text;
-        });
+        return poll(
+          `a hover over "${token}" on the line "${lineText}"`,
+          async () => {
+            await page.mouse.move(point.x - 1, point.y);
+            await page.mouse.move(point.x, point.y);
+            try {
+              await hoverWidget.first().waitFor({ state: "visible", timeout: 3000 });
+            } catch {
+              return undefined;
+            }
+            // biome-ignore lint/performance/useDomNodeTextContent: the hover as it reads, one line per block
+            const text = (await hoverWidget.first().innerText()).trim();
+            // A "Loading..." hover turns into the real one, and a partial one into the whole: wait.
+            if (!text || /^Loading\.\.\.$/.test(text)) return undefined;
+            if (expect && !expect.test(text)) return undefined;
+            void editor;
+            return text;
+          },
+          timeoutMs,
+        );
       },
 
       async placeCursor(lineText, token) {
