@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 // Editing a request in a real VS Code (code-server, driven by Chromium): completion in the body offers
-// the input message's field names, completion in a `# @assert` path the response's, and hovering a JSON key of the body shows the field's comment and
+// the input message's field names, hovering a JSON key of the body shows the field's comment and
 // its options (from the workspace's .proto files, built with buf; completion first, as it waits for
-// that build).
+// that build), and completion in a `# @assert` path offers the response's fields (last: its widget
+// must not cover the lines the hovers need).
 // Screenshots: test-results/editing/.
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
@@ -56,18 +57,6 @@ test("completion in the body offers the input message's field names", { timeout:
   }
 });
 
-test("completion in an @assert path offers the response message's fields", { timeout: 120_000 }, async () => {
-  await wb.placeCursor("# @assert message.gr", "message.gr");
-  const suggestions = await wb.triggerCompletion();
-  await wb.screenshot("completion-assert-path");
-  await wb.page.keyboard.press("Escape");
-  const labels = suggestions.map((s) => s.label);
-  assert.ok(
-    labels.some((l) => l.includes("greeting")),
-    `"greeting" (GreetResponse) in the suggestions: ${labels.join(", ")}`,
-  );
-});
-
 /**
  * The hover over `token` once it shows `expect`: retried while the workspace build (buf, at start-up)
  * is still running, and while the hover shows only the field's diagnostic (the documentation comes
@@ -102,4 +91,17 @@ test("hovering a JSON key shows the field's comment, type and options", { timeou
   await wb.screenshot("hover-json-name");
   assert.match(named, /customJsonName/);
   await wb.page.keyboard.press("Escape");
+});
+
+test("completion in an @assert path offers the response message's fields", { timeout: 120_000 }, async () => {
+  await wb.placeCursor("# @assert message.gr", "message.gr");
+  const suggestions = await wb.triggerCompletion();
+  await wb.screenshot("completion-assert-path");
+  await wb.page.keyboard.press("Escape");
+  await wb.page.keyboard.press("Escape");
+  const labels = suggestions.map((s) => s.label);
+  assert.ok(
+    labels.some((l) => l.includes("greeting")),
+    `"greeting" (GreetResponse) in the suggestions: ${labels.join(", ")}`,
+  );
 });
