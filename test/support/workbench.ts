@@ -381,13 +381,14 @@ export async function openWorkbench(
       },
 
       async quickPick(label) {
+        // A busy machine may take a while to open the next step of a multi-step input.
         const widget = page.locator(".quick-input-widget");
-        await widget.waitFor({ state: "visible" });
+        await widget.waitFor({ state: "visible", timeout: 60_000 });
         const row = widget
           .locator(".monaco-list-row")
           .filter({ has: page.locator(".label-name", { hasText: label }) })
           .first();
-        await row.waitFor({ state: "visible" });
+        await row.waitFor({ state: "visible", timeout: 60_000 });
         await row.click();
       },
 
