@@ -16,6 +16,16 @@ async function api(): Promise<TestsApi> {
   return ((await ext.activate()) as { tests: TestsApi }).tests;
 }
 
+/** Runs a file's requests once the Test Explorer lists its third request (the file was just written). */
+async function runFile(tests_: TestsApi, uri: vscode.Uri) {
+  await waitFor(
+    "the file's items",
+    async () => ((await tests_.items()).some((i) => i.id === `${uri}#2`) ? true : undefined),
+    20_000,
+  );
+  return tests_.run([uri.toString()]);
+}
+
 function file(env: VscodeTestEnv, expected: string): string {
   return `@host = ${env.demoUrl}
 
@@ -74,12 +84,7 @@ export const tests: VscodeTest[] = [
       );
       try {
         const uri = vscode.Uri.file(path);
-        await waitFor(
-          "the file's items",
-          async () => ((await tests_.items()).some((i) => i.id === `${uri}#2`) ? true : undefined),
-          20_000,
-        );
-        const results = await tests_.run([uri.toString()]);
+        const results = await runFile(tests_, uri);
         assert.deepEqual(
           results.map((r) => [r.label, r.result]),
           [
@@ -145,12 +150,7 @@ export const tests: VscodeTest[] = [
       const path = join(env.workspace, "requests", "explorer-suite.rpc");
       writeFileSync(path, file(env, "wrong"));
       const uri = vscode.Uri.file(path);
-      await waitFor(
-        "the file's items",
-        async () => ((await tests_.items()).some((i) => i.id === `${uri}#2`) ? true : undefined),
-        20_000,
-      );
-      const results = await tests_.run([uri.toString()]);
+      const results = await runFile(tests_, uri);
       assert.deepEqual(
         results.map((r) => [r.label, r.result]),
         [
