@@ -55,9 +55,10 @@ export function specialFile(path: string): string | undefined {
 /**
  * Reads an included file as UTF-8. Throws an Error whose message says why not: missing, not a
  * regular file (devices, FIFOs and sockets are refused without reading), or over `limit` bytes
- * (nothing past the limit is read, even from a file that grows).
+ * (nothing past the limit is read, even from a file that grows). `firstRead`: the first buffer's
+ * least size (a file whose size reads as 0, as /proc's do, or that grows, is read on past it).
  */
-export function readIncludedFile(path: string, limit = INCLUDE_LIMIT_BYTES): string {
+export function readIncludedFile(path: string, limit = INCLUDE_LIMIT_BYTES, firstRead = 64 * 1024): string {
   // O_NONBLOCK: opening a FIFO for reading must not wait for a writer (Windows has no such flag).
   const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   try {
@@ -69,10 +70,16 @@ export function readIncludedFile(path: string, limit = INCLUDE_LIMIT_BYTES): str
         `it holds more than ${limit / (1024 * 1024)} MiB, the most an include may hold; send a larger body with @data ${path} (read as it is sent)`,
       );
     if (stat.size > limit) throw tooBig();
-    const buffer = Buffer.allocUnsafe(Math.min(limit + 1, Math.max(stat.size + 1, 64 * 1024)));
+    let buffer = Buffer.allocUnsafe(Math.min(limit + 1, Math.max(stat.size + 1, firstRead)));
     let length = 0;
     for (;;) {
-      if (length === buffer.length) break;
+      if (length === buffer.length) {
+        // The file grew since it was measured: read on, up to one byte past the limit.
+        if (buffer.length > limit) break;
+        const grown = Buffer.allocUnsafe(Math.min(limit + 1, buffer.length * 2));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
+      }
       const n = readSync(fd, buffer, length, buffer.length - length, null);
       if (n === 0) break;
       length += n;

@@ -58,6 +58,12 @@ describe("files a request reads and writes", () => {
     writeFileSync(small, '{"a": 1}');
     assert.equal(readIncludedFile(small), '{"a": 1}');
     assert.throws(() => readIncludedFile(small, 4), /holds more than/);
+    // A file that grows while it is read is read whole (not cut at the size first measured): a FIFO
+    // cannot stand in, so /proc's files, whose size reads as 0, do.
+    const status = readIncludedFile("/proc/self/status", INCLUDE_LIMIT_BYTES, 16);
+    assert.match(status, /^Name:/);
+    assert.match(status, /\nThreads:/);
+    assert.ok(status.endsWith("\n"), "read to its end");
   });
 
   test("@data and @header naming a device are errors at their option; a missing @data file is left to the send", () => {
