@@ -38,6 +38,8 @@ export interface Analysis {
   contextProblem?: string;
   baseDir: string;
   requests: Map<number, Promise<RequestInfo>>;
+  /** The schema store's generation `requests` were computed in (older ones read closed sources). */
+  requestsGeneration: number;
   /** The environment and `.env` values, read once per version (null: unreadable). */
   context?: RpcContext | null;
 }
@@ -59,6 +61,7 @@ export class Analyzer {
       file,
       baseDir: path ? dirname(path) : process.cwd(),
       requests: new Map(),
+      requestsGeneration: this.store.currentGeneration,
     };
     this.cache.set(doc.uri, analysis);
     return analysis;
@@ -115,6 +118,10 @@ export class Analyzer {
   /** The request's info (its schema and method looked up once per version). */
   request(doc: TextDocument, request: RpcRequest): Promise<RequestInfo> {
     const a = this.get(doc);
+    if (a.requestsGeneration !== this.store.currentGeneration) {
+      a.requests.clear();
+      a.requestsGeneration = this.store.currentGeneration;
+    }
     let p = a.requests.get(request.index);
     if (!p) {
       p = this.compute(a, doc, request);

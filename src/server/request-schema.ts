@@ -29,15 +29,35 @@ export function reflectionBase(url: string): string | undefined {
   return `${u.protocol}//${u.host}${parts.map((p) => `/${p}`).join("")}`;
 }
 
-/** Collects the sources of a request (opening them on first use). */
+/** How often a schema is assembled again when the store is invalidated meanwhile. */
+const maxAttempts = 3;
+
+/**
+ * Collects the sources of a request (opening them on first use). When the store is invalidated while
+ * they are collected (settings or files changed), the sources of the older generation are closed:
+ * they are collected again from the new one.
+ */
 export async function requestSchema(
   store: SchemaStore,
   o: CurlOptions,
   baseDir: string,
 ): Promise<RequestSchema> {
+  for (let attempt = 1; ; attempt++) {
+    const generation = store.currentGeneration;
+    const schema = await collect(store, o, baseDir, generation);
+    if (store.currentGeneration === generation || attempt >= maxAttempts) return schema;
+  }
+}
+
+async function collect(
+  store: SchemaStore,
+  o: CurlOptions,
+  baseDir: string,
+  generation: number,
+): Promise<RequestSchema> {
   const sources: FileSource[] = [];
   const problems: { what: string; problem: string }[] = [];
-  const keys: string[] = [];
+  const keys: string[] = [`generation:${generation}`];
   for (const spec of o.schemas) {
     const path = schemaLocation(baseDir, spec);
     keys.push(`schema:${path}`);
@@ -68,5 +88,5 @@ export async function requestSchema(
       else problems.push({ what, problem: opened.problem ?? "unavailable" });
     }
   }
-  return { key: keys.join("\u0001"), sources, problems, incomplete };
+  return { key: keys.join("\u0001"), generation, sources, problems, incomplete };
 }

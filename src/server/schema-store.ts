@@ -37,7 +37,10 @@ export interface Opened {
 
 /** The ordered sources of one request, with a key naming them. */
 export interface RequestSchema {
+  /** Names the sources and the store's generation they were opened in (see SchemaStore.generation). */
   key: string;
+  /** The store's generation the sources belong to: after an invalidation they may be closed. */
+  generation: number;
   sources: FileSource[];
   /** Sources that could not be opened, with the reason (`@schema` values, reflection). */
   problems: { what: string; problem: string }[];
@@ -90,6 +93,15 @@ export class SchemaStore {
 
   get currentSettings(): ServerSettings {
     return this.settings;
+  }
+
+  /**
+   * Counts invalidations. Sources opened in an older generation are closed (or about to be), so a
+   * schema assembled across an invalidation is assembled again, and look-ups are cached under the
+   * generation of the schema they read, never under a newer one.
+   */
+  get currentGeneration(): number {
+    return this.generation;
   }
 
   /** Drops local sources (and with `all`, reflection too) and every cached look-up. */
@@ -224,7 +236,7 @@ export class SchemaStore {
 
   /** Finds a service in the sources, in order; cached per schema and name. */
   findService(schema: RequestSchema, name: string): Promise<ServiceLookup> {
-    const key = `${this.generation}\u0000${schema.key}\u0000${name}`;
+    const key = `${schema.generation}\u0000${schema.key}\u0000${name}`;
     let p = this.services.get(key);
     if (!p) {
       p = (async () => {
@@ -250,7 +262,7 @@ export class SchemaStore {
 
   /** The sorted union of the services of the sources that can list them; cached per schema. */
   listServices(schema: RequestSchema): Promise<string[]> {
-    const key = `${this.generation}\u0000${schema.key}`;
+    const key = `${schema.generation}\u0000${schema.key}`;
     let p = this.listings.get(key);
     if (!p) {
       p = (async () => {
