@@ -35,7 +35,13 @@ describe("hover text cache", { timeout: 60_000 }, () => {
     const source = await openDescriptorSetFile(await demoDescriptorSet());
     const store = new SchemaStore({ ...defaultSettings(), workspaceBuild: false }, () => {});
     try {
-      const schema = { key: "test", generation: 0, sources: [failingOnce(source)], problems: [], incomplete: [] };
+      const schema = {
+        key: "test",
+        generation: 0,
+        sources: [failingOnce(source)],
+        problems: [],
+        incomplete: [],
+      };
       const first = await hoverMarkdown(store, schema, "demo.v1.GreetRequest", GreetRequestSchema);
       assert.match(first, /GreetRequest/);
       assert.doesNotMatch(first, /names the person to greet/);

@@ -40,10 +40,7 @@ describe("schema store invalidated while a schema is read", { timeout: 120_000 }
       assert.deepEqual(lookup.failures, []);
       assert.equal(lookup.service?.typeName, "acme.v1.ShopService");
       // And a schema read afterwards finds it too (no failure cached under the new generation).
-      const again = await store.findService(
-        await requestSchema(store, options, dir),
-        "acme.v1.ShopService",
-      );
+      const again = await store.findService(await requestSchema(store, options, dir), "acme.v1.ShopService");
       assert.deepEqual(again.failures, []);
       assert.equal(again.service?.typeName, "acme.v1.ShopService");
     } finally {
