@@ -15,7 +15,8 @@
 //                       of protocall (buf ignores it)
 // Then protocall alone (no peer): `protocall --version`, `protocall run` of a one-request file, and
 // `node -e 0` with and without NODE_EXTRA_CA_CERTS (Node's own share of every start).
-// Environment: BENCH_RUNS (default 15), BENCH_STREAM (largest stream size, default 100000).
+// Environment: BENCH_RUNS (default 15), BENCH_STREAM (largest stream size, default 100000),
+// BENCH_ONLY (run only the cases whose name contains this text, e.g. "cold").
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -297,8 +298,9 @@ async function main() {
       target: { ratio: 1.0 },
     });
 
+    const only = process.env.BENCH_ONLY;
     const rows = [];
-    for (const c of cases) {
+    for (const c of only ? cases.filter((x) => x.name.includes(only)) : cases) {
       process.stderr.write(`${c.name} `);
       const row = await compare(c);
       process.stderr.write("\n");
