@@ -162,12 +162,9 @@ export async function runSuites(suites: BundledSuite[], resultsPath?: string): P
       mkdirSync(env.artifacts, { recursive: true });
       for (const t of suite.tests) {
         const t0 = performance.now();
+        const run = Promise.resolve().then(() => t.run(env));
         try {
-          await withTimeout(
-            Promise.resolve().then(() => t.run(env)),
-            t.timeoutMs ?? 30_000,
-            t.name,
-          );
+          await withTimeout(run, t.timeoutMs ?? 30_000, t.name);
           results.results.push({
             suite: suite.name,
             name: t.name,
@@ -182,6 +179,16 @@ export async function runSuites(suites: BundledSuite[], resultsPath?: string): P
             error: describe(err),
             durationMs: performance.now() - t0,
           });
+          // A test that timed out is still running: its clean-up (settings it changed, servers it
+          // started) must be done before the next test starts, or it fails the tests after it too.
+          await withTimeout(
+            run.then(
+              () => undefined,
+              () => undefined,
+            ),
+            60_000,
+            `the clean-up of "${t.name}"`,
+          ).catch(() => undefined);
         }
         // Leave the next test a clean editor.
         await vscode.commands

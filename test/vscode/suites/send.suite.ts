@@ -220,7 +220,8 @@ export const tests: VscodeTest[] = [
   },
   {
     name: "a registry module as the schema (@schema, and added in the Services view): the token and CA are the editor's sign-in; signed out or refused, the reason",
-    timeoutMs: 120_000,
+    // A push with the real buf, a registry over TLS and five calls: minutes on a loaded machine.
+    timeoutMs: 240_000,
     async run(env) {
       const ext = vscode.extensions.getExtension("protocall.protocall");
       assert.ok(ext, "the Protocall extension is installed");
