@@ -81,19 +81,22 @@ describe("parity: headers, data and credentials", { concurrency: 4, timeout: 300
   });
 
   test("large messages and long streams", async () => {
+    // Thousands of messages each way: seconds on a loaded machine, so more than the default 15 s.
+    const long = 90_000;
     const big = file(
       "big.json",
       JSON.stringify({ text: "x".repeat(300_000), data: Buffer.alloc(200_000, 7).toString("base64") }),
     );
-    await assertParity(["-d", `@${big}`, url("Echo")], { code: 0 });
-    await assertParity(["--protocol", "grpc", "-d", `@${big}`, url("Echo")], { code: 0 });
+    await assertParity(["-d", `@${big}`, url("Echo")], { code: 0, timeoutMs: long });
+    await assertParity(["--protocol", "grpc", "-d", `@${big}`, url("Echo")], { code: 0, timeoutMs: long });
     const many = file(
       "many.json",
       Array.from({ length: 2000 }, (_, i) => `{"text": "line ${i}"}`).join("\n"),
     );
-    await assertParity(["--protocol", "grpc", "-d", `@${many}`, url("Chat")], { code: 0 });
+    await assertParity(["--protocol", "grpc", "-d", `@${many}`, url("Chat")], { code: 0, timeoutMs: long });
     await assertParity(["--protocol", "grpcweb", "-d", '{"count": 2000, "text": "t"}', url("Count")], {
       code: 0,
+      timeoutMs: long,
     });
   });
 
