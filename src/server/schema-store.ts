@@ -37,7 +37,7 @@ export interface Opened {
 
 /** The ordered sources of one request, with a key naming them. */
 export interface RequestSchema {
-  /** Names the sources and the store's generation they were opened in (see SchemaStore.generation). */
+  /** Names the sources and the store's generation they were opened in (so it keys their look-ups). */
   key: string;
   /** The store's generation the sources belong to: after an invalidation they may be closed. */
   generation: number;
@@ -236,7 +236,7 @@ export class SchemaStore {
 
   /** Finds a service in the sources, in order; cached per schema and name. */
   findService(schema: RequestSchema, name: string): Promise<ServiceLookup> {
-    const key = `${schema.generation}\u0000${schema.key}\u0000${name}`;
+    const key = `${schema.key}\u0000${name}`;
     let p = this.services.get(key);
     if (!p) {
       p = (async () => {
@@ -262,7 +262,7 @@ export class SchemaStore {
 
   /** The sorted union of the services of the sources that can list them; cached per schema. */
   listServices(schema: RequestSchema): Promise<string[]> {
-    const key = `${schema.generation}\u0000${schema.key}`;
+    const key = schema.key;
     let p = this.listings.get(key);
     if (!p) {
       p = (async () => {
