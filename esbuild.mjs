@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { relative } from "node:path";
+import { relative, resolve as resolvePath } from "node:path";
 import * as esbuild from "esbuild";
 
 const release = process.argv.includes("--release");
@@ -50,6 +50,25 @@ const withoutTranspiler = {
       contents: "module.exports = {};",
       loader: "js",
     }));
+  },
+};
+
+// Generated _pb modules build their descriptors with fileDesc() of @bufbuild/protobuf/codegenv2, which
+// decodes each embedded FileDescriptorProto with the library's descriptor of descriptor.proto: the
+// first one builds that descriptor (~12 ms of a cold start). The bundles use
+// src/core/schema/embedded-file.ts instead, the same function over a decoder that needs no descriptor
+// (test/core/schema/embedded-file.test.ts checks that both build the same files).
+const embeddedFileDesc = {
+  name: "embedded-file-desc",
+  setup(build) {
+    build.onLoad(
+      { filter: /[\\/]@bufbuild[\\/]protobuf[\\/]dist[\\/](esm|cjs)[\\/]codegenv2[\\/]file\.js$/ },
+      () => ({
+        contents: `export { fileDesc } from ${JSON.stringify(resolvePath("src/core/schema/embedded-file.ts"))};`,
+        loader: "js",
+        resolveDir: process.cwd(),
+      }),
+    );
   },
 };
 
@@ -308,10 +327,10 @@ for (const entry of entries) {
       entry.out === "protoc-gen-rpc"
         ? []
         : entry.out === "cli" || entry.out === "curl"
-          ? [withoutTranspiler, lazyBuiltinsPlugin, lazyGeneratedPlugin]
+          ? [withoutTranspiler, lazyBuiltinsPlugin, lazyGeneratedPlugin, embeddedFileDesc]
           : entry.out === "extension"
-            ? [lazyModules(watch || noSplit ? undefined : split), withoutTranspiler]
-            : [withoutTranspiler],
+            ? [lazyModules(watch || noSplit ? undefined : split), withoutTranspiler, embeddedFileDesc]
+            : [withoutTranspiler, embeddedFileDesc],
   };
   if (watch) {
     const ctx = await esbuild.context(options);

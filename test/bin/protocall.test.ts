@@ -111,6 +111,49 @@ test("a plain-HTTP call with a descriptor set loads no TLS, zlib, child process 
   }
 });
 
+test("a call never builds the library's descriptor of descriptor.proto (a descriptor set, and reflection)", async () => {
+  // V8's precise coverage names every function that ran. The library builds that descriptor in
+  // boot() when its descriptor.proto module initialises; the bundle decodes descriptors without it.
+  const schema = join(cacheDir, "demo-cov.binpb");
+  const built = await runProcess(process.execPath, [
+    join(repoRoot, "dist", "cli.js"),
+    "build",
+    join(repoRoot, "examples"),
+    "-o",
+    schema,
+  ]);
+  assert.equal(built.code, 0, built.stderr);
+  const url = `${server.url}/demo.v1.GreetService/Greet`;
+  for (const args of [
+    ["--schema", schema, "-d", '{"name":"cov"}', url],
+    ["--http2-prior-knowledge", "-d", '{"name":"cov"}', url],
+  ]) {
+    const coverage = mkdtempSync(join(tmpdir(), "protocall-cov-"));
+    try {
+      const r = await runBin(["curl", ...args], { NODE_V8_COVERAGE: coverage });
+      assert.equal(r.stdout, '{\n  "greeting": "Hello, cov!"\n}\n', r.stderr);
+      const ran: string[] = [];
+      for (const file of readdirSync(coverage)) {
+        const report = JSON.parse(readFileSync(join(coverage, file), "utf8")) as {
+          result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[];
+        };
+        for (const script of report.result) {
+          if (!script.url.endsWith("/dist/curl.js")) continue;
+          for (const fn of script.functions) if (fn.ranges[0].count > 0) ran.push(fn.functionName);
+        }
+      }
+      assert.ok(
+        ran.includes("decodeFileDescriptorProto"),
+        `coverage of dist/curl.js: ${ran.length} functions`,
+      );
+      const booted = ran.filter((n) => /^boot\w*$|^[^:]*\/descriptor_pb\.js$/.test(n));
+      assert.deepEqual(booted, [], args.join(" "));
+    } finally {
+      rmSync(coverage, { recursive: true, force: true });
+    }
+  }
+});
+
 test("dist/curl.js runs only curl and says so for anything else", async () => {
   const r = await runProcess(process.execPath, [curlBundle, "build", "."]);
   assert.equal(r.code, 1);

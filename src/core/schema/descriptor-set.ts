@@ -21,18 +21,17 @@ import {
   create,
   createFileRegistry,
   type FileRegistry,
-  fromBinary,
   fromJson,
   type JsonValue,
   toBinary,
 } from "@bufbuild/protobuf";
 import {
   type FileDescriptorProto,
-  FileDescriptorProtoSchema,
   type FileDescriptorSet,
   FileDescriptorSetSchema,
 } from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../errors";
+import { decodeFileDescriptorProto } from "./descriptor-decode";
 import {
   type ByteWindow,
   fileBytes,
@@ -652,7 +651,7 @@ export class DescriptorSetIndex {
       throw new ProtocallError(`${this.label}: cannot read file "${name}": ${errorMessage(err)}`);
     }
     try {
-      return fromBinary(FileDescriptorProtoSchema, bytes);
+      return decodeFileDescriptorProto(bytes);
     } catch (err) {
       throw new ProtocallError(
         `${this.label}: file "${name}" is not a valid FileDescriptorProto: ${errorMessage(err)}. ${HOW_TO_BUILD}`,

@@ -12,28 +12,28 @@
 //   synthetic oneofs for proto3 `optional`;
 // - builds every file after the files it imports, and fails clearly on a missing import or a cycle.
 // A Linker keeps what it built, so look-ups that share files build them once.
-import {
-  clone,
-  create,
-  createFileRegistry,
-  type DescFile,
-  type FileRegistry,
-  isFieldSet,
-} from "@bufbuild/protobuf";
+import { clone, createFileRegistry, type DescFile, type FileRegistry } from "@bufbuild/protobuf";
 import { protoCamelCase } from "@bufbuild/protobuf/reflect";
 import {
   type DescriptorProto,
   type FieldDescriptorProto,
-  FieldDescriptorProto_Label,
-  FieldDescriptorProto_Type,
-  FieldDescriptorProtoSchema,
   type FileDescriptorProto,
   FileDescriptorProtoSchema,
-  FileDescriptorSetSchema,
-  OneofDescriptorProtoSchema,
+  type FileDescriptorSet,
+  type OneofDescriptorProto,
 } from "@bufbuild/protobuf/wkt";
 import { errorMessage, ProtocallError } from "../errors";
+import { createDescriptorMessage, isDescriptorFieldSet as isSet } from "./descriptor-decode";
 import { WELL_KNOWN_PACKAGE_ROOTS, wellKnownFiles } from "./well-known-files";
+
+// Values of FieldDescriptorProto's Label and Type. Not imported from the library's descriptor.proto
+// module: reading any export of it builds that descriptor (a cold start's largest cost), and linking
+// needs none of it (see descriptor-decode.ts).
+const LABEL_OPTIONAL = 1;
+const LABEL_REPEATED = 3;
+const TYPE_GROUP = 10;
+const TYPE_MESSAGE = 11;
+const TYPE_ENUM = 14;
 
 /** A reference that names nothing in the files; `candidates` are the names it could stand for. */
 export class UnresolvedReferenceError extends ProtocallError {
@@ -186,29 +186,26 @@ function newLinker(
       const fqn = scope ? `${scope}.${field.name}` : field.name;
       const what = `${isExtension ? "extension" : "field"} ${fqn}`;
       // In descriptor.proto (proto2) an unset enum reads as its first value, so ask what is set.
-      if (!isFieldSet(field, FieldDescriptorProtoSchema.field.label))
-        field.label = FieldDescriptorProto_Label.OPTIONAL;
-      const typeSet = isFieldSet(field, FieldDescriptorProtoSchema.field.type);
+      if (!isSet(field, "label")) field.label = LABEL_OPTIONAL;
+      const typeSet = isSet(field, "type");
       if (field.typeName) {
         const want = !typeSet
           ? "type"
-          : field.type === FieldDescriptorProto_Type.ENUM
+          : field.type === TYPE_ENUM
             ? "enum"
-            : field.type === FieldDescriptorProto_Type.MESSAGE ||
-                field.type === FieldDescriptorProto_Type.GROUP
+            : field.type === TYPE_MESSAGE || field.type === TYPE_GROUP
               ? "message"
               : "type";
         const target = resolve(field.typeName, fqn, want, what);
         field.typeName = `.${target.fqn}`;
         if (!typeSet) {
-          field.type =
-            target.kind === "enum" ? FieldDescriptorProto_Type.ENUM : FieldDescriptorProto_Type.MESSAGE;
+          field.type = target.kind === "enum" ? TYPE_ENUM : TYPE_MESSAGE;
         }
       } else if (
         !typeSet ||
-        field.type === FieldDescriptorProto_Type.MESSAGE ||
-        field.type === FieldDescriptorProto_Type.ENUM ||
-        field.type === FieldDescriptorProto_Type.GROUP
+        field.type === TYPE_MESSAGE ||
+        field.type === TYPE_ENUM ||
+        field.type === TYPE_GROUP
       ) {
         fail(`${what} in file "${file.name}" has no type`);
       }
@@ -216,7 +213,7 @@ function newLinker(
         if (!field.extendee) fail(`${what} in file "${file.name}" does not name the message it extends`);
         field.extendee = `.${resolve(field.extendee, fqn, "message", what).fqn}`;
       }
-      if (!isFieldSet(field, FieldDescriptorProtoSchema.field.jsonName) || field.jsonName === "") {
+      if (!isSet(field, "jsonName") || field.jsonName === "") {
         field.jsonName = protoCamelCase(field.name);
       }
     };
@@ -236,18 +233,12 @@ function newLinker(
       // the synthetic one protoc would have made, not a real oneof.
       if (file.syntax === "proto3") {
         for (const field of msg.field) {
-          if (field.proto3Optional || !isFieldSet(field, FieldDescriptorProtoSchema.field.oneofIndex))
-            continue;
+          if (field.proto3Optional || !isSet(field, "oneofIndex")) continue;
           const oneof = msg.oneofDecl[field.oneofIndex];
           const members = msg.field.filter(
-            (f) =>
-              f.oneofIndex === field.oneofIndex && isFieldSet(f, FieldDescriptorProtoSchema.field.oneofIndex),
+            (f) => f.oneofIndex === field.oneofIndex && isSet(f, "oneofIndex"),
           );
-          if (
-            oneof?.name === `_${field.name}` &&
-            members.length === 1 &&
-            field.label !== FieldDescriptorProto_Label.REPEATED
-          ) {
+          if (oneof?.name === `_${field.name}` && members.length === 1 && field.label !== LABEL_REPEATED) {
             field.proto3Optional = true;
           }
         }
@@ -256,12 +247,13 @@ function newLinker(
       // real oneofs and named like protoc names it (`_` + field name).
       for (const field of msg.field) {
         if (!field.proto3Optional) continue;
-        if (isFieldSet(field, FieldDescriptorProtoSchema.field.oneofIndex) && msg.oneofDecl[field.oneofIndex])
-          continue;
+        if (isSet(field, "oneofIndex") && msg.oneofDecl[field.oneofIndex]) continue;
         let name = `_${field.name}`;
         while (msg.oneofDecl.some((o) => o.name === name)) name = `X${name}`;
         field.oneofIndex = msg.oneofDecl.length;
-        msg.oneofDecl.push(create(OneofDescriptorProtoSchema, { name }));
+        msg.oneofDecl.push(
+          createDescriptorMessage<OneofDescriptorProto>("google.protobuf.OneofDescriptorProto", { name }),
+        );
       }
       if (msg.options?.mapEntry) {
         const key = msg.field.find((f) => f.number === 1);
@@ -430,7 +422,7 @@ function newLinker(
         // top of built imports re-adds every import's imports for each file, which grows with the
         // number of import paths: fine for the few files of one look-up, slow for a large set.)
         return createFileRegistry(
-          create(FileDescriptorSetSchema, {
+          createDescriptorMessage<FileDescriptorSet>("google.protobuf.FileDescriptorSet", {
             file: ordered.map((n) => protos.get(n) ?? (wkt.get(n) as DescFile).proto),
           }),
         );

@@ -8,18 +8,17 @@
 // without v1 (`unimplemented`, or an HTTP 404) is asked over v1alpha from then on; a stream that broke
 // after having worked is reopened once. Received files go through the lenient, incremental linker
 // (link.ts): servers send sloppy descriptors, and look-ups share the files already built.
-import {
-  type DescEnum,
-  type DescExtension,
-  type DescFile,
-  type DescMessage,
-  type DescService,
-  type FileRegistry,
-  fromBinary,
-  type MessageInitShape,
+import type {
+  DescEnum,
+  DescExtension,
+  DescFile,
+  DescMessage,
+  DescService,
+  FileRegistry,
+  MessageInitShape,
 } from "@bufbuild/protobuf";
 import { nestedTypes } from "@bufbuild/protobuf/reflect";
-import { type FileDescriptorProto, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import type { FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import type {
   ServerReflectionRequestSchema,
@@ -28,6 +27,7 @@ import type {
 import { ServerReflection as ServerReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb";
 import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb";
 import { errorMessage, ProtocallError } from "../errors";
+import { decodeFileDescriptorProto } from "./descriptor-decode";
 import { createLinker, UnresolvedReferenceError } from "./link";
 import type { FileSource } from "./types";
 import { wellKnownFiles } from "./well-known-files";
@@ -320,7 +320,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     for (const bytes of response.messageResponse.value.fileDescriptorProto) {
       let file: FileDescriptorProto;
       try {
-        file = fromBinary(FileDescriptorProtoSchema, bytes);
+        file = decodeFileDescriptorProto(bytes);
       } catch (err) {
         throw new ProtocallError(
           `${label}: the server answered ${what} with a file descriptor that cannot be decoded (${errorMessage(err)})`,
