@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Bundles the entry points into one file each: dist/extension.js, dist/server.js, dist/cli.js
-// (every command), dist/curl.js (`protocall curl` only), dist/protoc-gen-rpc.js.
+// (every command), dist/curl.js (`protocall curl` only) and dist/yaml.js (its YAML parser),
+// dist/protoc-gen-rpc.js.
 // `node esbuild.mjs --release` minifies; source maps are always written. `--watch` rebuilds on change.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -29,6 +30,8 @@ const entries = [
     external: [],
     banner: `#!/usr/bin/env node\n${buildIdPlaceholder}`,
   },
+  // The YAML parser alone, for dist/curl.js (see `yamlFromDist`).
+  { in: createRequire(import.meta.url).resolve("yaml"), out: "yaml", external: [] },
   // protoc-gen-rpc never transpiles, so the TypeScript compiler that @bufbuild/protoplugin depends on
   // (and installs with it) stays out of the bundle.
   {
@@ -50,6 +53,24 @@ const withoutTranspiler = {
       contents: "module.exports = {};",
       loader: "js",
     }));
+  },
+};
+
+// dist/curl.js loads the `yaml` package from dist/yaml.js (a bundle of it alone) when it first needs
+// it: only a --schema directory reads a buf.yaml, and 160 KB of parser in the curl bundle would cost
+// every call its reading and code-cache space (page faults are much of a cold start).
+const yamlFromDist = {
+  name: "yaml-from-dist",
+  setup(build) {
+    // Through require(): a dynamic import() in a vm.Script (bin/protocall.js) warns that it is experimental.
+    build.onResolve({ filter: /^yaml$/ }, () => ({ path: "yaml", namespace: "dist-yaml" }));
+    build.onLoad({ filter: /.*/, namespace: "dist-yaml" }, () => ({
+      contents: 'module.exports = require("./yaml.js");',
+      loader: "js",
+    }));
+    build.onResolve({ filter: /^\.\/yaml\.js$/ }, (args) =>
+      args.namespace === "dist-yaml" ? { path: "./yaml.js", external: true } : undefined,
+    );
   },
 };
 
@@ -301,7 +322,7 @@ const split = { paths: new Set() };
 const noSplit = process.env.PROTOCALL_BUNDLE_SPLIT === "0";
 for (const entry of entries) {
   if (!existsSync(entry.in)) continue;
-  const cliBundle = entry.out === "cli" || entry.out === "curl";
+  const cliBundle = entry.out === "cli" || entry.out === "curl" || entry.out === "yaml";
   const options = {
     entryPoints: { [entry.out]: entry.in },
     outdir: "dist",
@@ -326,11 +347,13 @@ for (const entry of entries) {
     plugins:
       entry.out === "protoc-gen-rpc"
         ? []
-        : entry.out === "cli" || entry.out === "curl"
-          ? [withoutTranspiler, lazyBuiltinsPlugin, lazyGeneratedPlugin, embeddedFileDesc]
-          : entry.out === "extension"
-            ? [lazyModules(watch || noSplit ? undefined : split), withoutTranspiler, embeddedFileDesc]
-            : [withoutTranspiler, embeddedFileDesc],
+        : entry.out === "curl"
+          ? [withoutTranspiler, lazyBuiltinsPlugin, lazyGeneratedPlugin, embeddedFileDesc, yamlFromDist]
+          : entry.out === "cli"
+            ? [withoutTranspiler, lazyBuiltinsPlugin, lazyGeneratedPlugin, embeddedFileDesc]
+            : entry.out === "extension"
+              ? [lazyModules(watch || noSplit ? undefined : split), withoutTranspiler, embeddedFileDesc]
+              : [withoutTranspiler, embeddedFileDesc],
   };
   if (watch) {
     const ctx = await esbuild.context(options);
@@ -362,7 +385,7 @@ for (const entry of entries) {
           },
           outfile: "dist/extension-lazy.js",
           outdir: undefined,
-          plugins: [lazyModules(undefined, true), withoutTranspiler],
+          plugins: [lazyModules(undefined, true), withoutTranspiler, embeddedFileDesc],
         }),
       ),
     );

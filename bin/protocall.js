@@ -74,10 +74,20 @@ function writeCache(cache, data) {
   }
 }
 
+/**
+ * The bundle's text. The build keeps it ASCII, which reads as Latin-1 without decoding: a third fewer
+ * pages touched than a UTF-8 read (which grows a buffer as it decodes), and page faults are much of a
+ * cold start. A bundle with other bytes (a development build) is decoded as UTF-8.
+ */
+function readSource(file) {
+  const bytes = fs.readFileSync(file);
+  return require("node:buffer").isAscii(bytes) ? bytes.latin1Slice(0, bytes.length) : bytes.toString("utf8");
+}
+
 function run(useCache) {
   const vm = require("node:vm");
   const Module = require("node:module");
-  const source = fs.readFileSync(bundle, "utf8");
+  const source = readSource(bundle);
   const cache = useCache ? cacheFile(source) : undefined;
   let cachedData;
   try {

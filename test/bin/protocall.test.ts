@@ -154,6 +154,24 @@ test("a call never builds the library's descriptor of descriptor.proto (a descri
   }
 });
 
+test("the curl bundle reads a buf.yaml with dist/yaml.js, a parser it does not hold itself", async () => {
+  assert.ok(
+    !readFileSync(curlBundle, "latin1").includes("node_modules/yaml/"),
+    "dist/curl.js holds the yaml package",
+  );
+  const r = await runBin([
+    "curl",
+    "--schema",
+    join(repoRoot, "examples"),
+    "-d",
+    '{"name":"yaml"}',
+    `${server.url}/demo.v1.GreetService/Greet`,
+  ]);
+  assert.equal(r.stdout, '{\n  "greeting": "Hello, yaml!"\n}\n', r.stderr);
+  assert.equal(r.stderr, "");
+  assert.equal(r.code, 0);
+});
+
 test("dist/curl.js runs only curl and says so for anything else", async () => {
   const r = await runProcess(process.execPath, [curlBundle, "build", "."]);
   assert.equal(r.code, 1);
@@ -243,6 +261,23 @@ test("a new build of the same size and mtime (an npm upgrade) does not run the p
   assert.match(next.stdout, /^Invoke an RPC METHOD/);
   // The previous build's cache for this command is gone; one cache, of the new build.
   assert.equal(readdirSync(dir).filter((n) => n.endsWith("-curl.cache")).length, 1);
+});
+
+test("a bundle that is not ASCII (a development build) is read as UTF-8", async () => {
+  // The build keeps the bundles ASCII, which the launcher reads as Latin-1; any other byte must not
+  // turn into mojibake.
+  const install = mkdtempSync(join(cacheDir, "utf8-"));
+  mkdirSync(join(install, "bin"));
+  mkdirSync(join(install, "dist"));
+  for (const f of ["bin/protocall.js", "bin/package.json"]) copyFileSync(join(repoRoot, f), join(install, f));
+  writeFileSync(join(install, "dist", "curl.js"), 'process.stdout.write("5 \u00b5s, caf\u00e9");\n');
+  for (const cache of [undefined, "1"]) {
+    const r = await runProcess(process.execPath, [join(install, "bin", "protocall.js"), "curl"], {
+      env: { PROTOCALL_CACHE_DIR: newCacheDir(), PROTOCALL_NO_CODE_CACHE: cache },
+    });
+    assert.equal(r.stdout, "5 \u00b5s, caf\u00e9", r.stderr);
+    assert.equal(r.code, 0);
+  }
 });
 
 test("a cache directory that cannot be written: same output, nothing written", async () => {
