@@ -7,8 +7,9 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { relative, resolve as resolvePath } from "node:path";
+import { relative } from "node:path";
 import * as esbuild from "esbuild";
+import { embeddedFileDesc } from "./scripts/embedded-file-desc.mjs";
 
 const release = process.argv.includes("--release");
 const watch = process.argv.includes("--watch");
@@ -74,24 +75,8 @@ const yamlFromDist = {
   },
 };
 
-// Generated _pb modules build their descriptors with fileDesc() of @bufbuild/protobuf/codegenv2, which
-// decodes each embedded FileDescriptorProto with the library's descriptor of descriptor.proto: the
-// first one builds that descriptor (~12 ms of a cold start). The bundles use
-// src/core/schema/embedded-file.ts instead, the same function over a decoder that needs no descriptor
-// (test/core/schema/embedded-file.test.ts checks that both build the same files).
-const embeddedFileDesc = {
-  name: "embedded-file-desc",
-  setup(build) {
-    build.onLoad(
-      { filter: /[\\/]@bufbuild[\\/]protobuf[\\/]dist[\\/](esm|cjs)[\\/]codegenv2[\\/]file\.js$/ },
-      () => ({
-        contents: `export { fileDesc } from ${JSON.stringify(resolvePath("src/core/schema/embedded-file.ts"))};`,
-        loader: "js",
-        resolveDir: process.cwd(),
-      }),
-    );
-  },
-};
+// Generated _pb modules and well-known files build their descriptors without the library's descriptor
+// of descriptor.proto (~12 ms of a cold start): see scripts/embedded-file-desc.mjs.
 
 // Node built-ins that a call needs only sometimes (TLS for https, zlib for compression, a child
 // process for building .proto files, tty for a terminal), and that cost start-up time to load. In the

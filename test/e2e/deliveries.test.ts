@@ -223,7 +223,7 @@ test("listener from the view title and status bar; deliveries received, opened, 
     await sampleRow.hover();
     await sampleRow.locator(".action-label[aria-label^='Replay Delivery']").click();
     await wb.quickPick(/To another URL/);
-    await wb.inputBox(backendUrl);
+    await wb.inputBox(backendUrl, " to");
     const warning = page
       .locator(".notifications-toasts .notification-list-item")
       .filter({ hasText: /replayed to http:\/\/127\.0\.0\.1:\d+\/hook: HTTP 503/ });

@@ -127,8 +127,8 @@ test("Add Server checks the URL, saves it, and a server that cannot be reached s
   await input.fill("127.0.0.1:9");
   await wb.waitForText("Add the scheme: http://127.0.0.1:9", page.locator(".quick-input-widget"));
   await wb.screenshot("add-server-url-checked");
-  await wb.inputBox("http://127.0.0.1:9");
-  await wb.inputBox("x-team: blue");
+  await wb.inputBox("http://127.0.0.1:9", "Add Server (1/3)");
+  await wb.inputBox("x-team: blue", "Add Server (2/3)");
   await wb.quickPick("Connect");
   const offline = rows("http://127.0.0.1:9").first();
   await offline.waitFor({ state: "visible", timeout: 60_000 });

@@ -87,7 +87,10 @@ test("local registry → create webhook → listener → push → delivery → d
     .waitFor({ state: "visible" });
   await inlineAction(hostileRow, "Create Webhook");
   await wb.quickPick("WEBHOOK_EVENT_REPOSITORY_PUSH");
-  await wb.inputBox(`https://127.0.0.1:${listenerPort}/buf.alpha.webhook.v1alpha1.EventService/Event`);
+  await wb.inputBox(
+    `https://127.0.0.1:${listenerPort}/buf.alpha.webhook.v1alpha1.EventService/Event`,
+    "(2/2)",
+  );
   const toast = page
     .locator(".notifications-toasts .notification-list-item")
     .filter({ hasText: "does not exist" });
@@ -164,8 +167,8 @@ test("local registry → create webhook → listener → push → delivery → d
   await wb.screenshot("view-menu-while-running");
   await menu.locator(".action-label", { hasText: "Push to Repository (local registry)…" }).click();
   await wb.quickPick("acme/petapis");
-  await wb.inputBox(hostile);
-  await wb.inputBox("v1.0.0");
+  await wb.inputBox(hostile, "Push to Repository (2/3)");
+  await wb.inputBox("v1.0.0", "Push to Repository (3/3)");
   await wb.waitForText(/Pushed commit [0-9a-f]{12} to acme\/petapis; the registry delivers its push event/);
   await wb.screenshot("pushed");
 

@@ -62,8 +62,12 @@ export interface Workbench {
   notifications(): Promise<string[]>;
   /** The content frame of the webview panel whose tab title is `title` (brings it to the front). */
   webviewFrame(title: string): Promise<FrameLocator>;
-  /** Types `text` into the open input box (showInputBox) and accepts it. */
-  inputBox(text: string): Promise<void>;
+  /**
+   * Types `text` into the open input box (showInputBox) and accepts it. With `title`, first waits for
+   * the box with that title: in a multi-step input the next box reuses the same widget, and on a busy
+   * machine typing before it opens would go into the previous step.
+   */
+  inputBox(text: string, title?: string): Promise<void>;
   /** Picks the item labelled `label` in the open quick pick. */
   quickPick(label: string | RegExp): Promise<void>;
   /** The active editor's text as the editor shows it (rendered lines only). */
@@ -373,8 +377,13 @@ export async function openWorkbench(
         return frame;
       },
 
-      async inputBox(text) {
+      async inputBox(text, title) {
         const input = page.locator(".quick-input-widget input.input");
+        if (title !== undefined) {
+          await page
+            .locator(".quick-input-widget .quick-input-title", { hasText: title })
+            .waitFor({ state: "visible", timeout: 60_000 });
+        }
         await input.waitFor({ state: "visible" });
         await input.fill(text);
         await input.press("Enter");

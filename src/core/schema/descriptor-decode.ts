@@ -10,11 +10,34 @@
 // of closed enums kept as unknown fields, a repeated message field merged, the same recursion
 // limit and the same errors (the reader is the library's own BinaryReader). The field tables come
 // from the library's embedded descriptor (scripts/gen-descriptor-table.mjs);
-// test/core/descriptor-decode.test.ts compares both decoders on real and damaged input.
-import { protoInt64, ScalarType } from "@bufbuild/protobuf";
+// test/core/schema/descriptor-decode.test.ts compares both decoders on real and damaged input.
+//
+// It imports nothing but the wire format's reader and writer: the bundles build generated files with
+// it while the library's own modules may still be initialising (scripts/embedded-file-desc.mjs), so
+// it must not need the package's index, which can be one of them.
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import type { FileDescriptorProto, FileDescriptorSet } from "@bufbuild/protobuf/wkt";
 import { descriptorEnums, descriptorTypes, type FieldKind } from "./descriptor-table";
+
+/** The values of the library's ScalarType (the scalar types of descriptor.proto's Type). */
+const ScalarType = {
+  DOUBLE: 1,
+  FLOAT: 2,
+  INT64: 3,
+  UINT64: 4,
+  INT32: 5,
+  FIXED64: 6,
+  FIXED32: 7,
+  BOOL: 8,
+  STRING: 9,
+  BYTES: 12,
+  UINT32: 13,
+  SFIXED32: 15,
+  SFIXED64: 16,
+  SINT32: 17,
+  SINT64: 18,
+} as const;
+type ScalarType = (typeof ScalarType)[keyof typeof ScalarType];
 
 /** fromBinary's default recursion limit. */
 const RECURSION_LIMIT = 100;
@@ -54,7 +77,7 @@ function scalarZero(type: ScalarType): unknown {
     case ScalarType.FIXED64:
     case ScalarType.SFIXED64:
     case ScalarType.SINT64:
-      return protoInt64.zero;
+      return BigInt(0);
     default:
       return 0;
   }

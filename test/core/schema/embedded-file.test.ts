@@ -1,16 +1,43 @@
-// The bundles build generated descriptors with embedded-file.ts instead of the library's fileDesc():
-// both must build the same file from the same embedded descriptor, for every generated module of the
-// project and every well-known file of @bufbuild/protobuf.
+// The bundles build generated descriptors with the library's fileDesc() patched to decode with
+// descriptor-decode.ts (scripts/embedded-file-desc.mjs): bundled here with that plugin, it must build
+// the same file as the library's own from the same embedded descriptor, for every generated module of
+// the project and every well-known file of @bufbuild/protobuf.
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { test } from "node:test";
+import { after, before, test } from "node:test";
 import type { DescFile } from "@bufbuild/protobuf";
-import { fileDesc } from "../../../src/core/schema/embedded-file";
+import * as esbuild from "esbuild";
 import { difference } from "../../support/descriptor-compare";
 
 const root = join(import.meta.dirname, "../../..");
+const require = createRequire(import.meta.url);
+
+let fileDesc: (b64: string, imports?: DescFile[]) => DescFile;
+let tmp: string;
+
+before(async () => {
+  const { embeddedFileDesc } = await import(join(root, "scripts/embedded-file-desc.mjs"));
+  const built = await esbuild.build({
+    stdin: { contents: 'export { fileDesc } from "@bufbuild/protobuf/codegenv2";', resolveDir: root },
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    write: false,
+    logLevel: "error",
+    plugins: [embeddedFileDesc],
+  });
+  const text = built.outputFiles[0].text;
+  // The bundle decodes with descriptor-decode.ts and holds no descriptor of descriptor.proto.
+  assert.match(text, /decodeFileDescriptorProto\(base64Decode\(b64\)\)/);
+  assert.doesNotMatch(text, /bootFileDescriptorProto/);
+  tmp = mkdtempSync(join(tmpdir(), "protocall-filedesc-"));
+  writeFileSync(join(tmp, "file-desc.cjs"), text);
+  fileDesc = require(join(tmp, "file-desc.cjs")).fileDesc;
+});
+after(() => rmSync(tmp, { recursive: true, force: true }));
 
 function generatedModules(dir: string, out: string[] = []): string[] {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -59,7 +86,6 @@ test("every generated module of the project builds the same file both ways", asy
 });
 
 test("every well-known file of @bufbuild/protobuf builds the same file both ways", async () => {
-  const require = createRequire(import.meta.url);
   const esm = join(dirname(require.resolve("@bufbuild/protobuf")), "../esm");
   const wktDir = join(esm, "wkt/google/protobuf");
   const dirs = [wktDir, join(wktDir, "compiler")];
@@ -83,4 +109,17 @@ test("every well-known file of @bufbuild/protobuf builds the same file both ways
 
 test("a damaged embedded descriptor fails with the decoder's error", () => {
   assert.throws(() => fileDesc("CgR4"), /premature EOF/);
+});
+
+test("the build stops when an upgrade changed the lines the patch replaces", async () => {
+  const { patchFileDesc } = await import(join(root, "scripts/embedded-file-desc.mjs"));
+  const text = readFileSync(
+    join(dirname(require.resolve("@bufbuild/protobuf")), "../esm/codegenv2/file.js"),
+    "utf8",
+  );
+  assert.doesNotThrow(() => patchFileDesc(text));
+  assert.throws(
+    () => patchFileDesc(text.replace("fromBinary(FileDescriptorProtoSchema", "fromBinary(Other")),
+    /no longer contains .*update scripts\/embedded-file-desc\.mjs/,
+  );
 });
