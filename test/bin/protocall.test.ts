@@ -37,6 +37,20 @@ after(async () => {
   rmSync(cacheDir, { recursive: true, force: true });
 });
 
+/** The examples' schema as a descriptor set in the cache directory, built with `protocall build`. */
+async function demoSchema(name: string): Promise<string> {
+  const schema = join(cacheDir, name);
+  const built = await runProcess(process.execPath, [
+    join(repoRoot, "dist", "cli.js"),
+    "build",
+    join(repoRoot, "examples"),
+    "-o",
+    schema,
+  ]);
+  assert.equal(built.code, 0, built.stderr);
+  return schema;
+}
+
 const runBin = (args: string[], env: Record<string, string | undefined> = {}) =>
   runProcess(process.execPath, [bin, ...args], { env: { PROTOCALL_CACHE_DIR: cacheDir, ...env } });
 
@@ -76,15 +90,7 @@ test("the curl bundle fails like the full command line: usage errors and RPC err
 });
 
 test("a plain-HTTP call with a descriptor set loads no TLS, zlib, child process or HTTP/2 module", async () => {
-  const schema = join(cacheDir, "demo.binpb");
-  const built = await runProcess(process.execPath, [
-    join(repoRoot, "dist", "cli.js"),
-    "build",
-    join(repoRoot, "examples"),
-    "-o",
-    schema,
-  ]);
-  assert.equal(built.code, 0, built.stderr);
+  const schema = await demoSchema("demo.binpb");
   // Preloaded: prints the built-in modules the process loaded, at exit.
   const report = join(cacheDir, "loaded.js");
   writeFileSync(
@@ -114,15 +120,7 @@ test("a plain-HTTP call with a descriptor set loads no TLS, zlib, child process 
 test("a call never builds the library's descriptor of descriptor.proto (a descriptor set, and reflection)", async () => {
   // V8's precise coverage names every function that ran. The library builds that descriptor in
   // boot() when its descriptor.proto module initialises; the bundle decodes descriptors without it.
-  const schema = join(cacheDir, "demo-cov.binpb");
-  const built = await runProcess(process.execPath, [
-    join(repoRoot, "dist", "cli.js"),
-    "build",
-    join(repoRoot, "examples"),
-    "-o",
-    schema,
-  ]);
-  assert.equal(built.code, 0, built.stderr);
+  const schema = await demoSchema("demo-cov.binpb");
   const url = `${server.url}/demo.v1.GreetService/Greet`;
   for (const args of [
     ["--schema", schema, "-d", '{"name":"cov"}', url],
