@@ -11,18 +11,6 @@ import {
   type FileDescriptorProto,
   FileDescriptorProtoSchema,
   FileDescriptorSetSchema,
-  file_google_protobuf_any,
-  file_google_protobuf_api,
-  file_google_protobuf_compiler_plugin,
-  file_google_protobuf_cpp_features,
-  file_google_protobuf_descriptor,
-  file_google_protobuf_duration,
-  file_google_protobuf_go_features,
-  file_google_protobuf_java_features,
-  file_google_protobuf_struct,
-  file_google_protobuf_timestamp,
-  file_google_protobuf_type,
-  file_google_protobuf_wrappers,
 } from "@bufbuild/protobuf/wkt";
 import {
   createDescriptorMessage,
@@ -30,6 +18,7 @@ import {
   decodeFileDescriptorSet,
   isDescriptorFieldSet,
 } from "../../../src/core/schema/descriptor-decode";
+import { wellKnownFiles } from "../../../src/core/schema/well-known-files";
 import { difference } from "../../support/descriptor-compare";
 import { acmeFiles, buildSet } from "./descriptor-set-fixtures";
 
@@ -56,21 +45,6 @@ function assertSame(bytes: Uint8Array, label: string): "decoded" | "failed" {
   assert.equal(difference(actual, expected), undefined, `${label}: results differ`);
   return "decoded";
 }
-
-const embedded = [
-  file_google_protobuf_any,
-  file_google_protobuf_api,
-  file_google_protobuf_compiler_plugin,
-  file_google_protobuf_cpp_features,
-  file_google_protobuf_descriptor,
-  file_google_protobuf_duration,
-  file_google_protobuf_go_features,
-  file_google_protobuf_java_features,
-  file_google_protobuf_struct,
-  file_google_protobuf_timestamp,
-  file_google_protobuf_type,
-  file_google_protobuf_wrappers,
-];
 
 /** A proto2 file, an editions file and custom options: presence, defaults, features, extensions. */
 const richFiles: Record<string, string> = {
@@ -136,7 +110,7 @@ before(async () => {
   const set = fromBinary(FileDescriptorSetSchema, await buildSet(richFiles, ["--as-file-descriptor-set"]));
   files = [
     ...set.file.map((f) => toBinary(FileDescriptorProtoSchema, f)),
-    ...embedded.map((f) => toBinary(FileDescriptorProtoSchema, f.proto)),
+    ...[...wellKnownFiles().values()].map((f) => toBinary(FileDescriptorProtoSchema, f.proto)),
   ];
 });
 
