@@ -106,6 +106,15 @@ function readVarint(buf: Uint8Array, pos: number, end: number): number {
   return -1;
 }
 
+/**
+ * Whether the bytes from `pos` to `end` are all ASCII (so valid UTF-8). Most strings in an event are
+ * short ASCII names and ids: checking them here saves a Buffer view and a native call for each one.
+ */
+function isAscii(buf: Uint8Array, pos: number, end: number): boolean {
+  for (let i = pos; i < end; i++) if (buf[i] > 0x7f) return false;
+  return true;
+}
+
 /** Whether `bytes` are a well-formed `desc` (true means fromBinary succeeds on them). */
 export function isWellFormed(desc: DescMessage, bytes: Uint8Array): boolean {
   return checkMessage(desc, bytes, 0, bytes.length, 0, 0) === bytes.length;
@@ -172,7 +181,7 @@ function checkValue(
       if (expect.message)
         return checkMessage(expect.message, buf, pos, stop, depth + 1, 0) === stop ? stop : -1;
       if (expect.map) return checkEntry(expect.map.key, expect.map.value, buf, pos, stop, depth) ? stop : -1;
-      if (expect.utf8 && !isUtf8(buf.subarray(pos, stop))) return -1;
+      if (expect.utf8 && !isAscii(buf, pos, stop) && !isUtf8(buf.subarray(pos, stop))) return -1;
       return stop;
     }
   }

@@ -126,6 +126,20 @@ test("garbage, invalid UTF-8, bad tags and overlong varints are refused", () => 
   const badKey = Buffer.from([0x0a, 0x08, 0x0a, 0x02, 0xc3, 0x28, 0x12, 0x02, 0x08, 0x00]);
   assert.equal(decodes(StructSchema, badKey), false);
   assert.equal(isWellFormed(StructSchema, badKey), false);
+  // ASCII first, then a byte that starts no UTF-8 sequence: the ASCII shortcut must not vouch for it.
+  const badTail = Buffer.from([0x0a, 0x09, 0x0a, 0x03, 0x61, 0x62, 0xff, 0x12, 0x02, 0x08, 0x00]);
+  assert.equal(decodes(StructSchema, badTail), false);
+  assert.equal(isWellFormed(StructSchema, badTail), false);
+});
+
+test("strings in ASCII and in multi-byte UTF-8 are both accepted", () => {
+  for (const key of ["plain", "café", "日本", "🙂 ok", ""]) {
+    const k = Buffer.from(key, "utf8");
+    const entry = Buffer.concat([Buffer.from([0x0a, k.length]), k, Buffer.from([0x12, 0x02, 0x08, 0x00])]);
+    const bytes = Buffer.concat([Buffer.from([0x0a, entry.length]), entry]);
+    assert.equal(decodes(StructSchema, bytes), true, key);
+    assert.equal(isWellFormed(StructSchema, bytes), true, key);
+  }
 });
 
 test("an unknown field with an overlong varint is refused by the check but decodes (the caller falls back)", () => {
