@@ -71,7 +71,9 @@ interface BodyEntry extends BodyWatch {
 
 export class ConnectionGuard {
   private readonly conns = new Set<TrackedConnection>();
-  private readonly bodies = new Set<BodyEntry>();
+  /** Bodies being received, by a number (a number key is cheaper to hash than an object). */
+  private readonly bodies = new Map<number, BodyEntry>();
+  private nextBody = 0;
   private readonly timer: NodeJS.Timeout;
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
@@ -169,6 +171,7 @@ export class ConnectionGuard {
   /** Gives a request body `bodyTimeoutMs` to arrive; `expire` runs if it does not. */
   watchBody(conn: TrackedConnection | undefined, expire: () => void): BodyWatch {
     if (conn) conn.receiving++;
+    const key = this.nextBody++;
     const entry: BodyEntry = {
       conn,
       deadline: Date.now() + this.bodyTimeoutMs,
@@ -177,14 +180,14 @@ export class ConnectionGuard {
       done: () => {
         if (entry.finished) return;
         entry.finished = true;
-        this.bodies.delete(entry);
+        this.bodies.delete(key);
         if (entry.conn) {
           entry.conn.receiving--;
           entry.conn.since = Date.now();
         }
       },
     };
-    this.bodies.add(entry);
+    this.bodies.set(key, entry);
     return entry;
   }
 
@@ -198,7 +201,7 @@ export class ConnectionGuard {
 
   private check(): void {
     const now = Date.now();
-    for (const entry of this.bodies) {
+    for (const entry of this.bodies.values()) {
       if (now < entry.deadline) continue;
       entry.done();
       this.stats.bodiesTimedOut++;

@@ -158,8 +158,22 @@ const tooLarge = new Error("request body too large");
 const gunzip = promisify(zlib.gunzip);
 const brotliDecompress = promisify(zlib.brotliDecompress);
 
+let lastMs = 0;
+let lastIso = "";
+/** The time as an ISO string; made once per millisecond (thousands of requests may share one). */
+function receivedNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
 export async function startListener(options: ListenerOptions): Promise<Listener> {
   const store = options.store;
+  // Read once: the generated module's export is a getter that loads it on first use.
+  const eventSchema = EventRequestSchema;
   const prefix = options.prefix ?? defaultPrefix;
   const path = eventPath(prefix);
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
@@ -247,8 +261,8 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     // or when someone wants the event (onDelivery).
     let message: EventRequest | undefined;
     try {
-      if (options.onDelivery || !isWellFormed(EventRequestSchema, bytes)) {
-        message = fromBinary(EventRequestSchema, bytes);
+      if (options.onDelivery || !isWellFormed(eventSchema, bytes)) {
+        message = fromBinary(eventSchema, bytes);
       }
     } catch (err) {
       reject(
@@ -263,8 +277,19 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
         .finally(finished);
       return;
     }
-    const id = store.allocateId();
-    const stored: DeliveryHead = { ...head, id, status: "accepted", httpStatus: 200 };
+    // Written out rather than spread from `head`: on this path an object spread costs microseconds.
+    const stored: DeliveryHead = {
+      receivedAt: head.receivedAt,
+      remoteAddress: head.remoteAddress,
+      method: head.method,
+      path: head.path,
+      listenerUrl: head.listenerUrl,
+      headers: head.headers,
+      id: store.allocateId(),
+      status: "accepted",
+      httpStatus: 200,
+    };
+    const id = stored.id;
     // A callback, not a promise: this runs thousands of times a second.
     store.appendRawThen(stored, bytes, (err) => {
       try {
@@ -275,7 +300,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
         }
         reply(200, "application/proto", "");
         if (options.onDelivery && message) {
-          options.onDelivery({ ...storedForm(stored, bytes), event: toJson(EventRequestSchema, message) });
+          options.onDelivery({ ...storedForm(stored, bytes), event: toJson(eventSchema, message) });
         }
         forwarder?.enqueue(id, bytes);
       } catch {
@@ -341,7 +366,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     const url = req.url ?? "/";
     const reqPath = url.split("?", 1)[0];
     const head: RequestHead = {
-      receivedAt: new Date().toISOString(),
+      receivedAt: receivedNow(),
       remoteAddress: req.socket?.remoteAddress ?? "",
       method: req.method ?? "",
       path: url,
@@ -590,7 +615,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     }
     const conn = guard.of(stream.session);
     const head: RequestHead = {
-      receivedAt: new Date().toISOString(),
+      receivedAt: receivedNow(),
       remoteAddress: conn?.socket.remoteAddress ?? stream.session?.socket?.remoteAddress ?? "",
       method: "POST",
       path: headers[":path"] ?? path,
