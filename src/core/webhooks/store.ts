@@ -421,6 +421,7 @@ export class EventStore {
         notThis: notAStore(rejectedFile(file)),
         // Written, not synced: a rejection is a diagnostic, not something a sender was promised.
         sync: false,
+        preallocateBytes: 0,
         prune: (log) => {
           const slack = Math.max(1, Math.floor(maxRejected / 4));
           if (log.entries.length <= maxRejected + slack && log.size <= REJECTED_BYTES) return undefined;
