@@ -121,16 +121,16 @@ describe("parity: RPC errors and exit codes", { concurrency: 4, timeout: 300_000
     const runs = ["connect", "grpc", "grpcweb"].map((protocol) =>
       assertParity(
         [
-          // The deadline covers loading the schema too: a descriptor set is the quickest, and 3 s
-          // leave time for the first response on a busy machine.
+          // The deadline covers loading the schema too: a descriptor set is the quickest, and 6 s
+          // leave time for the first response on a busy machine (seconds to start, beside a CPU hog).
           "--schema",
           schema,
           "--timeout",
-          "3s",
+          "6s",
           "--protocol",
           protocol,
           "-d",
-          '{"count": 3, "delayMs": 5000}',
+          '{"count": 3, "delayMs": 20000}',
           `${server.url}/demo.v1.DemoService/Count`,
         ],
         // The whole error JSON: both say "context deadline exceeded".

@@ -129,21 +129,22 @@ for (const protocol of protocols) {
     });
   }
   add({
-    name: "silent after accept, --timeout 2s",
+    // 5 s: the call must be sent before the deadline, and a busy machine can take seconds to start.
+    name: "silent after accept, --timeout 5s",
     code: 32,
     message: true,
     bufRace: http1 ? { codes: [1], reason: HTTP1_DEADLINE } : undefined,
     start: async () => {
       const s = await startSilentServer();
-      return { url: `http://${s.host}`, args: ["--timeout", "2s"], close: () => s.close() };
+      return { url: `http://${s.host}`, args: ["--timeout", "5s"], close: () => s.close() };
     },
   });
   add({
-    name: "silent after the response headers, --timeout 2s",
+    name: "silent after the response headers, --timeout 5s",
     code: 32,
     message: true,
     bufRace: http1 ? { codes: [1], reason: HTTP1_DEADLINE } : undefined,
-    start: server("silent-after-headers", protocol, ["--timeout", "2s"]),
+    start: server("silent-after-headers", protocol, ["--timeout", "5s"]),
   });
   add({
     name: "a length prefix longer than the body",

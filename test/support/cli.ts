@@ -12,7 +12,7 @@ export interface RunOptions {
   /** Added to (and overriding) the parent's environment; a value of `undefined` removes a variable. */
   env?: Record<string, string | undefined>;
   cwd?: string;
-  /** Kills the child after this long (default 15 s); the result then has `timedOut: true`. */
+  /** Kills the child after this long (default 30 s); the result then has `timedOut: true`. */
   timeoutMs?: number;
   /**
    * Sends SIGINT (as Ctrl-C does) once the child's stderr matches; stdin then stays open until the
@@ -53,9 +53,14 @@ export function runProcess(command: string, args: string[], options: RunOptions 
     const err: Buffer[] = [];
     let timedOut = false;
     const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, options.timeoutMs ?? 15_000);
+      // Decided after this turn's I/O: on a starved machine the timer and the child's exit can be
+      // due together, and a child that has already exited did not time out.
+      setImmediate(() => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        timedOut = true;
+        child.kill("SIGKILL");
+      });
+    }, options.timeoutMs ?? 30_000);
     child.stdout.on("data", (c: Buffer) => out.push(c));
     let interrupted = false;
     child.stderr.on("data", (c: Buffer) => {
