@@ -164,9 +164,10 @@ export interface RecordLogOptions {
   readonly poolForMs?: number;
   /**
    * Most bytes of zeros written past the end whenever a group reaches it (a quarter of the file, from
-   * 4 KiB up to this; default 256 KiB; 0 turns it off). A durable write inside the file's existing size is much cheaper than one that grows the
-   * file: the file system then has no size or block allocation to commit with it (on ext4, about half
-   * the CPU and the wait). Readers stop at the zeros like at a torn tail; `close` cuts them off.
+   * 4 KiB up to this; default 256 KiB; 0 turns it off). A durable write inside the file's existing
+   * size is much cheaper than one that grows the file: the file system then has no size or block
+   * allocation to commit with it (on ext4, about half the CPU and the wait). Readers stop at the zeros
+   * like at a torn tail; `close` cuts them off.
    */
   readonly preallocateBytes?: number;
   /**
@@ -486,11 +487,13 @@ export class RecordLog {
     const previous = this.tail;
     const sync = this.options.sync ?? true;
     const dsync = sync ? this.durableFd() : undefined;
+    // One buffer per group: a single write is cheaper than a writev of many small buffers.
+    const whole = buffers.length === 1 ? buffers[0] : Buffer.concat(buffers, total);
     const durable = (async () => {
-      if (this.writeInline(dsync, sync, buffers, position, total)) {
+      if (this.writeInline(dsync, sync, whole, position)) {
         if (sync) this.syncCount++;
       } else {
-        await this.writeAll(dsync ?? this.fh.fd, buffers, position, total);
+        await this.writeAll(dsync ?? this.fh.fd, whole, position);
         if (sync) {
           if (dsync === undefined) await datasync(this.fh.fd);
           this.syncCount++;
@@ -529,13 +532,7 @@ export class RecordLog {
    * next groups go to the pool, with up to `depth` of them in flight, until `poolForMs` has passed.
    * Throws the write's error (the group then fails as a pooled write would).
    */
-  private writeInline(
-    dsync: number | undefined,
-    sync: boolean,
-    buffers: Buffer[],
-    position: number,
-    total: number,
-  ): boolean {
+  private writeInline(dsync: number | undefined, sync: boolean, whole: Buffer, position: number): boolean {
     const started = performance.now();
     if (started < this.poolUntil || (sync && dsync === undefined)) {
       this.writes.pool++;
@@ -543,21 +540,20 @@ export class RecordLog {
     }
     this.writes.inline++;
     const fd = dsync ?? this.fh.fd;
-    const whole = buffers.length === 1 ? buffers[0] : Buffer.concat(buffers, total);
     let written = 0;
-    while (written < total) written += writeSync(fd, whole, written, total - written, position + written);
+    while (written < whole.length) {
+      written += writeSync(fd, whole, written, whole.length - written, position + written);
+    }
     if (performance.now() - started > (this.options.inlineSlowMs ?? 10)) {
       this.poolUntil = performance.now() + (this.options.poolForMs ?? 5000);
     }
     return true;
   }
 
-  private async writeAll(fd: number, buffers: Buffer[], position: number, total: number): Promise<void> {
-    // One buffer per group: a single write is cheaper than a writev of many small buffers.
-    const whole = buffers.length === 1 ? buffers[0] : Buffer.concat(buffers, total);
+  private async writeAll(fd: number, whole: Buffer, position: number): Promise<void> {
     let written = 0;
-    while (written < total) {
-      written += await writeAt(fd, whole, written, total - written, position + written);
+    while (written < whole.length) {
+      written += await writeAt(fd, whole, written, whole.length - written, position + written);
     }
   }
 
