@@ -17,6 +17,11 @@ export interface VscodeTestEnv {
   demoUrl: string;
   /** A directory for this suite's artifacts (test-results/vscode/<suite>/). */
   artifacts: string;
+  /**
+   * Marks the start of a step of a long test: a test that does not finish in time is reported with
+   * its steps and when each began, so the one that hung is named.
+   */
+  step(what: string): void;
 }
 
 /** The result of one test, as the runner writes it. */

@@ -17,14 +17,24 @@ function write(path: string, results: VscodeResults): void {
   renameSync(tmp, path);
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, name: string): Promise<T> {
+function withTimeout<T>(p: Promise<T>, ms: number, name: string, steps?: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     p,
     new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`"${name}" did not finish within ${ms} ms`)), ms);
+      timer = setTimeout(
+        () => reject(new Error(`"${name}" did not finish within ${ms} ms${steps?.() ?? ""}`)),
+        ms,
+      );
     }),
   ]).finally(() => clearTimeout(timer));
+}
+
+/** The steps a test marked (env.step), each with the time it began: "" when it marked none. */
+function stepsText(steps: { what: string; at: number }[], t0: number): string {
+  if (steps.length === 0) return "";
+  const lines = steps.map((s) => `  ${Math.round(s.at - t0)} ms: ${s.what}`);
+  return `; its steps began at:\n${lines.join("\n")}\n(the last one did not end)`;
 }
 
 function describe(err: unknown): string {
@@ -154,17 +164,21 @@ export async function runSuites(suites: BundledSuite[], resultsPath?: string): P
     save();
 
     for (const suite of suites) {
+      let steps: { what: string; at: number }[] = [];
       const env: VscodeTestEnv = {
         workspace: process.env[envVars.workspace] ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "",
         demoUrl: process.env[envVars.demoUrl] ?? "",
         artifacts: join(artifactsRoot, suite.name),
+        step: (what) => steps.push({ what, at: performance.now() }),
       };
       mkdirSync(env.artifacts, { recursive: true });
       for (const t of suite.tests) {
         const t0 = performance.now();
+        const mine: { what: string; at: number }[] = [];
+        steps = mine;
         const run = Promise.resolve().then(() => t.run(env));
         try {
-          await withTimeout(run, t.timeoutMs ?? 30_000, t.name);
+          await withTimeout(run, t.timeoutMs ?? 30_000, t.name, () => stepsText(mine, t0));
           results.results.push({
             suite: suite.name,
             name: t.name,

@@ -226,6 +226,7 @@ export const tests: VscodeTest[] = [
       const ext = vscode.extensions.getExtension("protocall.protocall");
       assert.ok(ext, "the Protocall extension is installed");
       const { webhooks } = (await ext.activate()) as { webhooks: WebhooksApi };
+      env.step("start the demo server, the certificates and the registry");
       const server = await startDemoServer({ reflection: false });
       const pki = await createTestPki(["localhost"]);
       const registry = await startRegistryEmulator({
@@ -240,7 +241,9 @@ export const tests: VscodeTest[] = [
         for (const name of readdirSync(join(env.workspace, "proto/demo/v1"))) {
           files[`demo/v1/${name}`] = readFileSync(join(env.workspace, "proto/demo/v1", name), "utf8");
         }
+        env.step("buf push acme/petapis");
         await pushWithBuf(pki.ca.certPath, `${remote}/acme/petapis`, files);
+        env.step("add the registry Modules to protocall.registries");
         await config.update(
           "registries",
           [{ name: "Modules", url: `https://${remote}`, caFile: pki.ca.certPath }],
@@ -252,18 +255,23 @@ export const tests: VscodeTest[] = [
           `# @schema ${remote}/acme/petapis\n${server.url}/demo.v1.GreetService/Greet\n\n{"name": "module"}\n`,
         );
         // Signed out: neither the registry's CA (its caFile) nor a token.
+        env.step("send, signed out");
         const untrusted = await send(uri, 0);
         assert.equal(untrusted.result?.ok, false);
         assert.match(untrusted.result?.error?.message ?? "", /certificate signed by unknown authority/);
         // A token the registry refuses: the message says it is the editor's.
+        env.step("sign in with a token the registry refuses");
         await webhooks.signIn("Modules", "not-a-token");
+        env.step("send, with the refused token");
         const refused = await send(uri, 0);
         assert.equal(refused.result?.ok, false);
         assert.match(
           refused.result?.error?.message ?? "",
           new RegExp(`the token the editor holds for ${remote} was refused: sign in to ${remote} again`),
         );
+        env.step("sign in as alice");
         await webhooks.signIn("Modules", "alice-token");
+        env.step("send, signed in");
         const outcome = await send(uri, 0);
         assert.equal(outcome.result?.ok, true, outcome.result?.error?.message ?? outcome.problems.join("\n"));
         assert.deepEqual(JSON.parse(outcome.result?.messages[0] ?? "null"), { greeting: "Hello, module!" });
@@ -271,19 +279,23 @@ export const tests: VscodeTest[] = [
         // The module added as a source of the Services view (protocall.schemas) serves a request that
         // names no @schema, as the language server reads it; the workspace build is off, so only the
         // module can know the method.
+        env.step("turn the workspace build off");
         await config.update("workspaceBuild", false, vscode.ConfigurationTarget.Workspace);
         const plain = await requestFile(
           env,
           "send-module-setting.rpc",
           `${server.url}/demo.v1.GreetService/Greet\n\n{"name": "setting"}\n`,
         );
+        env.step("send without @schema, before the module is added");
         const unknown = await send(plain, 0);
         assert.equal(unknown.result?.ok, false, "without the module, nothing knows the method");
         const spec = `${remote}/acme/petapis`;
+        env.step("protocall.services.addRegistryModule");
         assert.equal(
           await vscode.commands.executeCommand("protocall.services.addRegistryModule", spec),
           spec,
         );
+        env.step("send without @schema, the module added");
         const viaSetting = await send(plain, 0);
         assert.equal(
           viaSetting.result?.ok,
@@ -294,6 +306,7 @@ export const tests: VscodeTest[] = [
           greeting: "Hello, setting!",
         });
       } finally {
+        env.step("clean up: settings, sign-out, registry and server closed");
         await config.update("schemas", undefined, vscode.ConfigurationTarget.Workspace);
         await config.update("workspaceBuild", undefined, vscode.ConfigurationTarget.Workspace);
         await webhooks.signOut("Modules").catch(() => {});
