@@ -15,7 +15,14 @@ test("extension-API suites in the real extension host", { timeout: 900_000 }, as
     for (const trust of [true, false]) {
       const group = suites.filter((s) => s.trust === trust);
       if (group.length === 0) continue;
-      const { results } = await runInCodeServer(group, trust, demo.url);
+      const { results, extensionLogs } = await runInCodeServer(group, trust, demo.url);
+      if (results.results.some((r) => !r.ok)) {
+        // The extension's log is what a failure in CI leaves to go on: print its end.
+        for (const [name, text] of Object.entries(extensionLogs)) {
+          const tail = text.split("\n").slice(-80).join("\n");
+          t.diagnostic(`${name} (last 80 lines):\n${tail}`);
+        }
+      }
       assert.equal(results.error, undefined, `the test runner failed: ${results.error}`);
       assert.notEqual(
         results.lazyBundleAtActivation,

@@ -132,6 +132,26 @@ export function codeServerTestUrl(workbenchUrl: string, paths: ExtensionTestPath
 export interface RunOutcome {
   results: VscodeResults;
   log: string;
+  /**
+   * The extension's own logs (its output channels in the extension host, e.g. Protocall.log), name →
+   * text, read before code-server's directory is removed: what a failed test leaves to go on.
+   */
+  extensionLogs: Record<string, string>;
+}
+
+/** Protocall's output-channel logs under a code-server user-data directory (logs/<session>/exthost<n>/protocall.protocall/). */
+export function protocallLogs(userDataDir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const logs = join(userDataDir, "logs");
+  if (!existsSync(logs)) return out;
+  for (const session of readdirSync(logs)) {
+    for (const host of readdirSync(join(logs, session))) {
+      const dir = join(logs, session, host, "protocall.protocall");
+      if (!existsSync(dir)) continue;
+      for (const file of readdirSync(dir)) out[`${host}/${file}`] = readFileSync(join(dir, file), "utf8");
+    }
+  }
+  return out;
 }
 
 export interface RunOptions {
@@ -198,7 +218,7 @@ export async function runInCodeServer(
       );
     });
     await wb.screenshot("end");
-    return { results, log: server.output() };
+    return { results, log: server.output(), extensionLogs: protocallLogs(server.userDataDir) };
   } finally {
     await wb?.close();
     await server.close();
