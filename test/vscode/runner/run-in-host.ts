@@ -30,6 +30,50 @@ function withTimeout<T>(p: Promise<T>, ms: number, name: string, steps?: () => s
   ]).finally(() => clearTimeout(timer));
 }
 
+/** Protocall's settings as the user and the workspace set them (undefined: not set there). */
+type SettingsSnapshot = Map<string, { global: unknown; workspace: unknown }>;
+
+function settingKeys(ext: vscode.Extension<unknown>): string[] {
+  const contributed = (ext.packageJSON as { contributes?: { configuration?: unknown } }).contributes
+    ?.configuration;
+  const sections = (Array.isArray(contributed) ? contributed : [contributed]) as {
+    properties?: Record<string, unknown>;
+  }[];
+  return sections.flatMap((c) => Object.keys(c?.properties ?? {}));
+}
+
+function snapshotSettings(keys: string[]): SettingsSnapshot {
+  const config = vscode.workspace.getConfiguration();
+  const out: SettingsSnapshot = new Map();
+  for (const key of keys) {
+    const seen = config.inspect(key);
+    out.set(key, { global: seen?.globalValue, workspace: seen?.workspaceValue });
+  }
+  return out;
+}
+
+/**
+ * Puts back the settings a failed test left changed (a test that timed out never reached its
+ * `finally`): otherwise every later test of the window runs with them. Returns the keys restored.
+ */
+async function restoreSettings(before: SettingsSnapshot): Promise<string[]> {
+  const config = vscode.workspace.getConfiguration();
+  const restored: string[] = [];
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  for (const [key, was] of before) {
+    const now = config.inspect(key);
+    if (!same(now?.globalValue, was.global)) {
+      await config.update(key, was.global, vscode.ConfigurationTarget.Global);
+      restored.push(`${key} (user)`);
+    }
+    if (!same(now?.workspaceValue, was.workspace)) {
+      await config.update(key, was.workspace, vscode.ConfigurationTarget.Workspace);
+      restored.push(`${key} (workspace)`);
+    }
+  }
+  return restored;
+}
+
 /** The steps a test marked (env.step), each with the time it began: "" when it marked none. */
 function stepsText(steps: { what: string; at: number }[], t0: number): string {
   if (steps.length === 0) return "";
@@ -163,6 +207,7 @@ export async function runSuites(suites: BundledSuite[], resultsPath?: string): P
     }
     save();
 
+    const keys = settingKeys(ext);
     for (const suite of suites) {
       let steps: { what: string; at: number }[] = [];
       const env: VscodeTestEnv = {
@@ -173,6 +218,7 @@ export async function runSuites(suites: BundledSuite[], resultsPath?: string): P
       };
       mkdirSync(env.artifacts, { recursive: true });
       for (const t of suite.tests) {
+        const settingsBefore = snapshotSettings(keys);
         const t0 = performance.now();
         const mine: { what: string; at: number }[] = [];
         steps = mine;
@@ -203,6 +249,13 @@ export async function runSuites(suites: BundledSuite[], resultsPath?: string): P
             60_000,
             `the clean-up of "${t.name}"`,
           ).catch(() => undefined);
+          const restored = await restoreSettings(settingsBefore).catch((e: unknown) => [
+            `(failed: ${describe(e)})`,
+          ]);
+          const failed = results.results[results.results.length - 1];
+          if (restored.length > 0) {
+            failed.error += `\n(the runner put back the settings it left changed: ${restored.join(", ")})`;
+          }
         }
         // Leave the next test a clean editor.
         await vscode.commands
