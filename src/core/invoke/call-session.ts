@@ -2,7 +2,9 @@
 // (pipeline.ts), with structured results instead of stdout/stderr text, and warm: transports (their
 // HTTP/1.1 pools and HTTP/2 sessions) and resolvers are kept across calls, keyed by the settings
 // objects they are made from (settings-key.ts), and the editor's fallback sources (the workspace
-// build) follow --schema. That caching is all this file adds; `refresh()` drops everything.
+// build) follow --schema. That caching is all this file adds; `refresh()` drops everything, for the
+// calls that start after it: a call in flight keeps what it started with (its connection, its schema)
+// until it ends, and only then is that closed.
 // A call may also send a live stream (live-requests.ts): messages the editor queues while it runs.
 import { Readable } from "node:stream";
 import { createRegistry, type DescMethod, type JsonValue } from "@bufbuild/protobuf";
@@ -102,9 +104,10 @@ export interface CallSessionOptions {
   product?: string;
   /**
    * Sources asked after server reflection when the options name no schema (`--schema`), e.g. the
-   * editor's workspace build. The session never closes them.
+   * editor's workspace build, taken once per call. The session never closes them; a lease's
+   * `release()` is called when the call that took it ends (so its owner may close them then).
    */
-  fallbackSources?: () => readonly SchemaSource[];
+  fallbackSources?: () => readonly SchemaSource[] | FallbackLease;
   /** Longest wait for one reflection answer, in milliseconds (default 30 s); read for each new schema. */
   reflectionTimeoutMs?: number | (() => number);
   /**
@@ -112,6 +115,12 @@ export interface CallSessionOptions {
    * registry module; its tokens come before PROTOCALL_TOKEN, BUF_TOKEN and the netrc.
    */
   registries?: () => Promise<RegistryAccess>;
+}
+
+/** Fallback sources held by one call: `release()` once the call ended. */
+export interface FallbackLease {
+  readonly sources: readonly SchemaSource[];
+  release(): void;
 }
 
 export interface CallSession {
@@ -127,10 +136,14 @@ export interface CallSession {
     signal?: AbortSignal,
     live?: LiveRequests,
   ): Promise<CallResult>;
-  /** Forgets every connection and resolved schema: the next call dials and resolves again. */
+  /**
+   * Forgets every connection and resolved schema: the next call dials and resolves again. Calls in
+   * flight go on with theirs, which are closed when the last of them ends.
+   */
   refresh(): Promise<void>;
   /** Number of open transports and resolvers (for tests and diagnostics). */
   stats(): { transports: number; resolvers: number };
+  /** Closes every connection and schema, those of calls in flight too (which then fail). */
   close(): Promise<void>;
 }
 
@@ -138,6 +151,48 @@ interface TransportEntry {
   ready: Promise<CurlTransport>;
   /** Resolvers that reflect through this transport; they go when it goes. */
   resolvers: Map<string, Promise<Resolver>>;
+}
+
+/**
+ * What calls in flight hold (transports, resolvers): something dropped from the session's caches
+ * while a call holds it is closed when the last call holding it ends, not under the call (a closed
+ * HTTP/2 session leaves a stream waiting for a response that never comes).
+ */
+class Holds<T extends object> {
+  private readonly holders = new Map<T, number>();
+  private readonly retired = new Map<T, () => Promise<void>>();
+
+  hold(x: T): void {
+    this.holders.set(x, (this.holders.get(x) ?? 0) + 1);
+  }
+
+  release(x: T): void {
+    const n = (this.holders.get(x) ?? 1) - 1;
+    if (n > 0) {
+      this.holders.set(x, n);
+      return;
+    }
+    this.holders.delete(x);
+    const close = this.retired.get(x);
+    if (close) {
+      this.retired.delete(x);
+      void close().catch(() => {});
+    }
+  }
+
+  /** Closes what waits for its last holder now, held or not (the session is closing). */
+  closeAll(): Promise<void> {
+    const closes = [...this.retired.values()];
+    this.retired.clear();
+    return Promise.allSettled(closes.map((close) => close())).then(() => undefined);
+  }
+
+  /** Closes `x` now when no call holds it (and returns that closing), else once the last lets go. */
+  retire(x: T, close: () => Promise<void>): Promise<void> {
+    if (!this.holders.has(x)) return close();
+    this.retired.set(x, close);
+    return Promise.resolve();
+  }
 }
 
 /** Codes after which a transport may hold a dead or poisoned connection: it is replaced. */
@@ -169,18 +224,27 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
   let currentSplit: HeaderSplitter = () => undefined;
   const sharedSplit: HeaderSplitter = (name, value) => currentSplit(name, value);
 
+  const heldTransports = new Holds<TransportEntry>();
+  const heldResolvers = new Holds<Promise<Resolver>>();
+  const closeResolver = (r: Promise<Resolver>) => r.then((res) => res.close()).catch(() => {});
+
   const dropTransport = (key: string) => {
     const entry = transports.get(key);
     if (!entry) return;
     transports.delete(key);
-    for (const r of entry.resolvers.values()) r.then((res) => res.close()).catch(() => {});
-    entry.ready.then((t) => t.close()).catch(() => {});
+    // Its resolvers reflect through it: a call that holds one holds the transport too.
+    void heldTransports.retire(entry, async () => {
+      for (const r of entry.resolvers.values()) void closeResolver(r);
+      await entry.ready.then((t) => t.close()).catch(() => {});
+    });
   };
 
+  /** The cached resolver for `key` (made by `create` when there is none), held by `held` of a call. */
   const cached = (
     map: Map<string, Promise<Resolver>>,
     key: string,
     create: () => Promise<Resolver>,
+    held: Set<Promise<Resolver>>,
   ): CachedResolver => {
     let r = map.get(key);
     const fresh = !r;
@@ -193,13 +257,17 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       });
     }
     const ready = r;
+    if (!held.has(ready)) {
+      held.add(ready);
+      heldResolvers.hold(ready);
+    }
     return {
       ready,
       fresh,
       renew() {
         if (map.get(key) === ready) map.delete(key);
-        ready.then((old) => old.close()).catch(() => {});
-        return cached(map, key, create);
+        void heldResolvers.retire(ready, () => closeResolver(ready));
+        return cached(map, key, create, held);
       },
     };
   };
@@ -207,6 +275,9 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
   /** The session's caches, as the pipeline sees them during one call. */
   const connectionsFor = (log: VerboseLog): Connections => {
     const used: string[] = [];
+    // What this call holds until it ends.
+    const entries = new Set<TransportEntry>();
+    const resolvers = new Set<Promise<Resolver>>();
     return {
       exclusive: false,
       transport(settings, _log, splitHeader) {
@@ -223,11 +294,15 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
             if (transports.get(key)?.ready === ready) transports.delete(key);
           });
         }
+        if (!entries.has(entry)) {
+          entries.add(entry);
+          heldTransports.hold(entry);
+        }
         return entry.ready;
       },
       resolver(settings, via, _log, open) {
         const map = (via && transports.get(settingsKey(via))?.resolvers) ?? schemaResolvers;
-        return cached(map, settingsKey(settings), () => open(sharedLog));
+        return cached(map, settingsKey(settings), () => open(sharedLog), resolvers);
       },
       async end(failure) {
         if (current === log) current = quiet;
@@ -236,6 +311,8 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
         if (suspect || failure instanceof SetupTimeout) {
           for (const key of used) dropTransport(key);
         }
+        for (const r of resolvers) heldResolvers.release(r);
+        for (const e of entries) heldTransports.release(e);
       },
     };
   };
@@ -259,6 +336,9 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       const timeout = options.reflectionTimeoutMs;
       const moduleSchema = o.schemas.some((spec) => looksLikeModuleRef(spec));
       const registries = moduleSchema ? await options.registries?.().catch(() => undefined) : undefined;
+      const fallback = o.schemas.length === 0 ? options.fallbackSources?.() : undefined;
+      const fallbackSources =
+        fallback === undefined ? [] : "release" in fallback ? fallback.sources : fallback;
       const r = await runPipeline(
         o,
         // Without io.stdin (the editor): `-d @-` and `-H @-` read nothing, and no password prompt.
@@ -275,7 +355,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           connections: connectionsFor(log),
           product: options.product,
           signal,
-          fallbackSources: o.schemas.length === 0 ? (options.fallbackSources?.() ?? []) : [],
+          fallbackSources,
           reflectionTimeoutMs: typeof timeout === "function" ? timeout() : timeout,
           registries,
           decodeDetails: true,
@@ -301,7 +381,9 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
             ? (value) => observer.value?.(value, result.messages.length)
             : undefined,
         },
-      );
+      ).finally(() => {
+        if (fallback !== undefined && "release" in fallback) fallback.release();
+      });
       live?.end();
       result.warnings = r.warnings;
       result.listing = r.listing;
@@ -326,7 +408,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       for (const k of [...transports.keys()]) dropTransport(k);
       const resolvers = [...schemaResolvers.values()];
       schemaResolvers.clear();
-      await Promise.allSettled(resolvers.map((r) => r.then((res) => res.close())));
+      await Promise.allSettled(resolvers.map((r) => heldResolvers.retire(r, () => closeResolver(r))));
     },
     stats() {
       let resolvers = schemaResolvers.size;
@@ -334,7 +416,9 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       return { transports: transports.size, resolvers };
     },
     async close() {
+      // Calls still running end with the connection closed under them.
       await session.refresh();
+      await Promise.all([heldTransports.closeAll(), heldResolvers.closeAll()]);
     },
   };
   return session;

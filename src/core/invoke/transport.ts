@@ -533,6 +533,12 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     },
     close() {
       pool.destroy();
+      // A stream still open ends with an error: destroying its session alone closes it without one,
+      // and the call would wait for a response that cannot come.
+      const closed = new ConnectError("the connection was closed", Code.Unavailable);
+      for (const streams of openStreams.values())
+        for (const st of streams) if (!st.destroyed) st.destroy(closed);
+      openStreams.clear();
       session?.destroy();
       for (const sock of sockets) sock.destroy();
       spare?.destroy();

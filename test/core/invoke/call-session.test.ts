@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { type AddressInfo, createServer, type Socket } from "node:net";
+import http2 from "node:http2";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -27,6 +28,54 @@ const io = { cwd: process.cwd(), env: {}, homedir: homedir() };
 
 function options(url: string, more: Partial<CurlOptions> = {}): CurlOptions {
   return { ...defaultCurlOptions(), url, ...more };
+}
+
+/** `p`, or a failure naming `what` if it has not settled within `ms` (a hang fails, it does not stall). */
+function within<T>(p: Promise<T>, what: string, ms = 30_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Waits until `cond()` holds (polling), or fails naming `what`. */
+async function until(cond: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A TCP proxy to a loopback port that counts the connections open through it. */
+async function countingProxy(port: number): Promise<{ url: string; open(): number; close(): Promise<void> }> {
+  const open = new Set<Socket>();
+  const proxy = createServer((client) => {
+    open.add(client);
+    const upstream = connect(port, "127.0.0.1");
+    const end = () => {
+      open.delete(client);
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const s of [client, upstream]) {
+      s.on("error", end);
+      s.on("close", end);
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    open: () => open.size,
+    async close() {
+      for (const s of open) s.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    },
+  };
 }
 
 describe("call session", { timeout: 300_000 }, () => {
@@ -103,6 +152,121 @@ describe("call session", { timeout: 300_000 }, () => {
       assert.ok(lines.some((l) => l.includes("Dialing")));
     } finally {
       await session.close();
+    }
+  });
+
+  test("refresh() while a call runs: the call goes on with its connection and schema, which close once it ends", async () => {
+    const proxy = await countingProxy(Number(new URL(demo.url).port));
+    const session = createCallSession();
+    try {
+      let firstMessage!: () => void;
+      const started = new Promise<void>((resolve) => {
+        firstMessage = resolve;
+      });
+      const call = session.call(
+        options(`${proxy.url}/demo.v1.DemoService/Count`, {
+          protocol: "grpc",
+          data: '{"count": 3, "delayMs": 300, "text": "tick"}',
+        }),
+        io,
+        { message: () => firstMessage() },
+      );
+      await within(started, "the first message");
+      // What the editor does when a setting or a .proto file changes while a request runs.
+      await session.refresh();
+      assert.deepEqual(session.stats(), { transports: 0, resolvers: 0 });
+      assert.equal(proxy.open(), 1, "the running call's connection stays open");
+      const r = await within(call, "the call");
+      assert.equal(r.ok, true, r.error?.message);
+      assert.equal(r.messages.length, 3);
+      // Dropped by the refresh, it is closed now that its last call ended.
+      await until(() => proxy.open() === 0, "the old connection to close");
+      const next: string[] = [];
+      const again = await session.call(
+        options(`${proxy.url}/demo.v1.GreetService/Greet`, { data: "{}" }),
+        io,
+        { log: (l) => next.push(l) },
+      );
+      assert.equal(again.ok, true, again.error?.message);
+      assert.ok(
+        next.some((l) => l.includes("Dialing")),
+        "the next call dials anew",
+      );
+    } finally {
+      await session.close();
+      await proxy.close();
+    }
+  });
+
+  test("close() while a call waits for a response that never comes: the call fails at once, it does not wait on", async () => {
+    const server = http2.createServer();
+    let streams = 0;
+    server.on("stream", () => {
+      streams++; // never answered
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const session = createCallSession();
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const call = session.call(
+        options(`http://127.0.0.1:${port}/demo.v1.GreetService/Greet`, {
+          protocol: "grpc",
+          schemas: [await demoDescriptorSet()],
+          data: "{}",
+        }),
+        io,
+      );
+      await until(() => streams === 1, "the request to reach the server");
+      await session.close();
+      const r = await within(call, "the call after close()");
+      assert.equal(r.ok, false);
+      assert.equal(r.code, "unavailable");
+      assert.match(r.error?.message ?? "", /the connection was closed/);
+    } finally {
+      await session.close();
+      server.close();
+    }
+  });
+
+  test("a lease of fallback sources is held for the whole call and released once it ends", async () => {
+    const workspace: SchemaSource = await openSchema(examplesDir, {
+      cwd: process.cwd(),
+      stdin: process.stdin,
+    });
+    let leases = 0;
+    let released = 0;
+    const session = createCallSession({
+      fallbackSources: () => {
+        leases++;
+        return { sources: [workspace], release: () => released++ };
+      },
+    });
+    try {
+      const seen: number[] = [];
+      const r = await session.call(
+        options(`${noReflection.url}/demo.v1.DemoService/Count`, {
+          protocol: "grpc",
+          data: '{"count": 2, "delayMs": 50, "text": "tick"}',
+        }),
+        io,
+        { message: () => seen.push(released) },
+      );
+      assert.equal(r.ok, true, r.error?.message);
+      assert.deepEqual(seen, [0, 0], "not released while messages arrive");
+      assert.equal(leases, 1);
+      assert.equal(released, 1);
+      // A call that names a schema takes none.
+      await session.call(
+        options(`${noReflection.url}/demo.v1.GreetService/Greet`, {
+          schemas: [await demoDescriptorSet()],
+          data: "{}",
+        }),
+        io,
+      );
+      assert.equal(leases, 1);
+    } finally {
+      await session.close();
+      await workspace.close();
     }
   });
 

@@ -14,7 +14,7 @@ import { startDemoServer } from "../../../src/demo/server";
 import type { SendApi, SendOutcome } from "../../../src/extension/send/api";
 import type { WebhooksApi } from "../../../src/extension/webhooks/api";
 import { createTestPki } from "../../support/tls";
-import type { VscodeTest, VscodeTestEnv } from "../harness";
+import { type VscodeTest, type VscodeTestEnv, waitFor } from "../harness";
 import { pushWithBuf } from "../module-push";
 
 async function api(): Promise<SendApi> {
@@ -214,6 +214,42 @@ export const tests: VscodeTest[] = [
         assert.equal(outcome.result?.ok, true, outcome.result?.error?.message ?? outcome.problems.join("\n"));
         assert.deepEqual(JSON.parse(outcome.result?.messages[0] ?? "null"), { sum: "42", count: 2 });
       } finally {
+        await server.close();
+      }
+    },
+  },
+  {
+    name: "a setting changed while a request runs (its schemas and connections refresh): the request goes on to its last message",
+    timeoutMs: 90_000,
+    async run(env) {
+      const send_ = await api();
+      // No reflection: the method comes from the workspace build, which the change drops too.
+      const server = await startDemoServer({ reflection: false });
+      const config = vscode.workspace.getConfiguration("protocall");
+      try {
+        const uri = await requestFile(
+          env,
+          "send-refresh.rpc",
+          `${server.url}/demo.v1.DemoService/Count\n\n{"count": 3, "delayMs": 1500, "text": "tick"}\n`,
+        );
+        const running = send(uri, 0);
+        env.step("wait for the first message");
+        await waitFor(
+          "the first message in the response panel",
+          () => ((send_.panel().entry?.messages.length ?? 0) >= 1 ? true : undefined),
+          60_000,
+        );
+        env.step("change protocall.compiler while the stream runs");
+        await config.update("compiler", "buf", vscode.ConfigurationTarget.Workspace);
+        env.step("wait for the request to end");
+        const outcome = await running;
+        assert.equal(outcome.result?.ok, true, outcome.result?.error?.message);
+        assert.equal(outcome.result?.messages.length, 3);
+        // The next request builds and dials anew, and is answered as well.
+        const again = await send(uri, 0);
+        assert.equal(again.result?.ok, true, again.result?.error?.message);
+      } finally {
+        await config.update("compiler", undefined, vscode.ConfigurationTarget.Workspace);
         await server.close();
       }
     },
