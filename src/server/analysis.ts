@@ -167,6 +167,10 @@ export class Analyzer {
     if (names.service) {
       info.lookup = await this.store.findService(info.schema, names.service);
       info.method = info.lookup.service?.methods.find((m) => m.name === names.method);
+      if (info.lookup.service && !info.method && names.method) {
+        // As the call's resolver does: a later source may define the same service with that method.
+        info.method = await this.store.findLaterMethod(info.schema, names.service, names.method);
+      }
     }
     return info;
   }

@@ -1,12 +1,14 @@
-// The schema of one request: its `@schema` values, then the workspace (builds, descriptor-set files,
-// configured schemas), then server reflection of its URL with its headers and TLS options.
-// Local sources come first in the editor: they answer without a network round trip and carry the
-// comments that hover shows; reflection fills in what the workspace does not have.
+// The schema of one request, in the order Send resolves it (core/schema/resolution-order.ts): with
+// `@schema` values those alone (reflection first only with an explicit `@reflect`), else server
+// reflection of its URL (with its headers and TLS options) then the workspace (configured schemas,
+// builds, descriptor-set files). So the editor flags exactly what Send would fail on. Hover reads
+// comments from the local sources first (`docSources`): reflection rarely carries any.
 import { errorMessage } from "../core/errors";
 import type { CurlOptions } from "../core/invoke/options";
-import { usesReflection } from "../core/invoke/url";
 import { schemaLocation } from "../core/schema/open-schema";
+import { schemaResolutionOrder } from "../core/schema/resolution-order";
 import type { FileSource } from "../core/schema/types";
+import { workspaceProblems } from "../core/schema/workspace-schemas";
 import { type ReflectionTarget, reflectionTarget } from "./reflection-source";
 import type { RequestSchema, SchemaStore } from "./schema-store";
 
@@ -56,37 +58,51 @@ async function collect(
   generation: number,
 ): Promise<RequestSchema> {
   const sources: FileSource[] = [];
+  /** Sources with the request's comments: every one but reflection, which rarely has any. */
+  const local: FileSource[] = [];
   const problems: { what: string; problem: string }[] = [];
   const keys: string[] = [`generation:${generation}`];
-  for (const spec of o.schemas) {
-    const path = schemaLocation(baseDir, spec);
-    keys.push(`schema:${path}`);
-    const opened = await store.openFile(path);
-    if (opened.source) sources.push(opened.source);
-    else problems.push({ what: spec, problem: opened.problem ?? "cannot open" });
-  }
-  keys.push("workspace");
   const incomplete: string[] = [];
-  for (const opened of await store.workspaceSources()) {
-    if (opened.source) sources.push(opened.source);
-    else if (opened.problem) incomplete.push(opened.problem.split("\n")[0]);
-  }
   const settings = store.currentSettings;
-  const base = o.url ? reflectionBase(o.url) : undefined;
-  if (base && settings.reflection && usesReflection(o)) {
-    const what = `reflection at ${base}`;
-    let target: ReflectionTarget | undefined;
-    try {
-      target = await reflectionTarget(o, base, baseDir, { timeoutMs: settings.reflectionTimeoutMs });
-    } catch (err) {
-      problems.push({ what, problem: errorMessage(err) });
-    }
-    if (target) {
-      keys.push(`reflect:${target.key}`);
-      const opened = await store.reflection(target.key, target.open);
-      if (opened.source) sources.push(opened.source);
-      else problems.push({ what, problem: opened.problem ?? "unavailable" });
+  for (const step of schemaResolutionOrder(o, { workspace: true })) {
+    if (step.kind === "schema") {
+      const path = schemaLocation(baseDir, step.spec);
+      keys.push(`schema:${path}`);
+      const opened = await store.openFile(path);
+      if (opened.source) {
+        sources.push(opened.source);
+        local.push(opened.source);
+      } else problems.push({ what: step.spec, problem: opened.problem ?? "cannot open" });
+    } else if (step.kind === "workspace") {
+      keys.push("workspace");
+      const opened = await store.workspaceSources();
+      for (const x of opened) {
+        if (x.source) {
+          sources.push(x.source);
+          local.push(x.source);
+        }
+      }
+      incomplete.push(...workspaceProblems(opened));
+    } else {
+      // The editor's protocall.reflection setting (off in a restricted workspace) keeps the server
+      // from asking servers while you type; Send still reflects.
+      const base = o.url ? reflectionBase(o.url) : undefined;
+      if (!base || !settings.reflection) continue;
+      const what = `reflection at ${base}`;
+      let target: ReflectionTarget | undefined;
+      try {
+        target = await reflectionTarget(o, base, baseDir, { timeoutMs: settings.reflectionTimeoutMs });
+      } catch (err) {
+        problems.push({ what, problem: errorMessage(err) });
+      }
+      if (target) {
+        keys.push(`reflect:${target.key}`);
+        const opened = await store.reflection(target.key, target.open);
+        if (opened.source) sources.push(opened.source);
+        else problems.push({ what, problem: opened.problem ?? "unavailable" });
+      }
     }
   }
-  return { key: keys.join("\u0001"), generation, sources, problems, incomplete };
+  const docSources = [...local, ...sources.filter((x) => !local.includes(x))];
+  return { key: keys.join("\u0001"), generation, sources, docSources, problems, incomplete };
 }

@@ -20,7 +20,7 @@ async function lookupDocumented(
   fullName: string,
   degraded?: () => void,
 ): Promise<(LookupResult & { registry?: Registry }) | undefined> {
-  for (const source of schema.sources) {
+  for (const source of schema.docSources) {
     try {
       const found = await lookupInSource(source, fullName);
       if (found) return found;

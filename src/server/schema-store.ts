@@ -1,26 +1,21 @@
 // Schema sources shared by every open .rpc file, each opened once and cached by key:
-//  - the workspace: each build root of each workspace folder (buf.yaml, buf.work.yaml, or folders
-//    of .proto files) built with the real buf, the descriptor-set files (*.binpb) found in the
-//    folders, and the schemas listed in the settings;
+//  - the workspace (core/schema/workspace-schemas.ts, as Send reads it): the schemas listed in the
+//    settings, then each build root of each workspace folder built with the real buf and the
+//    descriptor-set files (*.binpb) found in the folders;
 //  - a `@schema` value of a request (a directory, .proto file, descriptor-set file or registry module,
 //    REMOTE/owner/module[:ref], which open-schema fetches once and caches by commit);
 //  - server reflection of a base URL with the request's headers and TLS options.
 // Local sources are dropped when watched files change; everything is dropped on "refresh". Look-ups
 // (a service by name, the list of services, hover text) are cached per schema and name, so typing
 // never waits for a compiler or a server twice.
-import type { Dirent } from "node:fs";
-import { readdir } from "node:fs/promises";
-import { join } from "node:path";
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { errorMessage } from "../core/errors";
-import { buildWorkspace, CompilerError } from "../core/schema/compiler";
-import { openDescriptorSetBytes, openDescriptorSetFile } from "../core/schema/descriptor-set-source";
-import { findBuf } from "../core/schema/find-buf";
-import { openSchema, schemaLocation } from "../core/schema/open-schema";
+import { CompilerError } from "../core/schema/compiler";
+import { openSchema } from "../core/schema/open-schema";
 import type { FileSource } from "../core/schema/types";
-import { findWorkspaceRoots } from "../core/schema/workspace";
 import { workspaceBuildOptions } from "../core/schema/workspace-build-options";
+import { openWorkspaceSchemas, type WorkspaceSchema } from "../core/schema/workspace-schemas";
 import type { ServerSettings } from "./settings";
 
 export interface Opened {
@@ -30,7 +25,7 @@ export interface Opened {
   /** Compiler errors of a workspace build. */
   compilerError?: CompilerError;
   /** For workspace sources: what it is (the Services view lists them by this). */
-  kind?: "setting" | "workspace-build" | "descriptor-set";
+  kind?: WorkspaceSchema["kind"];
   /** For workspace sources: the configured path, build root or descriptor-set file. */
   origin?: string;
 }
@@ -42,6 +37,8 @@ export interface RequestSchema {
   /** The store's generation the sources belong to: after an invalidation they may be closed. */
   generation: number;
   sources: FileSource[];
+  /** The same sources for comments (hover, completion details): the local ones before reflection. */
+  docSources: FileSource[];
   /** Sources that could not be opened, with the reason (`@schema` values, reflection). */
   problems: { what: string; problem: string }[];
   /** Workspace builds and files that failed: the schema may lack what they define. */
@@ -135,50 +132,17 @@ export class SchemaStore {
     return opened.flatMap((o) => (o.compilerError ? [o.compilerError] : []));
   }
 
-  private async openWorkspace(): Promise<Opened[]> {
-    const out: Opened[] = [];
+  private openWorkspace(): Promise<Opened[]> {
     const s = this.settings;
-    const cwd = this.folders[0] ?? process.cwd();
-    for (const spec of s.schemas) {
-      const location = schemaLocation(cwd, spec);
-      out.push({ ...(await this.openFile(location)), kind: "setting", origin: location });
-    }
-    if (!s.workspaceBuild) return out;
-    const build = workspaceBuildOptions(s);
-    // Which compiler builds, named in the log (a failure to find it is reported by the build).
-    const compiler = build.protocPath ?? (await findBuf({ bufPath: s.bufPath }).catch(() => undefined));
-    for (const folder of this.folders) {
-      for (const root of await findWorkspaceRoots(folder)) {
-        try {
-          const started = performance.now();
-          const { bytes, fromCache } = await buildWorkspace(root, build);
-          this.log(
-            `built ${root} with ${compiler ?? "buf"} (${Math.round(performance.now() - started)} ms${fromCache ? ", cached" : ""})`,
-          );
-          out.push({
-            source: openDescriptorSetBytes(bytes, `workspace ${root}`),
-            kind: "workspace-build",
-            origin: root,
-          });
-        } catch (err) {
-          out.push({
-            problem: errorMessage(err),
-            compilerError: err instanceof CompilerError ? err : undefined,
-            kind: "workspace-build",
-            origin: root,
-          });
-          this.log(`cannot build ${root}: ${errorMessage(err)}`);
-        }
-      }
-      for (const file of await findDescriptorSets(folder)) {
-        try {
-          out.push({ source: await openDescriptorSetFile(file), kind: "descriptor-set", origin: file });
-        } catch (err) {
-          out.push({ problem: errorMessage(err), kind: "descriptor-set", origin: file });
-        }
-      }
-    }
-    return out;
+    return openWorkspaceSchemas({
+      schemas: s.schemas,
+      baseDir: this.folders[0] ?? process.cwd(),
+      folders: s.workspaceBuild ? this.folders : [],
+      build: workspaceBuildOptions(s),
+      // Shared with `@schema` values: a file named by both is opened once.
+      openSetting: (location) => this.openFile(location),
+      log: this.log,
+    });
   }
 
   /** A `@schema` value (absolute path or registry module, see schemaLocation), opened once. */
@@ -260,6 +224,30 @@ export class SchemaStore {
     return p;
   }
 
+  /**
+   * The method in a source after the first one that defines its service (the call's resolver,
+   * core/schema/resolver.ts findMethod, looks there too); cached per schema and name.
+   */
+  findLaterMethod(schema: RequestSchema, service: string, method: string): Promise<DescMethod | undefined> {
+    return this.remember(`method\u0000${schema.key}\u0000${service}/${method}`, async () => {
+      let seen = false;
+      for (const source of schema.sources) {
+        try {
+          const found = await source.findType(service);
+          if (found?.kind !== "service") continue;
+          if (seen) {
+            const m = found.methods.find((x) => x.name === method);
+            if (m) return m;
+          }
+          seen = true;
+        } catch {
+          // Reported by findService.
+        }
+      }
+      return undefined;
+    });
+  }
+
   /** The sorted union of the services of the sources that can list them; cached per schema. */
   listServices(schema: RequestSchema): Promise<string[]> {
     const key = schema.key;
@@ -305,26 +293,4 @@ export class SchemaStore {
   async close(): Promise<void> {
     this.invalidate(true);
   }
-}
-
-/** Descriptor-set files (`*.binpb`) in a folder, skipping node_modules and hidden folders. */
-async function findDescriptorSets(folder: string): Promise<string[]> {
-  const out: string[] = [];
-  async function walk(dir: string, depth: number): Promise<void> {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (e.isDirectory()) {
-        if (depth < 16 && e.name !== "node_modules" && !e.name.startsWith(".")) {
-          await walk(join(dir, e.name), depth + 1);
-        }
-      } else if (e.name.endsWith(".binpb")) out.push(join(dir, e.name));
-    }
-  }
-  await walk(folder, 0);
-  return out.sort();
 }

@@ -35,10 +35,12 @@ describe("hover text cache", { timeout: 60_000 }, () => {
     const source = await openDescriptorSetFile(await demoDescriptorSet());
     const store = new SchemaStore({ ...defaultSettings(), workspaceBuild: false }, () => {});
     try {
+      const failing = failingOnce(source);
       const schema = {
         key: "test",
         generation: 0,
-        sources: [failingOnce(source)],
+        sources: [failing],
+        docSources: [failing],
         problems: [],
         incomplete: [],
       };

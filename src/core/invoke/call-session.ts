@@ -12,6 +12,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { errorMessage } from "../errors";
 import { looksLikeModuleRef } from "../registry/module-ref";
 import type { RegistryAccess } from "../registry/token";
+import { schemaResolutionOrder } from "../schema/resolution-order";
 import type { Resolver } from "../schema/resolver";
 import type { SchemaSource } from "../schema/types";
 import { SetupTimeout } from "./call-context";
@@ -336,7 +337,8 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       const timeout = options.reflectionTimeoutMs;
       const moduleSchema = o.schemas.some((spec) => looksLikeModuleRef(spec));
       const registries = moduleSchema ? await options.registries?.().catch(() => undefined) : undefined;
-      const fallback = o.schemas.length === 0 ? options.fallbackSources?.() : undefined;
+      const asksWorkspace = schemaResolutionOrder(o, { workspace: true }).some((s) => s.kind === "workspace");
+      const fallback = asksWorkspace ? options.fallbackSources?.() : undefined;
       const fallbackSources =
         fallback === undefined ? [] : "release" in fallback ? fallback.sources : fallback;
       const r = await runPipeline(

@@ -20,6 +20,7 @@ import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { ProtocallError } from "../errors";
 import type { RegistryAccess } from "../registry/token";
+import { schemaResolutionOrder } from "../schema/resolution-order";
 import type { Resolver } from "../schema/resolver";
 import type { SchemaSource } from "../schema/types";
 import { CallContext, type SetupPhase, SetupTimeout } from "./call-context";
@@ -45,7 +46,10 @@ export interface PipelineOptions {
   product?: string;
   /** Ends the call early (Ctrl-C, the editor's Cancel): it fails as canceled. */
   signal?: AbortSignal;
-  /** Sources asked after reflection when the options name no --schema (the editor's workspace build). */
+  /**
+   * The front end's workspace sources (the editor's): asked after reflection when the options name no
+   * --schema, as schemaResolutionOrder says.
+   */
   fallbackSources?: readonly SchemaSource[];
   /** Longest wait for one reflection answer, in milliseconds (default 30 s). */
   reflectionTimeoutMs?: number;
@@ -113,26 +117,28 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
       ? await bound(p.connections.transport(connection, log, target.splitHeader), "connecting")
       : undefined;
 
-    // Schema sources, in order: reflection, then each --schema, then (without --schema) the fallbacks.
-    const fallback = o.schemas.length === 0 ? (p.fallbackSources ?? []) : [];
+    // Schema sources, in the one order (resolution-order.ts): reflection unless --schema without
+    // --reflect, then each --schema, then (without --schema) the front end's workspace sources.
+    const steps = schemaResolutionOrder(o, { workspace: (p.fallbackSources?.length ?? 0) > 0 });
+    const fallback = steps.some((s) => s.kind === "workspace") ? (p.fallbackSources ?? []) : [];
     const settings: ResolverSettings = { ...target.schema, fallbackSources: fallback.length };
     const reflects = target.schema.reflection !== undefined && transport !== undefined;
     const open = async (sourceLog: VerboseLog): Promise<Resolver> => {
       const sources: SchemaSource[] = [];
-      if (reflects && target.schema.reflection && transport) {
-        sources.push(
-          await reflectionSource(target.schema.reflection, transport, {
-            log: (line) => sourceLog.line(line),
-            timeoutMs: p.reflectionTimeoutMs,
-            signal: p.connections.exclusive ? bounds.signal : undefined,
-          }),
-        );
-      }
-      if (o.schemas.length > 0) {
-        const { openSchema } = await import("../schema/open-schema");
-        for (const spec of o.schemas) {
+      for (const step of steps) {
+        if (step.kind === "reflection") {
+          if (!reflects || !target.schema.reflection || !transport) continue;
           sources.push(
-            await openSchema(spec, {
+            await reflectionSource(target.schema.reflection, transport, {
+              log: (line) => sourceLog.line(line),
+              timeoutMs: p.reflectionTimeoutMs,
+              signal: p.connections.exclusive ? bounds.signal : undefined,
+            }),
+          );
+        } else if (step.kind === "schema") {
+          const { openSchema } = await import("../schema/open-schema");
+          sources.push(
+            await openSchema(step.spec, {
               cwd: io.cwd,
               stdin: io.stdin,
               env: io.env,
@@ -143,9 +149,8 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
               registryCas: p.registries?.cas,
             }),
           );
-        }
+        } else for (const s of fallback) sources.push(borrowed(s));
       }
-      for (const s of fallback) sources.push(borrowed(s));
       const { createResolver } = await import("../schema/resolver");
       return createResolver(sources);
     };

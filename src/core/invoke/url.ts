@@ -1,6 +1,7 @@
 // The positional URL of `protocall curl`: in invoke mode `<base URL>/<package.Service>/<Method>`,
 // with the list flags a base URL (optional when the schema does not come from reflection).
 import { ProtocallError } from "../errors";
+import { reflectionOn } from "../schema/resolution-order";
 import type { CurlOptions } from "./options";
 
 export interface CurlUrl {
@@ -32,7 +33,7 @@ export function isListMode(o: CurlOptions): boolean {
 
 /** Whether reflection is on: explicitly, or by default unless --schema is given. */
 export function usesReflection(o: CurlOptions): boolean {
-  return o.reflect ?? o.schemas.length === 0;
+  return reflectionOn(o);
 }
 
 const example = "http://localhost:8080/acme.v1.GreetService/Greet";

@@ -176,7 +176,9 @@ export class SendFeature {
       if (pending) clearTimeout(pending);
       pending = setTimeout(() => void this.engine.refresh(), 300);
     };
-    const watcher = vscode.workspace.createFileSystemWatcher("**/{*.proto,buf.yaml,buf.work.yaml,buf.lock}");
+    const watcher = vscode.workspace.createFileSystemWatcher(
+      "**/{*.proto,buf.yaml,buf.work.yaml,buf.lock,*.binpb}",
+    );
     this.ctx.subscriptions.push(
       watcher,
       watcher.onDidChange(refreshSoon),

@@ -1,8 +1,9 @@
 // The schemas of the workspace as a source for "Send": asked after server reflection when a request
-// names no @schema (the CLI has no such fallback; in the editor it lets requests reach servers that
-// have no reflection). As the language server reads them: the `protocall.schemas` entries first
-// (descriptor sets, directories, registry modules added with "Add Registry Module…", with the
-// editor's registry sign-ins), then the build of the open folders' .proto files. Opened lazily on the
+// names no @schema (core/schema/resolution-order.ts; the CLI has no workspace; in the editor it lets
+// requests reach servers that have no reflection). Read by the language server's own code
+// (core/schema/workspace-schemas.ts): the `protocall.schemas` entries first (descriptor sets,
+// directories, registry modules added with "Add Registry Module…", with the editor's registry
+// sign-ins), then each folder's builds and descriptor-set files (`*.binpb`). Opened lazily on the
 // first look-up, once per change of the workspace's .proto files or those settings, with the compiler
 // the language server uses (workspaceBuildOptions); never in an untrusted workspace.
 //
@@ -10,7 +11,7 @@
 // open new ones, and the old ones are closed once the last call that holds them has ended, so a
 // setting changed or a .proto file saved while a request runs does not close its schema under it.
 import * as vscode from "vscode";
-import { errorMessage, ProtocallError } from "../../core/errors";
+import { errorMessage } from "../../core/errors";
 import type { FallbackLease } from "../../core/invoke/call-session";
 import { settingsKey } from "../../core/invoke/settings-key";
 import type { SchemaSource } from "../../core/schema/types";
@@ -133,45 +134,42 @@ class WorkspaceSchemas {
   }
 
   /**
-   * Opens the settings' schemas and builds every root of the folders, once (a failed build is tried
-   * again at the next look-up). A settings schema that cannot be opened is skipped, with a warning in
-   * the output: the language server shows it in the Services view.
+   * Opens the workspace's schemas as the language server does (core/schema/workspace-schemas.ts), once:
+   * a root that fails to build or a file that cannot be read is left out with a warning in the
+   * output (the language server shows it at the .proto files and in the Services view), and the
+   * others are used. A settings schema that cannot be opened is opened again by the next call.
    */
   private open(): Promise<SchemaSource[]> {
     this.opened ??= (async () => {
-      const [{ findWorkspaceRoots }, { openSchema, schemaLocation }] = await Promise.all([
-        import("../../core/schema/workspace"),
+      const [{ openWorkspaceSchemas }, { openSchema }] = await Promise.all([
+        import("../../core/schema/workspace-schemas"),
         import("../../core/schema/open-schema"),
       ]);
-      const out: SchemaSource[] = [];
       const registries = this.schemas.length > 0 ? await this.ctx.registryAccess() : undefined;
-      for (const spec of this.schemas) {
-        try {
-          out.push(
-            await openSchema(schemaLocation(this.baseDir, spec), {
-              cwd: this.baseDir,
-              stdin: process.stdin,
-              ...this.build,
-              registryTokens: registries?.tokens,
-              registryCas: registries?.cas,
-            }),
-          );
-        } catch (err) {
-          this.ctx.log.warn(`The schema ${spec} of protocall.schemas cannot be opened: ${errorMessage(err)}`);
-          this.retry = true;
-        }
-      }
-      for (const folder of this.folders) {
-        for (const root of await findWorkspaceRoots(folder)) {
-          try {
-            out.push(await openSchema(root, { cwd: folder, stdin: process.stdin, ...this.build }));
-          } catch (err) {
-            this.ctx.log.warn(`The workspace build of ${root} failed: ${errorMessage(err)}`);
-            for (const s of out) void s.close().catch(() => {});
-            throw err instanceof ProtocallError
-              ? err
-              : new ProtocallError(`the workspace build of ${root} failed: ${errorMessage(err)}`);
-          }
+      const entries = await openWorkspaceSchemas({
+        schemas: this.schemas,
+        baseDir: this.baseDir,
+        folders: this.folders,
+        build: this.build,
+        openSetting: (location) =>
+          openSchema(location, {
+            cwd: this.baseDir,
+            stdin: process.stdin,
+            ...this.build,
+            registryTokens: registries?.tokens,
+            registryCas: registries?.cas,
+          }).then(
+            (source) => ({ source }),
+            (err) => ({ problem: errorMessage(err) }),
+          ),
+      });
+      const out: SchemaSource[] = [];
+      for (const e of entries) {
+        if (e.source) out.push(e.source);
+        else {
+          const what = e.kind === "setting" ? `The schema ${e.origin} of protocall.schemas` : e.origin;
+          this.ctx.log.warn(`${what} cannot be used by Send: ${(e.problem ?? "").split("\n")[0]}`);
+          if (e.kind === "setting") this.retry = true;
         }
       }
       return out;
