@@ -341,16 +341,17 @@ describe("Services view requests", { timeout: 120_000 }, () => {
     assert.deepEqual(r.children, [{ kind: "package", name: "acme.v1", serviceCount: 1 }]);
   });
 
-  it("checks a request against the workspace's schema before reflection of its URL", async () => {
-    // The demo server's GreetRequest has no local_only; the workspace's has.
+  it("checks a request against reflection of its URL before the workspace, as Send resolves it", async () => {
+    // The demo server's GreetRequest has no local_only; the workspace's has. Send takes the server's.
     const text = `###\n${demo.url}/demo.v1.GreetService/Greet\n\n{"name": "x", "localOnly": "y"}\n`;
     const uri = pathToFileURL(join(dir, "order.rpc")).href;
     client.open(uri, text);
     const diagnostics = await client.diagnosticsFor(uri, 1);
     assert.deepEqual(
       diagnostics.map((d) => d.message),
-      [],
+      ['unknown field "localOnly" in message demo.v1.GreetRequest; its fields: name'],
     );
+    // Hover still prefers the workspace's comments (reflection carries none).
     const hover = await client.hover(uri, { line: 1, character: demo.url.length + 20 });
     assert.ok(hover);
     assert.match((hover.contents as { value: string }).value, /workspace's own GreetService/);
