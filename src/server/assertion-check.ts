@@ -1,5 +1,5 @@
 // `@assert` and `@capture` against the schema: each path is followed through the method's output
-// type (core/schema/response-path.ts), error detail types are looked up in the request's schema and
+// type (core/rpcfile/response-path.ts), error detail types are looked up in the request's schema and
 // in google/rpc/error_details.proto (which every server may send), and values are checked against
 // what the path holds. Problems become diagnostics whose `data.replacement` the quick fix applies.
 import { createRegistry, type DescMessage } from "@bufbuild/protobuf";
@@ -10,7 +10,7 @@ import {
   type PathResolution,
   resolveResponsePath,
   type SchemaProblem,
-} from "../core/schema/response-path";
+} from "../core/rpcfile/response-path";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb";
 import type { RequestInfo } from "./analysis";
 import type { RequestSchema, SchemaStore } from "./schema-store";

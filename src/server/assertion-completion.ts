@@ -20,7 +20,7 @@ import {
   statusCodeNames,
 } from "../core/rpcfile/assertion-syntax";
 import type { RpcRequest } from "../core/rpcfile/types";
-import { type Shape, standardDetailTypes } from "../core/schema/response-path";
+import { type Shape, standardDetailTypes } from "../core/rpcfile/response-path";
 import type { Analyzer } from "./analysis";
 import { resolvePath } from "./assertion-check";
 import { fieldComments, fieldTypeText } from "./schema-docs";

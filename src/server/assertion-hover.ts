@@ -13,7 +13,7 @@ import {
 import type { Range, RpcRequest } from "../core/rpcfile/types";
 import { code, escapeMarkdown } from "../core/schema/docs";
 import { fullNameOf } from "../core/schema/lookup";
-import { describeShape } from "../core/schema/response-path";
+import { describeShape } from "../core/rpcfile/response-path";
 import type { Analyzer } from "./analysis";
 import { resolvePath } from "./assertion-check";
 import { hoverMarkdown } from "./schema-docs";

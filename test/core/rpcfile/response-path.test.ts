@@ -8,7 +8,7 @@ import {
   describeShape,
   resolveResponsePath,
   type SchemaProblem,
-} from "../../../src/core/schema/response-path";
+} from "../../../src/core/rpcfile/response-path";
 import { DemoService } from "../../../src/gen/demo/v1/demo_pb";
 import { GreetService } from "../../../src/gen/demo/v1/greet_pb";
 import { file_google_rpc_error_details } from "../../../src/gen/google/rpc/error_details_pb";

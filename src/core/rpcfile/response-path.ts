@@ -1,4 +1,4 @@
-// The schema side of `@assert` and `@capture`: follows a response path (../rpcfile/assertion-syntax.ts)
+// The schema side of `@assert` and `@capture`: follows a response path (assertion-syntax.ts)
 // through the method's output type and the error detail types, as the response's proto JSON is
 // shaped, and checks an assertion's operator and value against what the path leads to. The language
 // server turns the problems into diagnostics (with quick fixes from `replacement`), and uses the
@@ -25,8 +25,8 @@ import {
   type PathSegment,
   type ResponsePath,
   type RpcAssertion,
-} from "../rpcfile/assertion-syntax";
-import type { Range } from "../rpcfile/types";
+} from "./assertion-syntax";
+import type { Range } from "./types";
 
 /** What a place in the response holds. */
 export type Shape =
