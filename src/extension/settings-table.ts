@@ -4,8 +4,9 @@
 // defaults are written; a test checks them against package.json's `contributes.configuration`.
 // The language server's settings (`ServerSettings`) are mapped from these values here too.
 // No `vscode` import: the table and the mappings are plain data and functions, tested without an editor.
+
+import type { ServerSettings } from "../core/analysis/settings";
 import type { Protocol } from "../core/invoke/options";
-import type { ServerSettings } from "../server/settings";
 
 /** One setting: its default and, where the manifest has them, its allowed values or range. */
 interface SettingSpec<T> {

@@ -11,6 +11,10 @@ import {
   type Range,
 } from "vscode-languageserver";
 import type { TextDocument } from "vscode-languageserver-textdocument";
+import type { Analyzer } from "../core/analysis/analysis";
+import { resolvePath } from "../core/analysis/assertion-check";
+import { fieldComments, fieldTypeText } from "../core/analysis/schema-docs";
+import type { SchemaStore } from "../core/analysis/schema-store";
 import {
   assertOperators,
   errorMembers,
@@ -19,12 +23,8 @@ import {
   pathRoots,
   statusCodeNames,
 } from "../core/rpcfile/assertion-syntax";
-import type { RpcRequest } from "../core/rpcfile/types";
 import { type Shape, standardDetailTypes } from "../core/rpcfile/response-path";
-import type { Analyzer } from "./analysis";
-import { resolvePath } from "./assertion-check";
-import { fieldComments, fieldTypeText } from "./schema-docs";
-import type { SchemaStore } from "./schema-store";
+import type { RpcRequest } from "../core/rpcfile/types";
 
 /** `# @assert ` or `# @capture ` and what follows, up to the cursor. */
 const assertionLine = /^(\s*(?:#|\/\/)\s*@(assert|capture))(\s+)(.*)$/;

@@ -3,6 +3,10 @@
 // type, the operator, an enum value given as the value, and the captured variable.
 import type { Hover, Position } from "vscode-languageserver";
 import type { TextDocument } from "vscode-languageserver-textdocument";
+import type { Analyzer } from "../core/analysis/analysis";
+import { resolvePath } from "../core/analysis/assertion-check";
+import { hoverMarkdown } from "../core/analysis/schema-docs";
+import type { SchemaStore } from "../core/analysis/schema-store";
 import {
   assertOperators,
   pathRoots,
@@ -10,14 +14,10 @@ import {
   type RpcAssertion,
   type RpcCapture,
 } from "../core/rpcfile/assertion-syntax";
+import { describeShape } from "../core/rpcfile/response-path";
 import type { Range, RpcRequest } from "../core/rpcfile/types";
 import { code, escapeMarkdown } from "../core/schema/docs";
 import { fullNameOf } from "../core/schema/lookup";
-import { describeShape } from "../core/rpcfile/response-path";
-import type { Analyzer } from "./analysis";
-import { resolvePath } from "./assertion-check";
-import { hoverMarkdown } from "./schema-docs";
-import type { SchemaStore } from "./schema-store";
 
 const optionDocs = {
   assert:

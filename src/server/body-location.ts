@@ -1,10 +1,10 @@
 // Maps an editor position in a request body to the JSON document, the place in it, and the schema
 // element there (the field under a key, the field a value belongs to, the element of a list or map).
 import type { DescExtension, DescField, DescMessage } from "@bufbuild/protobuf";
+import { type JsonLocation, locate, parseJsonTree } from "../core/analysis/json-tree";
 import { offsetIn } from "../core/rpcfile/parse";
 import type { Position, RpcBodyPart, RpcRequest } from "../core/rpcfile/types";
 import { resolveJsonPath } from "../core/schema/json-path";
-import { type JsonLocation, locate, parseJsonTree } from "./json-tree";
 
 export interface BodyPlace {
   part: RpcBodyPart & { kind: "json" };

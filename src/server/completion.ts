@@ -13,6 +13,10 @@ import {
   type Range,
 } from "vscode-languageserver";
 import type { TextDocument } from "vscode-languageserver-textdocument";
+import type { Analyzer } from "../core/analysis/analysis";
+import { fieldComments, fieldTypeText } from "../core/analysis/schema-docs";
+import type { SchemaStore } from "../core/analysis/schema-store";
+import { pathStart } from "../core/analysis/url-parts";
 import { curlFlags } from "../core/invoke/curl-flags";
 import { isProtocolOwnedHeader } from "../core/invoke/header-line";
 import { captureSources } from "../core/rpcfile/context";
@@ -21,12 +25,8 @@ import { requestAt } from "../core/rpcfile/request-at";
 import type { RpcRequest } from "../core/rpcfile/types";
 import { systemVariables } from "../core/rpcfile/variables";
 import { fieldSkeleton, messageSkeleton } from "../core/schema/skeleton";
-import type { Analyzer } from "./analysis";
 import { assertionItems } from "./assertion-completion";
 import { bodyPlace, documentAt } from "./body-location";
-import { fieldComments, fieldTypeText } from "./schema-docs";
-import type { SchemaStore } from "./schema-store";
-import { pathStart } from "./url-parts";
 
 export const commonHeaders = [
   "Authorization",

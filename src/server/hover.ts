@@ -3,6 +3,9 @@
 // `@assert` and `@capture` lines (assertion-hover.ts). Markdown comes from the schema engine's renderDocs.
 import type { Hover, Position } from "vscode-languageserver";
 import type { TextDocument } from "vscode-languageserver-textdocument";
+import type { Analyzer } from "../core/analysis/analysis";
+import { hoverMarkdown } from "../core/analysis/schema-docs";
+import type { SchemaStore } from "../core/analysis/schema-store";
 import { curlFlagsByName } from "../core/invoke/curl-flags";
 import { captureSources } from "../core/rpcfile/context";
 import { positionIn } from "../core/rpcfile/parse";
@@ -11,11 +14,8 @@ import type { Range, RpcRequest, Token } from "../core/rpcfile/types";
 import { findReferences, systemVariables } from "../core/rpcfile/variables";
 import { code, escapeMarkdown } from "../core/schema/docs";
 import { fullNameOf } from "../core/schema/lookup";
-import type { Analyzer } from "./analysis";
 import { assertionHover } from "./assertion-hover";
 import { bodyPlace } from "./body-location";
-import { hoverMarkdown } from "./schema-docs";
-import type { SchemaStore } from "./schema-store";
 
 export function within(r: Range, p: Position): boolean {
   if (p.line < r.start.line || p.line > r.end.line) return false;

@@ -16,17 +16,17 @@ import {
   TextDocuments,
 } from "vscode-languageserver";
 import { TextDocument } from "vscode-languageserver-textdocument";
+import { Analyzer } from "../core/analysis/analysis";
+import { computeDiagnostics } from "../core/analysis/diagnostics";
+import { SchemaStore } from "../core/analysis/schema-store";
+import { defaultSettings, mergeSettings } from "../core/analysis/settings";
 import { errorMessage } from "../core/errors";
-import { Analyzer } from "./analysis";
 import { codeActions } from "./code-actions";
 import { complete } from "./completion";
-import { computeDiagnostics } from "./diagnostics";
 import { hover } from "./hover";
 import { codeLenses, documentSymbols } from "./lenses";
 import { refreshRequest } from "./protocol";
-import { SchemaStore } from "./schema-store";
 import { registerServicesRequests } from "./services-requests";
-import { defaultSettings, mergeSettings } from "./settings";
 
 /** Files whose change can change a schema or a variable. */
 const watched = [

@@ -7,7 +7,7 @@
 import { RequestType, RequestType0 } from "vscode-languageserver-protocol";
 import { arrayOf, type Check, isBoolean, isString, objectOf, oneOf, optional } from "./param-checks";
 
-export type { ServerSettings } from "./settings";
+export type { ServerSettings } from "../core/analysis/settings";
 
 /** "▶ Send": arguments `[documentUri: string, requestIndex: number]`. */
 export const sendCommand = "protocall.send";

@@ -7,6 +7,7 @@ import { basename, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConnectError } from "@connectrpc/connect";
 import type { Connection } from "vscode-languageserver";
+import type { Opened, SchemaStore } from "../core/analysis/schema-store";
 import { errorMessage } from "../core/errors";
 import { methodRequestText } from "../core/rpcfile/serialize";
 import { ProtoLocator } from "../core/schema/proto-locator";
@@ -35,7 +36,6 @@ import {
   serviceRequestTextRequest,
   serviceSourcesRequest,
 } from "./protocol";
-import type { Opened, SchemaStore } from "./schema-store";
 import { openServerSource, serverBaseUrl } from "./services-server-source";
 
 export interface ServicesContext {

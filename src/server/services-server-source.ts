@@ -1,11 +1,12 @@
 // A server of the Services view as a schema source: server reflection at its URL with its headers
 // and TLS options, opened as `protocall curl` opens a target (reflection-source.ts), once per server
 // entry and kept in the schema store until "Refresh".
+
+import { reflectionTarget } from "../core/analysis/reflection-source";
+import type { Opened, SchemaStore } from "../core/analysis/schema-store";
 import { errorMessage, ProtocallError } from "../core/errors";
 import { type CurlOptions, defaultCurlOptions } from "../core/invoke/options";
 import type { ServiceServer } from "./protocol";
-import { reflectionTarget } from "./reflection-source";
-import type { Opened, SchemaStore } from "./schema-store";
 
 /** The server's base URL without a trailing slash; throws a ProtocallError saying how to fix a bad one. */
 export function serverBaseUrl(server: ServiceServer): string {

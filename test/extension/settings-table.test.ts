@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { defaultSettings } from "../../src/core/analysis/settings";
 import {
   checkSetting,
   listenerSettingsFrom,
@@ -14,7 +15,6 @@ import {
   serverSettingsFrom,
   settingsTable,
 } from "../../src/extension/settings-table";
-import { defaultSettings } from "../../src/server/settings";
 import { repoRoot } from "../support/cli";
 
 interface Property {

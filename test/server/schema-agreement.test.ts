@@ -67,10 +67,7 @@ describe("the editor and Send agree on a request's schema", { timeout: 180_000 }
     // A descriptor set in a folder: the only place demo.v1.DemoService is in the workspace.
     mkdirSync(join(dir, "sets"));
     copyFileSync(set, join(dir, "sets/demo.binpb"));
-    [reflecting, plain] = await Promise.all([
-      startDemoServer(),
-      startDemoServer({ reflection: false }),
-    ]);
+    [reflecting, plain] = await Promise.all([startDemoServer(), startDemoServer({ reflection: false })]);
     client = await LspClient.start({
       rootDir: dir,
       initializationOptions: { bufPath, reflectionTimeoutMs: 5000 },

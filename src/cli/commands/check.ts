@@ -1,5 +1,5 @@
 // `protocall check [FILES|DIRS] [--schema S]`: the language server's diagnostics of .rpc files
-// (src/server/check-files.ts: the same analysis the editor runs), printed as
+// (src/core/analysis/check-files.ts: the same analysis the editor runs), printed as
 // `file:line:col: severity: message`, exit 1 when any is an error. Meant for pre-commit hooks and
 // CI: nothing is sent, server reflection is off unless --reflect, and every file is checked against
 // one opened schema.
@@ -130,8 +130,8 @@ export const command: Command = {
       );
     }
     const [{ checkFiles, workspaceFolderOf }, { defaultSettings }] = await Promise.all([
-      import("../../server/check-files"),
-      import("../../server/settings"),
+      import("../../core/analysis/check-files"),
+      import("../../core/analysis/settings"),
     ]);
     const settings = defaultSettings();
     settings.schemas = a.schemas.map((s) => resolve(ctx.cwd, s));

@@ -22,7 +22,7 @@
 //
 // The parsing is total: every problem is a diagnostic with the range of the offending part, and a
 // line with a problem yields no assertion. Evaluation is in ../assertions/evaluate.ts; the
-// language server checks paths against the method's output type (src/server/assertion-check.ts).
+// language server checks paths against the method's output type (src/core/analysis/assertion-check.ts).
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { Diagnostic, Range, Token } from "./types";
 

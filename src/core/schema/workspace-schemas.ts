@@ -1,7 +1,7 @@
 // The workspace's schemas, the last step of a request's schema (resolution-order.ts) in the editor:
 // the `protocall.schemas` entries, then for each workspace folder the build of each of its roots
 // (buf.yaml, buf.work.yaml, folders of .proto files) and its descriptor-set files (`*.binpb`). One
-// implementation for the language server (src/server/schema-store.ts) and the editor's Send
+// implementation for the language server (src/core/analysis/schema-store.ts) and the editor's Send
 // (src/extension/send/workspace-sources.ts), so both read the same sources in the same order.
 // Each entry stands alone: a root that fails to build, or a file that cannot be read, is reported
 // with why and the others are still used.

@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createRegistry, type DescMessage, type DescMethod } from "@bufbuild/protobuf";
 import { parseRpcFile, splitLines } from "../../../src/core/rpcfile/parse";
-import type { Range } from "../../../src/core/rpcfile/types";
 import {
   checkAssertionValue,
   describeShape,
   resolveResponsePath,
   type SchemaProblem,
 } from "../../../src/core/rpcfile/response-path";
+import type { Range } from "../../../src/core/rpcfile/types";
 import { DemoService } from "../../../src/gen/demo/v1/demo_pb";
 import { GreetService } from "../../../src/gen/demo/v1/greet_pb";
 import { file_google_rpc_error_details } from "../../../src/gen/google/rpc/error_details_pb";

@@ -1,6 +1,6 @@
 // The service and method segments of a request line's URL as written, with their ranges, for
 // diagnostics, hover and completion: `{{host}}/demo.v1.GreetService/Greet`.
-import type { Range, Token } from "../core/rpcfile/types";
+import type { Range, Token } from "../rpcfile/types";
 
 export interface UrlSegment {
   text: string;

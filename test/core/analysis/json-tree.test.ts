@@ -2,9 +2,9 @@
 // document is being typed, and that no text makes it (or the checks on it) throw.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { EverythingSchema } from "../../src/gen/demo/v1/types_pb";
-import { checkBody } from "../../src/server/body-check";
-import { type JsonNode, locate, parseJsonTree } from "../../src/server/json-tree";
+import { checkBody } from "../../../src/core/analysis/body-check";
+import { type JsonNode, locate, parseJsonTree } from "../../../src/core/analysis/json-tree";
+import { EverythingSchema } from "../../../src/gen/demo/v1/types_pb";
 
 describe("json tree", () => {
   it("locates keys and values, complete or being typed", () => {

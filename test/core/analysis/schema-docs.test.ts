@@ -2,13 +2,13 @@
 // hover asks that source again, so a server that was down a moment ago still gets its comments shown.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { openDescriptorSetFile } from "../../src/core/schema/descriptor-set-source";
-import type { FileSource } from "../../src/core/schema/types";
-import { GreetRequestSchema } from "../../src/gen/demo/v1/greet_pb";
-import { hoverMarkdown } from "../../src/server/schema-docs";
-import { SchemaStore } from "../../src/server/schema-store";
-import { defaultSettings } from "../../src/server/settings";
-import { demoDescriptorSet } from "../support/servers";
+import { hoverMarkdown } from "../../../src/core/analysis/schema-docs";
+import { SchemaStore } from "../../../src/core/analysis/schema-store";
+import { defaultSettings } from "../../../src/core/analysis/settings";
+import { openDescriptorSetFile } from "../../../src/core/schema/descriptor-set-source";
+import type { FileSource } from "../../../src/core/schema/types";
+import { GreetRequestSchema } from "../../../src/gen/demo/v1/greet_pb";
+import { demoDescriptorSet } from "../../support/servers";
 
 /** A source whose first look-up fails, as a server that is not reachable yet. */
 function failingOnce(source: FileSource): FileSource {

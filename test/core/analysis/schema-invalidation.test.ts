@@ -8,14 +8,14 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { defaultCurlOptions } from "../../src/core/invoke/options";
-import { parseRpcFile } from "../../src/core/rpcfile/parse";
-import { Analyzer } from "../../src/server/analysis";
-import { requestSchema } from "../../src/server/request-schema";
-import { SchemaStore } from "../../src/server/schema-store";
-import { defaultSettings } from "../../src/server/settings";
-import { bufPath } from "../support/buf";
-import { createWorkspace } from "./workspace";
+import { Analyzer } from "../../../src/core/analysis/analysis";
+import { requestSchema } from "../../../src/core/analysis/request-schema";
+import { SchemaStore } from "../../../src/core/analysis/schema-store";
+import { defaultSettings } from "../../../src/core/analysis/settings";
+import { defaultCurlOptions } from "../../../src/core/invoke/options";
+import { parseRpcFile } from "../../../src/core/rpcfile/parse";
+import { createWorkspace } from "../../server/workspace";
+import { bufPath } from "../../support/buf";
 
 describe("schema store invalidated while a schema is read", { timeout: 120_000 }, () => {
   let dir: string;

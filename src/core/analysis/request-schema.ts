@@ -3,12 +3,12 @@
 // reflection of its URL (with its headers and TLS options) then the workspace (configured schemas,
 // builds, descriptor-set files). So the editor flags exactly what Send would fail on. Hover reads
 // comments from the local sources first (`docSources`): reflection rarely carries any.
-import { errorMessage } from "../core/errors";
-import type { CurlOptions } from "../core/invoke/options";
-import { schemaLocation } from "../core/schema/open-schema";
-import { schemaResolutionOrder } from "../core/schema/resolution-order";
-import type { FileSource } from "../core/schema/types";
-import { workspaceProblems } from "../core/schema/workspace-schemas";
+import { errorMessage } from "../errors";
+import type { CurlOptions } from "../invoke/options";
+import { schemaLocation } from "../schema/open-schema";
+import { schemaResolutionOrder } from "../schema/resolution-order";
+import type { FileSource } from "../schema/types";
+import { workspaceProblems } from "../schema/workspace-schemas";
 import { type ReflectionTarget, reflectionTarget } from "./reflection-source";
 import type { RequestSchema, SchemaStore } from "./schema-store";
 

@@ -3,15 +3,15 @@
 // in google/rpc/error_details.proto (which every server may send), and values are checked against
 // what the path holds. Problems become diagnostics whose `data.replacement` the quick fix applies.
 import { createRegistry, type DescMessage } from "@bufbuild/protobuf";
-import { DiagnosticSeverity, type Diagnostic as LspDiagnostic } from "vscode-languageserver";
-import type { ResponsePath } from "../core/rpcfile/assertion-syntax";
+import { DiagnosticSeverity, type Diagnostic as LspDiagnostic } from "vscode-languageserver-protocol";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb";
+import type { ResponsePath } from "../rpcfile/assertion-syntax";
 import {
   checkAssertionValue,
   type PathResolution,
   resolveResponsePath,
   type SchemaProblem,
-} from "../core/rpcfile/response-path";
-import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb";
+} from "../rpcfile/response-path";
 import type { RequestInfo } from "./analysis";
 import type { RequestSchema, SchemaStore } from "./schema-store";
 

@@ -5,10 +5,10 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Diagnostic } from "vscode-languageserver";
+import type { Diagnostic } from "vscode-languageserver-protocol";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { errorMessage } from "../core/errors";
-import { findWorkspaceRoot } from "../core/rpcfile/environment";
+import { errorMessage } from "../errors";
+import { findWorkspaceRoot } from "../rpcfile/environment";
 import { Analyzer } from "./analysis";
 import { computeDiagnostics } from "./diagnostics";
 import { SchemaStore } from "./schema-store";

@@ -7,11 +7,15 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { DescMessage } from "@bufbuild/protobuf";
-import { DiagnosticSeverity, DiagnosticTag, type Diagnostic as LspDiagnostic } from "vscode-languageserver";
+import {
+  DiagnosticSeverity,
+  DiagnosticTag,
+  type Diagnostic as LspDiagnostic,
+} from "vscode-languageserver-protocol";
 import type { TextDocument } from "vscode-languageserver-textdocument";
-import { closest } from "../core/closest";
-import { positionIn } from "../core/rpcfile/parse";
-import type { Diagnostic, Range, Severity, Token } from "../core/rpcfile/types";
+import { closest } from "../closest";
+import { positionIn } from "../rpcfile/parse";
+import type { Diagnostic, Range, Severity, Token } from "../rpcfile/types";
 import type { Analyzer, RequestInfo } from "./analysis";
 import { assertionDiagnostics } from "./assertion-check";
 import { checkBody } from "./body-check";

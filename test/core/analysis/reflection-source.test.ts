@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { after, test } from "node:test";
-import { type CurlOptions, defaultCurlOptions } from "../../src/core/invoke/options";
-import { describeTarget } from "../../src/core/invoke/target";
-import { reflectionTarget } from "../../src/server/reflection-source";
+import { reflectionTarget } from "../../../src/core/analysis/reflection-source";
+import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
+import { describeTarget } from "../../../src/core/invoke/target";
 
 const dir = mkdtempSync(join(tmpdir(), "protocall-lsp-reflection-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,10 +8,10 @@ import {
   type Registry,
   ScalarType,
 } from "@bufbuild/protobuf";
-import { commentBlocks, renderDocs } from "../core/schema/docs";
-import { describe, type LookupResult } from "../core/schema/lookup";
-import { lookupInSource } from "../core/schema/source-lookup";
-import type { NamedDesc } from "../core/schema/types";
+import { commentBlocks, renderDocs } from "../schema/docs";
+import { describe, type LookupResult } from "../schema/lookup";
+import { lookupInSource } from "../schema/source-lookup";
+import type { NamedDesc } from "../schema/types";
 import type { RequestSchema, SchemaStore } from "./schema-store";
 
 /** The element with its source info from the first source that declares it; `desc` itself otherwise. */

@@ -4,17 +4,17 @@
 // keepalive, TLS, Unix socket), and the cache key is the settings object the source is made from.
 import { homedir } from "node:os";
 import { Readable } from "node:stream";
-import { version } from "../../package.json";
-import { ProtocallError } from "../core/errors";
-import type { CurlOptions } from "../core/invoke/options";
-import { settingsKey } from "../core/invoke/settings-key";
+import { version } from "../../../package.json";
+import { ProtocallError } from "../errors";
+import type { CurlOptions } from "../invoke/options";
+import { settingsKey } from "../invoke/settings-key";
 import {
   type ConnectionSettings,
   describeTarget,
   openReflection,
   type ReflectionSettings,
-} from "../core/invoke/target";
-import type { FileSource } from "../core/schema/types";
+} from "../invoke/target";
+import type { FileSource } from "../schema/types";
 
 export interface ReflectionTarget {
   /** What the source is made from: the connection and the reflection settings of a call. */

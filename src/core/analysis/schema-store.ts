@@ -10,12 +10,12 @@
 // never waits for a compiler or a server twice.
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { errorMessage } from "../core/errors";
-import { CompilerError } from "../core/schema/compiler";
-import { openSchema } from "../core/schema/open-schema";
-import type { FileSource } from "../core/schema/types";
-import { workspaceBuildOptions } from "../core/schema/workspace-build-options";
-import { openWorkspaceSchemas, type WorkspaceSchema } from "../core/schema/workspace-schemas";
+import { errorMessage } from "../errors";
+import { CompilerError } from "../schema/compiler";
+import { openSchema } from "../schema/open-schema";
+import type { FileSource } from "../schema/types";
+import { workspaceBuildOptions } from "../schema/workspace-build-options";
+import { openWorkspaceSchemas, type WorkspaceSchema } from "../schema/workspace-schemas";
 import type { ServerSettings } from "./settings";
 
 export interface Opened {

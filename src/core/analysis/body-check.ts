@@ -10,8 +10,8 @@ import {
   type DescMessage,
   ScalarType,
 } from "@bufbuild/protobuf";
-import { closest } from "../core/closest";
-import { closestFieldName, fieldByJsonKey, unknownFieldText } from "../core/schema/json-path";
+import { closest } from "../closest";
+import { closestFieldName, fieldByJsonKey, unknownFieldText } from "../schema/json-path";
 import type { JsonNode } from "./json-tree";
 
 export interface BodyProblem {

@@ -2,9 +2,9 @@
 // does right after start-up), so the Services view does not wait for a large schema twice.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { SchemaStore } from "../../src/server/schema-store";
-import { defaultSettings } from "../../src/server/settings";
-import { demoDescriptorSet } from "../support/servers";
+import { SchemaStore } from "../../../src/core/analysis/schema-store";
+import { defaultSettings } from "../../../src/core/analysis/settings";
+import { demoDescriptorSet } from "../../support/servers";
 
 describe("schema store settings", { timeout: 60_000 }, () => {
   it("keeps its sources for equal settings and drops them for changed ones", async () => {
