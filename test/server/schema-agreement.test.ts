@@ -162,6 +162,18 @@ describe("the editor and Send agree on a request's schema", { timeout: 180_000 }
     assert.equal(r.sent.ok, true, r.sent.error?.text);
   });
 
+  it("@reflect false without @schema is refused by both (the workspace is no --schema)", async () => {
+    const r = await both(
+      `# @reflect false\n${plain.url}/demo.v1.GreetService/Greet\n\n{"nickname": "Ada"}\n`,
+    );
+    agree(r);
+    assert.equal(r.sent.ok, false);
+    assert.ok(
+      r.errors.some((e) => e.startsWith("--reflect=false needs a schema")),
+      r.errors.join("\n"),
+    );
+  });
+
   it("a method neither has is an error for both", async () => {
     const r = await both(`${plain.url}/demo.v1.DemoService/Nope\n\n{}\n`);
     agree(r);

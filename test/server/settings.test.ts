@@ -59,12 +59,13 @@ describe("language server settings", { timeout: 120_000 }, () => {
     const empty = mkdtempSync(join(tmpdir(), "protocall-lsp-empty-"));
     const other = await LspClient.start({
       rootDir: empty,
-      configuration: { bufPath },
+      // Reflection off in the editor: only the workspace is asked (`# @reflect false` without
+      // `@schema` is an error, as Send refuses it).
+      configuration: { bufPath, reflection: false },
       workspaceFolders: true,
     });
     try {
-      const text =
-        '###\n# @reflect false\nhttp://127.0.0.1:9/acme.v1.ShopService/PlaceOrder\n\n{"item": 1}\n';
+      const text = '###\nhttp://127.0.0.1:9/acme.v1.ShopService/PlaceOrder\n\n{"item": 1}\n';
       const uri = pathToFileURL(join(empty, "later.rpc")).href;
       other.open(uri, text);
       assert.deepEqual(await other.diagnosticsFor(uri, 1), [], "no schema yet: nothing to check");

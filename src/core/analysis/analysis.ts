@@ -5,9 +5,10 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { DescMethod } from "@bufbuild/protobuf";
 import type { TextDocument } from "vscode-languageserver-textdocument";
-import { errorMessage } from "../errors";
+import { errorMessage, ProtocallError } from "../errors";
 import { type CurlOptions, defaultCurlOptions } from "../invoke/options";
 import { isListMode } from "../invoke/url";
+import { validateCurlOptions } from "../invoke/validate";
 import { openRpcContext, type RpcContext } from "../rpcfile/context";
 import { parseRpcFile } from "../rpcfile/parse";
 import type { Diagnostic, RpcFile, RpcRequest } from "../rpcfile/types";
@@ -42,6 +43,16 @@ export interface Analysis {
   requestsGeneration: number;
   /** The environment and `.env` values, read once per version (null: unreadable). */
   context?: RpcContext | null;
+}
+
+/** Why `protocall curl` (and Send) would refuse the options before sending, if it would. */
+function optionsProblem(o: CurlOptions): string | undefined {
+  try {
+    validateCurlOptions(o);
+    return undefined;
+  } catch (err) {
+    return err instanceof ProtocallError ? err.message : undefined;
+  }
 }
 
 export class Analyzer {
@@ -159,7 +170,20 @@ export class Analyzer {
           options.schemas.push(o.value.text);
       }
       names = { service, method };
-    } else info.options = options;
+    } else {
+      info.options = options;
+      // What Send refuses before it reads anything (`--reflect=false` without a schema, TLS flags on
+      // an http URL, ...): the editor says it too, where the request starts.
+      const invalid = optionsProblem(options);
+      if (invalid && request.url) {
+        info.conversion.push({
+          severity: "error",
+          message: invalid,
+          range: request.url.range,
+          code: "invalid-options",
+        });
+      }
+    }
     if (isListMode(options)) return info;
     info.serviceName = names.service;
     info.methodName = names.method;

@@ -318,7 +318,10 @@ function outputError(err: NodeJS.ErrnoException): ProtocallError {
 /** A source someone else owns: the resolver may ask it, but closing the resolver leaves it open. */
 function borrowed(source: SchemaSource): SchemaSource {
   return {
-    label: source.label,
+    // Read when asked: a lazy source may say more once it has opened (what it lacks).
+    get label() {
+      return source.label;
+    },
     listServices: () => source.listServices(),
     findType: (name) => source.findType(name),
     findExtension: (extendee, number) => source.findExtension(extendee, number),

@@ -69,6 +69,8 @@ export class WorkspaceSources implements vscode.Disposable {
 /** The workspace's schemas for one set of settings: opened once, closed when retired and unleased. */
 class WorkspaceSchemas {
   private opened: Promise<SchemaSource[]> | undefined;
+  /** What could not be opened (a root that does not build, ...): a method not found says so. */
+  private problems: string[] = [];
   private leases = 0;
   private retired = false;
   /** A settings schema could not be opened (a registry not signed in to yet): open again next time. */
@@ -86,8 +88,14 @@ class WorkspaceSchemas {
     this.leases++;
     let released = false;
     const open = () => this.open();
+    const problems = () => this.problems;
     const source: SchemaSource = {
-      label: "the workspace's schemas",
+      get label() {
+        const missing = problems();
+        return missing.length > 0
+          ? `the workspace's schemas (incomplete: ${missing.join("; ")})`
+          : "the workspace's schemas";
+      },
       async listServices() {
         const names = new Set<string>();
         for (const s of await open()) for (const n of await s.listServices()) names.add(n);
@@ -141,7 +149,7 @@ class WorkspaceSchemas {
    */
   private open(): Promise<SchemaSource[]> {
     this.opened ??= (async () => {
-      const [{ openWorkspaceSchemas }, { openSchema }] = await Promise.all([
+      const [{ openWorkspaceSchemas, workspaceProblems }, { openSchema }] = await Promise.all([
         import("../../core/schema/workspace-schemas"),
         import("../../core/schema/open-schema"),
       ]);
@@ -164,6 +172,7 @@ class WorkspaceSchemas {
           ),
       });
       const out: SchemaSource[] = [];
+      this.problems = workspaceProblems(entries);
       for (const e of entries) {
         if (e.source) out.push(e.source);
         else {

@@ -3,11 +3,12 @@
 // history per request, applies the timeout setting and the active environment; the copy commands put
 // the command line on the clipboard; an undefined variable is reported and nothing is sent.
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
+import { buildWorkspace } from "../../../src/core/schema/compiler";
 import { defaultRegistryConfig } from "../../../src/core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
 import { startDemoServer } from "../../../src/demo/server";
@@ -214,6 +215,43 @@ export const tests: VscodeTest[] = [
         assert.equal(outcome.result?.ok, true, outcome.result?.error?.message ?? outcome.problems.join("\n"));
         assert.deepEqual(JSON.parse(outcome.result?.messages[0] ?? "null"), { sum: "42", count: 2 });
       } finally {
+        await server.close();
+      }
+    },
+  },
+  {
+    name: "the workspace's schemas as the language server reads them: a *.binpb in a folder resolves the method, next to a root that fails to build",
+    timeoutMs: 120_000,
+    async run(env) {
+      const send_ = await api();
+      const server = await startDemoServer({ reflection: false });
+      const sets = join(env.workspace, "sets");
+      const proto = join(env.workspace, "proto");
+      const hidden = join(env.workspace, ".proto-away");
+      try {
+        env.step("build the demo schema into sets/demo.binpb, then take the .proto files away");
+        const root = vscode.extensions.getExtension("protocall.protocall")?.extensionPath ?? "";
+        const arch = process.arch === "x64" ? "x64" : process.arch;
+        const bufPath = join(root, "node_modules", `@bufbuild/buf-${process.platform}-${arch}`, "bin", "buf");
+        const { bytes } = await buildWorkspace(env.workspace, { bufPath });
+        mkdirSync(sets, { recursive: true });
+        writeFileSync(join(sets, "demo.binpb"), bytes);
+        // buf.yaml's module is gone: its root fails to build; the descriptor set has the services.
+        renameSync(proto, hidden);
+        await send_.refresh();
+        const uri = await requestFile(
+          env,
+          "send-binpb.rpc",
+          `${server.url}/demo.v1.DemoService/Sum\n\n{"number": 40}\n{"number": 2}\n`,
+        );
+        env.step("send");
+        const outcome = await send(uri, 0);
+        assert.equal(outcome.result?.ok, true, outcome.result?.error?.message ?? outcome.problems.join("\n"));
+        assert.deepEqual(JSON.parse(outcome.result?.messages[0] ?? "null"), { sum: "42", count: 2 });
+      } finally {
+        if (existsSync(hidden)) renameSync(hidden, proto);
+        rmSync(sets, { recursive: true, force: true });
+        await send_.refresh();
         await server.close();
       }
     },
