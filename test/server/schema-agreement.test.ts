@@ -23,6 +23,8 @@ const greetProto = `syntax = "proto3";
 package demo.v1;
 service GreetService {
   rpc Greet(GreetRequest) returns (GreetResponse);
+  // Only here: the servers do not have it.
+  rpc Wave(GreetRequest) returns (GreetResponse);
 }
 // The workspace's own idea of the request: not what the servers have.
 message GreetRequest {
@@ -112,9 +114,11 @@ describe("the editor and Send agree on a request's schema", { timeout: 180_000 }
     return { errors, sent };
   }
 
+  /** The editor shows an error exactly when Send fails before the RPC (an RPC error has a code). */
   function agree(r: { errors: string[]; sent: CallResult }): void {
     const why = `editor: ${JSON.stringify(r.errors)}; Send: ${r.sent.error?.text ?? "ok"}`;
-    assert.equal(r.errors.length > 0, !r.sent.ok, `they disagree: ${why}`);
+    const refused = !r.sent.ok && r.sent.code === undefined;
+    assert.equal(r.errors.length > 0, refused, `they disagree: ${why}`);
   }
 
   it("the workspace's build and its failing root are what both see", () => {
@@ -172,6 +176,13 @@ describe("the editor and Send agree on a request's schema", { timeout: 180_000 }
       r.errors.some((e) => e.startsWith("--reflect=false needs a schema")),
       r.errors.join("\n"),
     );
+  });
+
+  it("a method the reflected service lacks is taken from the workspace's definition by both", async () => {
+    const r = await both(`${reflecting.url}/demo.v1.GreetService/Wave\n\n{"nickname": "Ada"}\n`);
+    agree(r);
+    // Resolved and sent: the server answers that it has no such method.
+    assert.equal(r.sent.code, "unimplemented", r.sent.error?.text);
   });
 
   it("a method neither has is an error for both", async () => {
