@@ -9,7 +9,7 @@ import { createFeatures } from "./features";
 import type { LiveApi } from "./live/live-feature";
 import type { SendApi } from "./send/api";
 import type { ServicesApi } from "./services/services-feature";
-import type { TestsApi } from "./tests/tests-feature";
+import type { TestsApi } from "./test-explorer/tests-feature";
 import type { WebhooksApi } from "./webhooks/api";
 
 /** What activate() returns: each part's API, for other extensions and the extension-API tests. */

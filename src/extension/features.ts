@@ -7,7 +7,7 @@ import { LiveFeature } from "./live/live-feature";
 import { RequestFilesFeature } from "./request-files/request-files-feature";
 import { SendFeature } from "./send/send-feature";
 import { ServicesFeature } from "./services/services-feature";
-import { TestsFeature } from "./tests/tests-feature";
+import { TestsFeature } from "./test-explorer/tests-feature";
 import { WebhooksFeature } from "./webhooks/webhooks-feature";
 
 export interface Features {

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as vscode from "vscode";
-import type { TestsApi } from "../../../src/extension/tests/tests-feature";
+import type { TestsApi } from "../../../src/extension/test-explorer/tests-feature";
 import { type VscodeTest, type VscodeTestEnv, waitFor } from "../harness";
 
 async function api(): Promise<TestsApi> {
