@@ -106,12 +106,69 @@ describe("protocall run", { timeout: 120_000 }, () => {
       "PASS Greet (T)",
       "FAIL Fail (T)",
       `  ${shown}:7:1: expected status == ok, got not_found: gone (assert on status or error to expect a failure)`,
+      // The error's body, as protocall curl prints it.
+      "  {",
+      '     "code": "not_found",',
+      '     "message": "gone"',
+      "  }",
       "ERROR Down (T)",
       `  ${shown}:11:1: the call failed: ${r.stderr.match(/the call failed: (.*)/)?.[1]}`,
       "PASS Again (T)",
-      "4 requests: 2 passed, 1 failed, 1 errored; 4 checks, 2 failed (T)",
+      // The check of the call that never got an answer did not run (it did not fail).
+      "4 requests: 2 passed, 1 failed, 1 errored; 4 checks, 1 failed, 1 not run (T)",
     ]);
-    assert.match(lines[4], /the call failed: .*connection refused/);
+    assert.match(lines[8], /the call failed: .*connection refused/);
+  });
+
+  test("against a dead server: every request errored, its checks not run, captures say the call failed", async () => {
+    const { file } = workspace(
+      [
+        `@host = http://127.0.0.1:${closedPort}`,
+        "### Greet",
+        "# @assert message.greeting exists",
+        "# @capture greeting = message.greeting",
+        "{{host}}/demo.v1.GreetService/Greet",
+        "",
+        '{"name": "world"}',
+        "### Use it",
+        '# @assert message.greeting contains "Hello"',
+        "{{host}}/demo.v1.GreetService/Greet",
+        "",
+        '{"name": "{{greeting}}"}',
+        "### Expect no detail",
+        "# @assert error.details[google.rpc.ErrorInfo] !exists",
+        "{{host}}/demo.v1.DemoService/Fail",
+        "",
+        "{}",
+      ].join("\n"),
+    );
+    const r = await run([file]);
+    const lines = r.stderr
+      .trimEnd()
+      .replace(/\(\d+ ms\)/g, "(T)")
+      .replace(/call failed: .*/g, "call failed: WHY")
+      .split("\n");
+    const shown = file.replace(`${dir}/`, "");
+    assert.deepEqual(lines, [
+      "ERROR Greet (T)",
+      `  ${shown}:5:1: the call failed: WHY`,
+      "ERROR Use it (T)",
+      `  ${shown}:12:11: {{greeting}} has no value: request "Greet" (line 2) ran, but its call failed: WHY`,
+      "ERROR Expect no detail (T)",
+      `  ${shown}:15:1: the call failed: WHY`,
+      // Greet's implicit status check, its assertion and capture, and the !exists: none ran.
+      "3 requests: 0 passed, 3 errored; 4 checks, 4 not run (T)",
+    ]);
+    assert.match(r.stderr, /ran, but its call failed: .*connection refused/);
+    // The first failure's exit code: a failed dial exits as protocall curl does (unavailable × 8).
+    const curl = await runCli([
+      "curl",
+      "-d",
+      "{}",
+      `http://127.0.0.1:${closedPort}/demo.v1.GreetService/Greet`,
+    ]);
+    assert.equal(r.code, curl.code);
+    assert.notEqual(r.code, 0);
   });
 
   test("a file without ### is one request; its output is exactly protocall curl's", async () => {

@@ -3,7 +3,8 @@
 // (requests converted as the editor's Send converts them, called through one warm call session,
 // judged by their `# @assert` options, `# @capture` values feeding the requests after them); this
 // file renders it: response messages on stdout as `protocall curl` prints them (one stdout sink),
-// one line per request and per failed check on stderr, a summary, and the JUnit / JSON reports.
+// one line per request and per failure line (checked-request.ts) on stderr, with an RPC error's body,
+// a summary, and the JUnit / JSON reports.
 // Problems in the file (syntax, unknown options, undefined variables) are reported as
 // `file:line:col: message` before anything is sent.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -11,6 +12,7 @@ import { relative, resolve } from "node:path";
 import { type RequestResult, type RequestVerdict, summarize } from "../../core/assertions/results";
 import type { RequestRun } from "../../core/assertions/run-requests";
 import { ProtocallError } from "../../core/errors";
+import { redactSecrets } from "../../core/invoke/redact";
 import type { Range } from "../../core/rpcfile/types";
 import { defineFlags, flagsHelp, invalidValue, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
@@ -50,8 +52,10 @@ Usage:
 
 Each request of the file runs in order; response messages are printed on stdout as \`protocall curl\`
 prints them. On stderr, one line per request (PASS, FAIL, ERROR for a call that failed outside the RPC,
-SKIP) with each check that did not hold under it as FILE:LINE:COL: message, then a summary
-(\`3 requests: 2 passed, 1 failed; 7 checks, 1 failed (42 ms)\`). All requests run even if one fails,
+SKIP) with each check that did not hold under it as FILE:LINE:COL: message and an RPC error's
+body (code, message, details) as \`protocall curl\` prints it, then a summary
+(\`3 requests: 2 passed, 1 failed; 7 checks, 1 failed (42 ms)\`). The checks of a call that failed
+outside the RPC (no connection) are not run, and counted so (\`3 checks, 3 not run\`). All requests run even if one fails,
 unless --bail is given. A request passes when its status is ok and every # @assert holds (assert on
 status or error to expect a failure: # @assert status == not_found). The exit code is 0 when every
 request passes, else the first failing request's: its \`protocall curl\` exit code when its call
@@ -329,23 +333,29 @@ const marks: Record<RequestVerdict, string> = {
   skipped: "SKIP",
 };
 
-/** A request's line, and one line per check that did not hold (or per problem that kept it unsent). */
+/**
+ * A request's line; under it, what kept it unsent, or its failure lines (checked-request.ts: the
+ * call's failure once, else each check that did not hold), then an RPC error's body as
+ * `protocall curl` prints it (code, message, details; secrets redacted).
+ */
 function requestLines(r: RequestRun, where: (range: Range) => string): string {
   const res = r.result;
   const time =
     res.verdict === "skipped" ? ` (${res.message?.replace(/^not run: /, "")})` : ` (${ms(res.durationMs)})`;
   let out = `${marks[res.verdict]} ${res.name}${time}\n`;
   for (const p of r.problems) out += `  ${where(p.range)}: ${p.message}\n`;
-  if (res.verdict === "errored" && r.problems.length === 0) {
-    // The call failed outside the RPC: every check would say so; say it once.
-    out += `  ${where(r.request.requestLine ?? r.request.range)}: the call failed: ${res.message}\n`;
-    return out;
+  for (const f of r.failures ?? []) out += `  ${where(f.range)}: ${f.message}\n`;
+  const error = r.call?.error;
+  if (error && r.call?.code !== undefined && r.call.code !== "ok") {
+    for (const line of error.text.trimEnd().split("\n")) out += `  ${redactSecrets(line)}\n`;
   }
-  for (const c of res.checks) if (!c.passed) out += `  ${where(c.range)}: ${c.message}\n`;
   return out;
 }
 
-/** `3 requests: 2 passed, 1 failed; 7 checks, 1 failed (42 ms)` and a newline. */
+/**
+ * `3 requests: 2 passed, 1 failed; 7 checks, 1 failed (42 ms)` and a newline; checks of calls that
+ * failed outside the RPC are counted as not run (`; 3 checks, 3 not run`).
+ */
 function summaryLine(results: readonly RequestResult[], elapsedMs: number): string {
   const s = summarize(results);
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -353,9 +363,10 @@ function summaryLine(results: readonly RequestResult[], elapsedMs: number): stri
   if (s.failed) line += `, ${s.failed} failed`;
   if (s.errored) line += `, ${s.errored} errored`;
   if (s.skipped) line += `, ${s.skipped} skipped`;
-  const checks = s.checks.passed + s.checks.failed;
+  const checks = s.checks.passed + s.checks.failed + s.checks.notRun;
   line += `; ${plural(checks, "check")}`;
   if (s.checks.failed) line += `, ${s.checks.failed} failed`;
+  if (s.checks.notRun) line += `, ${s.checks.notRun} not run`;
   return `${line} (${ms(elapsedMs)})\n`;
 }
 

@@ -5,7 +5,12 @@
 //
 // A request passes when every check holds. Unless an assertion is about `status` or `error`, one
 // implicit check comes first: the status must be ok (as a request without assertions has always
-// been judged), so asserting on a failing call's error is how a failure is expected.
+// been judged), so asserting on a failing call's error is how a failure is expected. A call that
+// failed outside the RPC (no connection, no status) checks nothing: every check is "not run".
+//
+// Unset fields: the messages hold every field without presence at its default and leave out every
+// field with presence that is not set (call-outcome.ts), so `exists` asks "is it set?" and a path to
+// an unset field leads to nothing (README: "Request files that test themselves").
 import type { JsonValue } from "@bufbuild/protobuf";
 import type {
   AssertValue,
@@ -27,6 +32,11 @@ export interface CheckResult {
   passed: boolean;
   /** Whether the path led to a value. */
   found: boolean;
+  /**
+   * The check was not evaluated: the call failed outside the RPC (it is not passed, and is counted
+   * apart from the checks that failed).
+   */
+  notRun?: true;
   /** The value at the path, when found. */
   actual?: JsonValue;
   /** One line: what was expected and what was found, or what held. */
@@ -55,6 +65,9 @@ type Lookup = { found: true; value: JsonValue } | { found: false; reason: string
 export function evaluateChecks(outcome: CallOutcome, request: RequestChecks): Evaluation {
   const checks: CheckResult[] = [];
   const aboutStatus = request.assertions.some((a) => a.path.root === "status" || a.path.root === "error");
+  if (outcome.status === undefined && outcome.failure !== undefined) {
+    return { checks: notRun(outcome.failure, request, !aboutStatus), captured: {}, passed: false };
+  }
   if (!aboutStatus) checks.push(implicitStatus(outcome, request.range));
   for (const a of request.assertions) checks.push(evaluateAssertion(outcome, a));
   const captured: Record<string, string> = {};
@@ -86,6 +99,25 @@ export function evaluateChecks(outcome: CallOutcome, request: RequestChecks): Ev
   return { checks, captured, passed: checks.every((c) => c.passed) };
 }
 
+/** Every check of a request whose call failed outside the RPC: none could be checked. */
+function notRun(failure: string, request: RequestChecks, implicit: boolean): CheckResult[] {
+  const message = `not checked: the call failed: ${failure}`;
+  const base = { passed: false, found: false, notRun: true as const, message };
+  const out: CheckResult[] = [];
+  if (implicit) out.push({ ...base, kind: "status", text: "status == ok", range: request.range });
+  for (const a of request.assertions) {
+    out.push({ ...base, kind: "assert", text: assertionText(a), range: a.range });
+  }
+  for (const c of request.captures) {
+    out.push({ ...base, kind: "capture", text: `${c.name.text} = ${c.path.text}`, range: c.range });
+  }
+  return out;
+}
+
+function assertionText(a: RpcAssertion): string {
+  return `${a.path.text} ${a.operator.text}${a.value ? ` ${a.value.text}` : ""}`;
+}
+
 function implicitStatus(outcome: CallOutcome, range: Range): CheckResult {
   const base = { kind: "status" as const, text: "status == ok", range };
   if (outcome.status === undefined) {
@@ -113,17 +145,19 @@ function implicitStatus(outcome: CallOutcome, range: Range): CheckResult {
 export function evaluateAssertion(outcome: CallOutcome, a: RpcAssertion): CheckResult {
   const found = lookupPath(outcome, a.path);
   const op = a.operator.text;
-  const expected = a.value ? ` ${a.value.text}` : "";
-  const text = `${a.path.text} ${op}${expected}`;
+  const text = assertionText(a);
   const base = { kind: "assert" as const, text, range: a.range };
   const result = (passed: boolean, why?: string): CheckResult => {
     const got = found.found ? show(found.value) : `nothing (${found.reason})`;
+    const unsetNotNull = !found.found && a.value?.kind === "json" && a.value.json === null;
+    const note =
+      why ?? (unsetNotNull ? `an unset field is left out, not null: write ${a.path.text} !exists` : "");
     return {
       ...base,
       passed,
       found: found.found,
       ...(found.found ? { actual: found.value } : {}),
-      message: passed ? text : `expected ${text}, got ${got}${why ? `: ${why}` : ""}`,
+      message: passed ? text : `expected ${text}, got ${got}${note ? `: ${note}` : ""}`,
     };
   };
   if (op === "exists") return result(found.found);

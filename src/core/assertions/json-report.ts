@@ -35,6 +35,7 @@ export function jsonReport(results: readonly RequestResult[], options: JsonRepor
             message: c.message,
           };
           if (c.found) check.actual = c.actual ?? null;
+          if (c.notRun) check.notRun = true;
           return check;
         }),
       };

@@ -92,7 +92,9 @@ function testcase(r: RequestResult): string[] {
     }
   }
   if (r.checks.length > 0) {
-    const lines = r.checks.map((c) => `${c.passed ? "passed" : "FAILED"}: ${c.message}`);
+    const lines = r.checks.map((c) =>
+      c.notRun ? `not run: ${c.text}` : `${c.passed ? "passed" : "FAILED"}: ${c.message}`,
+    );
     body.push(`      <system-out>${text(lines.join("\n"))}</system-out>`);
   }
   if (body.length === 0) return [`${head}/>`];

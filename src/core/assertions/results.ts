@@ -36,8 +36,11 @@ export interface RunSummary {
   skipped: number;
   /** The requests' durations added up. */
   durationMs: number;
-  /** Checks that held and that did not (implicit status checks and captures included). */
-  checks: { passed: number; failed: number };
+  /**
+   * Checks that held, that did not, and that were not run because their call failed outside the RPC
+   * (implicit status checks and captures included).
+   */
+  checks: { passed: number; failed: number; notRun: number };
 }
 
 /** How a request that ran ended: errored when the call failed outside the RPC, else by its checks. */
@@ -54,13 +57,14 @@ export function summarize(results: readonly RequestResult[]): RunSummary {
     errored: 0,
     skipped: 0,
     durationMs: 0,
-    checks: { passed: 0, failed: 0 },
+    checks: { passed: 0, failed: 0, notRun: 0 },
   };
   for (const r of results) {
     s[r.verdict]++;
     s.durationMs += r.durationMs;
     for (const c of r.checks) {
       if (c.passed) s.checks.passed++;
+      else if (c.notRun) s.checks.notRun++;
       else s.checks.failed++;
     }
   }

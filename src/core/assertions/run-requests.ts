@@ -1,24 +1,24 @@
 // Runs requests of a `.rpc` file as tests: each is converted as the editor's Send converts it
-// (prepareSend, with the values captured so far), called through the call session (connections and
-// schemas stay warm from one request to the next, so a file of a thousand requests costs a thousand
-// calls, not a thousand dials and schema loads), and judged by its `@assert` options (evaluate.ts);
+// (prepareSend, with the values captured so far), then called and judged by the checked-request
+// runner (checked-request.ts, which Send and the Test Explorer use too) through one call session
+// (connections and schemas stay warm from one request to the next, so a file of a thousand requests
+// costs a thousand calls, not a thousand dials and schema loads);
 // its `@capture` values become variables of the requests after it. `protocall run` renders what this
 // reports; the reporters (junit-report.ts, json-report.ts) take its results.
 //
 // Two passes: `checkRequests` converts every request before anything is sent, keeping references to
 // values that an earlier request captures as written, so a typo in the last request sends nothing;
 // `runRequests` then converts each request again with the captured values just before it is sent. A
-// request that needs a value whose capture did not run (it failed, or was not selected) is not sent,
-// and says which request to run first.
-import type { JsonValue } from "@bufbuild/protobuf";
-import { callOutcome } from "../invoke/call-outcome";
+// request that needs a value whose capture did not run (it was not selected) is not sent, and says
+// which request to run first; one whose capturing request ran without taking the value says why.
 import type { CallIo, CallResult, CallSession } from "../invoke/call-session";
-import type { RpcContext } from "../rpcfile/context";
+import type { RpcContext, RunVariables } from "../rpcfile/context";
 import { type PreparedSend, prepareSend, type SendProblem } from "../rpcfile/prepare-send";
 import { requestLabel } from "../rpcfile/to-curl";
 import type { RpcFile, RpcRequest } from "../rpcfile/types";
-import { type Evaluation, evaluateChecks } from "./evaluate";
-import { type RequestResult, verdictOf } from "./results";
+import { type CheckFailure, checkedRequestOf, runCheckedRequest } from "./checked-request";
+import type { Evaluation } from "./evaluate";
+import type { RequestResult } from "./results";
 
 export interface RunRequestsOptions {
   /** The file's text and its parse. */
@@ -62,6 +62,8 @@ export interface RequestRun {
   /** The checks, when the request was sent. */
   evaluation?: Evaluation;
   call?: CallResult;
+  /** What to tell the user when it was sent and did not pass (checked-request.ts failureLines). */
+  failures?: CheckFailure[];
   /** Problems that kept the request from being sent (a capture that has not run). */
   problems: SendProblem[];
   /**
@@ -95,12 +97,13 @@ export function checkRequests(
 /** Runs the requests in order. Never throws for a failing call: every failure is in the result. */
 export async function runRequests(o: RunRequestsOptions): Promise<RunOutcome> {
   const captures = o.captures ?? {};
+  const missedCaptures: Record<string, string> = {};
   const runs: RequestRun[] = [];
   let exitCode = 0;
   let stopped: string | undefined;
   for (const request of o.requests) {
     if (!stopped && o.signal?.aborted) stopped = "not run: the run was interrupted";
-    const run = stopped ? skipped(o, request, stopped) : await runOne(o, request, captures);
+    const run = stopped ? skipped(o, request, stopped) : await runOne(o, request, captures, missedCaptures);
     runs.push(run);
     o.observer?.done?.(run);
     if (run.exitCode !== 0 && exitCode === 0) exitCode = run.exitCode;
@@ -114,7 +117,7 @@ export async function runRequests(o: RunRequestsOptions): Promise<RunOutcome> {
 function prepare(
   o: Pick<RunRequestsOptions, "text" | "parsed" | "filePath" | "context">,
   request: RpcRequest,
-  run: { captures?: Record<string, string>; pendingCaptures?: "defer" },
+  run: RunVariables,
 ): PreparedSend {
   return prepareSend({
     text: o.text,
@@ -127,27 +130,24 @@ function prepare(
   });
 }
 
-/** Whether a request's checks read response messages (only then are their full values kept). */
-function readsMessages(request: RpcRequest): boolean {
-  const reads = (root: string) => root === "message" || root === "messages";
-  return (
-    request.assertions.some((a) => reads(a.path.root)) || request.captures.some((c) => reads(c.path.root))
-  );
-}
-
 async function runOne(
   o: RunRequestsOptions,
   request: RpcRequest,
   captures: Record<string, string>,
+  missedCaptures: Record<string, string>,
 ): Promise<RequestRun> {
-  const p = prepare(o, request, { captures });
+  const p = prepare(o, request, { captures, missedCaptures });
   const base = {
     file: o.shownFile,
     name: p.label,
     line: (request.separator ?? request.range).start.line + 1,
   };
-  if (!p.options || p.problems.length > 0) {
+  const checked = checkedRequestOf(p);
+  if (!checked || p.problems.length > 0) {
     const message = p.problems.map((x) => x.message).join("; ") || "the request could not be prepared";
+    for (const c of request.captures) {
+      missedCaptures[c.name.text] = `${where(p.label, request)} was not sent (${message})`;
+    }
     return {
       request,
       problems: p.problems,
@@ -156,26 +156,29 @@ async function runOne(
     };
   }
   o.observer?.start?.(request, p.label);
-  const values: JsonValue[] | undefined = readsMessages(request) ? [] : undefined;
   const observer = o.observer;
-  const call = await o.session.call(
-    p.options,
+  const run = await runCheckedRequest(
+    o.session,
+    checked,
     { ...o.io, cwd: p.baseDir },
     {
-      message: observer?.message ? (json) => observer.message?.(json) : undefined,
-      value: values ? (v) => values.push(v) : undefined,
-      log: p.options.verbose && observer?.log ? (line) => observer.log?.(line) : undefined,
+      signal: o.signal,
+      observer: {
+        message: observer?.message ? (json) => observer.message?.(json) : undefined,
+        log: checked.options.verbose && observer?.log ? (line) => observer.log?.(line) : undefined,
+      },
     },
-    o.signal,
   );
-  const outcome = callOutcome(call, values);
-  const evaluation = evaluateChecks(outcome, {
-    assertions: p.assertions ?? [],
-    captures: request.captures,
-    range: request.requestLine ?? request.range,
-  });
+  const { call, outcome, evaluation, verdict } = run;
   Object.assign(captures, evaluation.captured);
-  const verdict = verdictOf(outcome, evaluation);
+  // The captures' checks come last, in the order of the request's captures.
+  const taken = evaluation.checks.filter((c) => c.kind === "capture");
+  request.captures.forEach((c, i) => {
+    const check = taken[i];
+    if (!check || check.passed) return;
+    const why = check.notRun ? `its call failed: ${outcome.failure}` : check.message;
+    missedCaptures[c.name.text] = `${where(p.label, request)} ran, but ${why}`;
+  });
   const result: RequestResult = {
     ...base,
     verdict,
@@ -184,10 +187,12 @@ async function runOne(
   };
   if (outcome.status !== undefined) result.status = outcome.status;
   if (verdict === "errored") result.message = outcome.failure;
-  // A failure nothing expected exits as `protocall curl` would; a check that did not hold exits 1.
-  const unexpected = evaluation.checks.some((c) => c.kind === "status" && !c.passed);
-  const exitCode = verdict === "passed" ? 0 : unexpected ? call.exitCode || 1 : 1;
-  return { request, result, evaluation, call, problems: [], exitCode };
+  return { request, result, evaluation, call, failures: run.failures, problems: [], exitCode: run.exitCode };
+}
+
+/** `request "Label" (line N)`, as the variable resolver names a request. */
+function where(label: string, request: RpcRequest): string {
+  return `request "${label}" (line ${(request.separator ?? request.range).start.line + 1})`;
 }
 
 function skipped(o: RunRequestsOptions, request: RpcRequest, message: string): RequestRun {

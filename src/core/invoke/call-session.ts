@@ -58,11 +58,8 @@ export interface CallObserver {
    * (core/assertions/outcome.ts); only computed when this member is given.
    */
   value?(value: JsonValue, index: number): void;
-  /**
-   * Each response message as formatted JSON (as `protocall curl` prints it), as it arrives;
-   * `withDefaults` formats it again with every default value (what assertions read), when called.
-   */
-  message?(json: string, index: number, withDefaults: () => string): void;
+  /** Each response message as formatted JSON (as `protocall curl` prints it), as it arrives. */
+  message?(json: string, index: number): void;
 }
 
 /** The resolved method, as the observer learns it. */
@@ -375,9 +372,9 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
             result.headers = pairs(headers);
             observer.headers?.(result.headers);
           },
-          onMessage: (json, withDefaults) => {
+          onMessage: (json) => {
             result.messages.push(json);
-            observer.message?.(json, result.messages.length - 1, withDefaults);
+            observer.message?.(json, result.messages.length - 1);
           },
           onMessageValue: observer.value
             ? (value) => observer.value?.(value, result.messages.length)

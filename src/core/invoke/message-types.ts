@@ -66,8 +66,6 @@ export interface MessageTypes {
    * (`"count": 0` rather than nothing): what assertions and captures read (core/assertions).
    */
   responseValue(message: Message): JsonValue;
-  /** The same with every field at its default value included (what assertions are checked against). */
-  formatWithDefaults(message: Message): string;
 }
 
 export async function messageTypes(
@@ -132,8 +130,6 @@ export async function messageTypes(
     resolveExtension: (d: DescMessage, no: number) => extensions.get(`${d.typeName}:${no}`) ?? undefined,
   });
 
-  let withDefaults: ReturnType<typeof createMessageFormatter> | undefined;
-
   return {
     requestsMayHoldAny: reachesAny(method.input),
     responsesMayHoldAny,
@@ -159,17 +155,6 @@ export async function messageTypes(
         // An Any whose type no source knows: as printed (its bytes in base64).
         return JSON.parse(formatter(output, message)) as JsonValue;
       }
-    },
-    formatWithDefaults(message) {
-      withDefaults ??= o.emitDefaults
-        ? formatter
-        : createMessageFormatter({
-            emitDefaults: true,
-            resolveAny: lookup,
-            resolveExtension: (d: DescMessage, no: number) =>
-              extensions.get(`${d.typeName}:${no}`) ?? undefined,
-          });
-      return withDefaults(output, message);
     },
   };
 }

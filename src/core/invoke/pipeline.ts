@@ -67,12 +67,10 @@ export interface PipelineOptions {
    */
   onMessageValue?(value: JsonValue): void;
   /**
-   * Each response message as formatted JSON (without a newline), as it arrives, and a function that
-   * formats it again with every default value included (for assertions; only called when needed). A
-   * promise makes the call wait (backpressure); return undefined whenever possible, so a long stream
-   * stays cheap.
+   * Each response message as formatted JSON (without a newline), as it arrives. A promise makes the
+   * call wait (backpressure); return undefined whenever possible, so a long stream stays cheap.
    */
-  onMessage?(json: string, withDefaults: () => string): void | Promise<void>;
+  onMessage?(json: string): void | Promise<void>;
   /**
    * The request documents to send instead of the -d data: a live stream the front end feeds one
    * message at a time (live-requests.ts), ended when it half-closes.
@@ -223,7 +221,7 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
       const json = types.formatResponse(message);
       onValue?.(types.responseValue(message));
       const toFile = out?.write(`${json}\n`);
-      const toFront = onMessage?.(json, () => types.formatWithDefaults(message));
+      const toFront = onMessage?.(json);
       return toFile && toFront ? Promise.all([toFile, toFront]).then(() => {}) : (toFile ?? toFront);
     };
     const exclusive = p.connections.exclusive;

@@ -27,6 +27,11 @@ export interface RunVariables {
    * names the request to run first.
    */
   pendingCaptures?: "error" | "defer";
+  /**
+   * Why a request that ran took no value for a name it captures (its call failed, the path led to
+   * nothing), by name: a later reference then says so rather than "run that request first".
+   */
+  missedCaptures?: Readonly<Record<string, string>>;
 }
 
 export interface RpcContextOptions {
@@ -115,6 +120,7 @@ export function openRpcContext(o: RpcContextOptions): RpcContext {
         captureSources: captured,
         requestIndex: request.index,
         pendingCaptures: run?.pendingCaptures,
+        missedCaptures: run?.missedCaptures,
         environmentName: o.environment,
         processEnv: o.processEnv,
         dotenv,

@@ -116,6 +116,8 @@ export interface VariableScope {
    * `VariableResolver.deferred`, for checking a file before its requests run).
    */
   pendingCaptures?: "error" | "defer";
+  /** Why a request that ran took no value for a name it captures, by name (RunVariables.missedCaptures). */
+  missedCaptures?: Readonly<Record<string, string>>;
   /** The name of the selected environment, for messages. */
   environmentName?: string;
   /** The process environment, for `$env`. */
@@ -266,6 +268,10 @@ export class VariableResolver {
         return { value: ref.text };
       }
       const last = earlier[earlier.length - 1];
+      const missed = this.scope.missedCaptures?.[name];
+      if (missed !== undefined && Object.hasOwn(this.scope.missedCaptures ?? {}, name)) {
+        return { problem: `{{${name}}} has no value: ${missed}`, code: "capture-missed" };
+      }
       return {
         problem: `{{${name}}} has no value yet: it is captured by ${describe(last)}; run that request first`,
         code: "capture-not-run",

@@ -2,6 +2,7 @@
 // the SendOutcome, so `await vscode.commands.executeCommand("protocall.send", uri, index)` gives the
 // result shown in the panel; the copy commands return the copied command line.
 import type * as vscode from "vscode";
+import type { CheckFailure } from "../../core/assertions/checked-request";
 import type { CheckResult } from "../../core/assertions/evaluate";
 import type { RequestVerdict } from "../../core/assertions/results";
 import type { CallResult } from "../../core/invoke/call-session";
@@ -25,6 +26,8 @@ export interface SendOutcome {
   captured?: Record<string, string>;
   /** passed, failed (a check did not hold) or errored (the call failed outside the RPC). */
   verdict?: RequestVerdict;
+  /** What to tell the user when it did not pass, one line each, where (the core's failure lines). */
+  failures?: CheckFailure[];
 }
 
 export interface SendApi {

@@ -3,15 +3,13 @@
 // "Copy as" protocall curl / buf curl / grpcurl, and the environment status bar. Requests run in the
 // extension host through the core's call session (no child process), which keeps connections and
 // schemas warm between sends. The commands are listed in ../command-table.ts.
-// A sent request's `# @assert` options are checked against its response (the panel lists each check
-// with the value found) and its `# @capture` values are kept for the later requests of its file;
-// the Test Explorer runs requests through the same `run`.
+// A sent request is called and checked by the core's checked-request runner (the one `protocall run`
+// uses): the panel lists each check with the value found, and its `# @capture` values are kept for
+// the later requests of its file; the Test Explorer runs requests through the same `run`.
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import * as vscode from "vscode";
-import { evaluateChecks } from "../../core/assertions/evaluate";
-import { outcomeFromCallResult } from "../../core/assertions/from-call-result";
-import { verdictOf } from "../../core/assertions/results";
+import { type CheckedCall, checkedRequestOf, runCheckedRequest } from "../../core/assertions/checked-request";
 import { errorMessage } from "../../core/errors";
 import type { CallObserver, CallResult, MethodInfo } from "../../core/invoke/call-session";
 import type { LiveRequests } from "../../core/invoke/live-requests";
@@ -300,23 +298,27 @@ export class SendFeature {
     );
     const progress = { report: (_message: string) => {} };
     const io = { cwd: prepared.baseDir, env: process.env, homedir: homedir() };
-    // Assertions read every message with its default values; kept only when something reads them.
-    const request = prepared.request;
-    const withDefaults: string[] | undefined =
-      request.assertions.length > 0 || request.captures.length > 0 ? [] : undefined;
-    const observer = this.observer(entry, progress, withDefaults, mode);
+    const observer = this.observer(entry, progress, mode);
     mode.onStart?.(entry, o, prepared);
-    const call = this.engine
+    const request = checkedRequestOf(prepared) ?? {
+      options: o,
+      assertions: [],
+      captures: [],
+      range: prepared.request.range,
+    };
+    const checked: Promise<CheckedCall> = this.engine
       .session()
-      .then((session) => session.call(o, io, observer, controller.signal, mode.live));
-    const result = await this.showProgress(prepared.label, call, controller, progress);
+      .then((session) =>
+        runCheckedRequest(session, request, io, { observer, signal: controller.signal, live: mode.live }),
+      );
+    const result = await this.showProgress(
+      prepared.label,
+      checked.then((c) => c.call),
+      controller,
+      progress,
+    );
     this.running.delete(entry.id);
-    const outcome = outcomeFromCallResult(result, withDefaults);
-    const evaluation = evaluateChecks(outcome, {
-      assertions: prepared.assertions ?? request.assertions,
-      captures: request.captures,
-      range: request.requestLine ?? request.range,
-    });
+    const { evaluation, verdict, failures } = await checked;
     entry.checks = evaluation.checks;
     this.captures.add(target.document.uri.toString(), evaluation.captured);
     this.finish(entry, prepared.label, result);
@@ -327,7 +329,8 @@ export class SendFeature {
       problems: [],
       checks: evaluation.checks,
       captured: evaluation.captured,
-      verdict: verdictOf(outcome, evaluation),
+      verdict,
+      failures,
     };
   }
 
@@ -335,7 +338,6 @@ export class SendFeature {
   private observer(
     entry: ResponseEntry,
     progress: { report(message: string): void },
-    withDefaults: string[] | undefined,
     mode: RunMode,
   ): CallObserver {
     const panel = this.history.panel;
@@ -351,9 +353,8 @@ export class SendFeature {
         entry.headers = h;
         panel.update(entry);
       },
-      message: (json, i, defaults) => {
+      message: (json, i) => {
         entry.messages.push(json);
-        withDefaults?.push(defaults());
         if (entry.live) {
           // A live stream's timeline shows each message with its time, between those sent.
           entry.live.timeline.push({ dir: "received", at: Date.now(), index: i, json });

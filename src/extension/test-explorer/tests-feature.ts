@@ -1,11 +1,13 @@
 // The Test Explorer (VS Code's testing API): every request of every .rpc file in the workspace is a
 // test (test-items.ts), with a run icon in the gutter of its first line. Running sends the requests
-// through Send's own path (send-feature.ts `run`: the same preparation, call session, assertions and
-// captures), a file's requests in file order so each sees what the earlier ones captured. A request
-// passes when its checks hold; a failed check is reported with its message at its `# @assert` line;
-// a request that could not be sent, or whose call failed outside the RPC, is errored. VS Code's own
+// through Send's own path (send-feature.ts `run`: the same preparation, and the core's
+// checked-request runner that `protocall run` uses), a file's requests in file order so each sees
+// what the earlier ones captured. A request passes when its checks hold; each failure line of the
+// runner is reported at its line (a failed check at its `# @assert`, a call that failed outside the
+// RPC once at the request line, as errored); a request that could not be sent is errored. VS Code's own
 // "Rerun Failed Tests" runs the failed items again through the same run profile.
 import * as vscode from "vscode";
+import type { CheckFailure } from "../../core/assertions/checked-request";
 import type { CheckResult } from "../../core/assertions/evaluate";
 import type { ProtocallContext } from "../context";
 import type { SendOutcome } from "../send/api";
@@ -159,40 +161,42 @@ export class TestsFeature {
       return entry;
     }
     const duration = outcome.result?.durationMs;
-    const failed = (outcome.checks ?? []).filter((c) => !c.passed);
     if (outcome.verdict === "passed") {
       run.passed(item, duration);
       return entry;
     }
     entry.result = outcome.verdict === "errored" ? "errored" : "failed";
-    const messages = failed.map((c) => {
-      entry.messages.push({ text: c.message, line: c.range.start.line + 1 });
-      return checkMessage(c, ref.uri);
+    // The core's failure lines (what `protocall run` prints), each with the check's value found.
+    const failed = (outcome.checks ?? []).filter((c) => !c.passed);
+    const messages = (outcome.failures ?? []).map((f) => {
+      entry.messages.push({ text: f.message, line: f.range.start.line + 1 });
+      const check = failed.find((c) => c.range === f.range && c.message === f.message);
+      return failureMessage(f, ref.uri, check);
     });
-    if (messages.length === 0)
-      messages.push(new vscode.TestMessage(outcome.result?.error?.message ?? "failed"));
+    if (messages.length === 0) messages.push(new vscode.TestMessage("failed"));
     if (entry.result === "errored") run.errored(item, messages, duration);
     else run.failed(item, messages, duration);
     return entry;
   }
 }
 
-/** A failed check as the Test Explorer shows it: its message, at its line, with the value found. */
-function checkMessage(c: CheckResult, uri: vscode.Uri): vscode.TestMessage {
-  const message = new vscode.TestMessage(c.message);
-  const r = c.range;
+/** A failure line as the Test Explorer shows it: its message, at its line, with the value found. */
+function failureMessage(f: CheckFailure, uri: vscode.Uri, c: CheckResult | undefined): vscode.TestMessage {
+  const message = new vscode.TestMessage(f.message);
+  const r = f.range;
   message.location = new vscode.Location(
     uri,
     new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character),
   );
-  if (c.found && c.actual !== undefined) message.actualOutput = JSON.stringify(c.actual, null, 2);
+  if (c?.found && c.actual !== undefined) message.actualOutput = JSON.stringify(c.actual, null, 2);
   return message;
 }
 
 function summary(outcome: SendOutcome): string {
   if (!outcome.sent) return `not sent: ${outcome.problems.join("; ")}`;
   const checks = outcome.checks ?? [];
-  const failed = checks.filter((c) => !c.passed).length;
   const status = outcome.result?.code ?? "failed";
+  if (checks.some((c) => c.notRun)) return `${status}, ${checks.length} checks not run`;
+  const failed = checks.filter((c) => !c.passed).length;
   return `${status}, ${checks.length - failed} of ${checks.length} checks passed`;
 }

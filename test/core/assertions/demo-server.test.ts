@@ -1,45 +1,19 @@
 // Assertions and captures against real responses: the request file of the README's example and a
 // few more, prepared as the editor prepares them (prepareSend, with the values captured so far), sent
-// to the demo server through the call session, and evaluated. Passing and failing checks on
+// to the demo server and evaluated by the checked-request runner. Passing and failing checks on
 // messages, headers, trailers and typed error details; a capture feeding the next request.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { JsonValue } from "@bufbuild/protobuf";
-import { type Evaluation, evaluateChecks } from "../../../src/core/assertions/evaluate";
-import type { CallOutcome } from "../../../src/core/assertions/outcome";
-import { type CallResult, type CallSession, createCallSession } from "../../../src/core/invoke/call-session";
+import { checkedRequestOf, runCheckedRequest } from "../../../src/core/assertions/checked-request";
+import type { Evaluation } from "../../../src/core/assertions/evaluate";
+import { type CallSession, createCallSession } from "../../../src/core/invoke/call-session";
 import { parseRpcFile } from "../../../src/core/rpcfile/parse";
 import { prepareSend } from "../../../src/core/rpcfile/prepare-send";
 import { repoRoot } from "../../support/cli";
 import { type DemoServer, startDemoServer } from "../../support/servers";
-
-/** A call result as the plain outcome assertions read (what a front end does after its call). */
-function outcomeOf(r: CallResult): CallOutcome {
-  const rpc = r.code !== undefined;
-  const outcome: CallOutcome = {
-    headers: r.headers,
-    trailers: r.trailers,
-    messages: r.messages.map((m) => JSON.parse(m) as JsonValue),
-    durationMs: r.durationMs,
-  };
-  if (rpc) outcome.status = r.code;
-  else outcome.failure = r.error?.message ?? "the call failed";
-  if (rpc && r.code !== "ok" && r.error) {
-    outcome.error = {
-      code: r.code as string,
-      message: r.error.message,
-      details: r.error.details.map((d) =>
-        d.json !== undefined
-          ? { type: d.type, json: JSON.parse(d.json) as JsonValue }
-          : { type: d.type, value: d.value },
-      ),
-    };
-  }
-  return outcome;
-}
 
 describe("assertions against the demo server", { timeout: 60_000 }, () => {
   let demo: DemoServer;
@@ -80,13 +54,12 @@ describe("assertions against the demo server", { timeout: 60_000 }, () => {
         p.problems.map((x) => x.text),
         [],
       );
-      const options = p.options;
-      assert.ok(options);
-      const result = await session.call(options, { cwd: dir, env: {}, homedir: homedir() });
-      const evaluation = evaluateChecks(outcomeOf(result), {
-        assertions: p.assertions ?? [],
-        captures: request.captures,
-        range: request.range,
+      const checked = checkedRequestOf(p);
+      assert.ok(checked);
+      const { evaluation } = await runCheckedRequest(session, checked, {
+        cwd: dir,
+        env: {},
+        homedir: homedir(),
       });
       Object.assign(captures, evaluation.captured);
       out.push({ name: p.label, evaluation });

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type CheckResult, evaluateChecks, jsonEquals } from "../../../src/core/assertions/evaluate";
+import {
+  type CheckResult,
+  evaluateChecks,
+  jsonEquals,
+  lookupPath,
+} from "../../../src/core/assertions/evaluate";
 import type { CallOutcome } from "../../../src/core/assertions/outcome";
 import { parseRpcFile } from "../../../src/core/rpcfile/parse";
 import type { RpcRequest } from "../../../src/core/rpcfile/types";
@@ -271,7 +276,7 @@ describe("evaluateChecks: paths", () => {
     passes("duration isType number");
   });
 
-  test("a call that failed outside the RPC: every path but duration leads to nothing, saying why", () => {
+  test("a call that failed outside the RPC: no check runs, not even !exists or duration", () => {
     const refused: CallOutcome = {
       headers: [],
       trailers: [],
@@ -279,14 +284,38 @@ describe("evaluateChecks: paths", () => {
       durationMs: 1,
       failure: "connection refused (127.0.0.1:1)",
     };
+    for (const line of ["status == ok", "messages.length == 0", "error !exists", "duration >= 1"]) {
+      const c = fails(line, "not checked: the call failed: connection refused (127.0.0.1:1)", refused);
+      assert.equal(c.notRun, true, line);
+      assert.equal(c.text, line);
+    }
+    // A path alone still says why it leads to nothing.
+    const path = parseRpcFile("###\n# @assert messages.length == 0\nhttp://x/a.B/C\n").requests[0]
+      .assertions[0].path;
+    assert.deepEqual(lookupPath(refused, path), {
+      found: false,
+      reason: "the call failed: connection refused (127.0.0.1:1)",
+    });
+  });
+
+  test("unset fields: with presence they are left out (!exists; == null says so), without it at their default", () => {
+    // What call-outcome.ts hands over for an empty google.protobuf.DescriptorProto (proto2: every
+    // singular field has presence; repeated fields are there, empty).
+    const empty: CallOutcome = { ...ok, messages: [{ field: [], nestedType: [], reservedName: [] }] };
     fails(
-      "status == ok",
-      "expected status == ok, got nothing (the call failed: connection refused (127.0.0.1:1))",
-      refused,
+      "message.options exists",
+      /^expected message\.options exists, got nothing \(message has no member "options"/,
+      empty,
     );
-    fails("messages.length == 0", /the call failed: connection refused/, refused);
-    passes("error !exists", refused);
-    passes("duration >= 1", refused);
+    passes("message.options !exists", empty);
+    passes("message.field == []", empty);
+    fails(
+      "message.name == null",
+      /^expected message\.name == null, got nothing \(.*\): an unset field is left out, not null: write message\.name !exists$/,
+      empty,
+    );
+    // null is a value a message can hold (google.protobuf.Value): then == null holds.
+    passes("message.value == null", { ...ok, messages: [{ value: null }] });
   });
 });
 
@@ -312,7 +341,13 @@ describe("evaluateChecks: the request as a whole", () => {
     const none = evaluateChecks(failed, request("capture x = duration"));
     assert.equal(none.passed, false);
     const outside = evaluateChecks({ ...failed, status: undefined, failure: "no such host" }, r);
-    assert.equal(outside.checks[0].message, "the call failed: no such host");
+    assert.deepEqual(
+      outside.checks.map((c) => [c.kind, c.passed, c.notRun, c.message]),
+      [
+        ["status", false, true, "not checked: the call failed: no such host"],
+        ["assert", false, true, "not checked: the call failed: no such host"],
+      ],
+    );
   });
 
   test("an assertion on status or error replaces the implicit check: an expected failure passes", () => {
