@@ -117,29 +117,49 @@ export function formatDuration(ms: number): string {
 
 /**
  * The checks of a response: each passed or failed, as written, with the value found (or what was
- * expected and found, for a failure). Values come from the server: escaped.
+ * expected and found, for a failure). Values come from the server: escaped. The title counts the
+ * written checks (`# @assert`, `# @capture`); the implicit `status == ok` check of a request with no
+ * assertion on status or error is shown as such, never counted as an assertion. Checks of a call
+ * that failed outside the RPC did not run, and say so.
  */
 export function renderChecks(checks: readonly CheckResult[]): string {
   if (checks.length === 0) return "";
-  const failed = checks.filter((c) => !c.passed).length;
-  const title =
-    failed === 0
-      ? `Assertions: all ${checks.length} passed`
-      : `Assertions: ${failed} of ${checks.length} failed`;
+  const title = checksTitle(checks);
+  const failed = checks.some((c) => !c.passed);
   const rows = checks
     .map((c) => {
-      const mark = c.passed ? "✓" : "✗";
+      const state = c.notRun ? "not-run" : c.passed ? "passed" : "failed";
+      const mark = c.notRun ? "–" : c.passed ? "✓" : "✗";
       const actual = c.found ? (JSON.stringify(c.actual) ?? "") : "";
       const detail = c.passed ? (actual ? `actual: ${actual}` : "") : c.message;
+      const implicit =
+        c.kind === "status"
+          ? ` <span class="implicit">(implicit: no # @assert on status or error)</span>`
+          : "";
       return (
-        `<li class="check ${c.passed ? "passed" : "failed"}" data-line="${c.range.start.line + 1}">` +
-        `<span class="mark">${mark}</span> <code class="text">${escapeHtml(c.text)}</code>` +
+        `<li class="check ${state}" data-line="${c.range.start.line + 1}">` +
+        `<span class="mark">${mark}</span> <code class="text">${escapeHtml(c.text)}</code>${implicit}` +
         (detail ? ` <span class="actual">${escapeHtml(detail)}</span>` : "") +
         `</li>`
       );
     })
     .join("");
-  return `<section class="checks ${failed === 0 ? "passed" : "failed"}"><h3>${escapeHtml(title)}</h3><ul>${rows}</ul></section>`;
+  return `<section class="checks ${failed ? "failed" : "passed"}"><h3>${escapeHtml(title)}</h3><ul>${rows}</ul></section>`;
+}
+
+/** `Assertions: all 2 passed`, `Assertions: 1 of 3 failed`, `Implicit check: status == ok passed`, … */
+export function checksTitle(checks: readonly CheckResult[]): string {
+  if (checks.some((c) => c.notRun)) return `Checks not run (${checks.length}): the call failed`;
+  const written = checks.filter((c) => c.kind !== "status");
+  const implicit = checks.find((c) => c.kind === "status");
+  const implicitText = implicit ? `implicit check status == ok ${implicit.passed ? "passed" : "failed"}` : "";
+  if (written.length === 0) return implicitText.replace(/^i/, "I");
+  const failed = written.filter((c) => !c.passed).length;
+  const title =
+    failed === 0
+      ? `Assertions: all ${written.length} passed`
+      : `Assertions: ${failed} of ${written.length} failed`;
+  return implicit && !implicit.passed ? `${title}; ${implicitText}` : title;
 }
 
 function clock(at: number): string {

@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { CheckResult } from "../../../src/core/assertions/evaluate";
 import type { CallResult } from "../../../src/core/invoke/call-session";
 import {
+  checksTitle,
   escapeHtml,
   highlightJson,
   MAX_SHOWN_MESSAGES,
   type ResponseEntry,
+  renderChecks,
   renderEntry,
   renderMessage,
   responseDocument,
@@ -134,4 +137,53 @@ test("the response as one document: a message, an array of messages, the error J
     language: "plaintext",
   });
   assert.equal(responseDocument(entry({}, { listing: ["a.B", "c.D"] })).text, "a.B\nc.D\n");
+});
+
+test("checks: the implicit status check is shown as such, not counted as an assertion", () => {
+  const at = { start: { line: 3, character: 0 }, end: { line: 3, character: 5 } };
+  const status = (passed: boolean): CheckResult => ({
+    kind: "status",
+    text: "status == ok",
+    range: at,
+    passed,
+    found: true,
+    actual: passed ? "ok" : "not_found",
+    message: passed ? "status == ok" : "expected status == ok, got not_found",
+  });
+  const assertion = (passed: boolean): CheckResult => ({
+    kind: "assert",
+    text: 'message.greeting == "Hi"',
+    range: at,
+    passed,
+    found: true,
+    actual: "Hi",
+    message: passed ? 'message.greeting == "Hi"' : 'expected message.greeting == "Hi", got "Ho"',
+  });
+  // A request without any # @assert: no "Assertions: all 1 passed".
+  const alone = renderChecks([status(true)]);
+  assert.match(alone, /<h3>Implicit check status == ok passed<\/h3>/);
+  assert.doesNotMatch(alone, /Assertions/);
+  assert.match(
+    alone,
+    /status == ok<\/code> <span class="implicit">\(implicit: no # @assert on status or error\)/,
+  );
+  assert.equal(checksTitle([status(false)]), "Implicit check status == ok failed");
+  // Written checks are counted; the implicit one is not, but its failure is said.
+  assert.equal(checksTitle([status(true), assertion(true)]), "Assertions: all 1 passed");
+  assert.equal(checksTitle([status(true), assertion(false), assertion(true)]), "Assertions: 1 of 2 failed");
+  assert.equal(
+    checksTitle([status(false), assertion(true)]),
+    "Assertions: all 1 passed; implicit check status == ok failed",
+  );
+  assert.match(renderChecks([status(false), assertion(true)]), /<section class="checks failed">/);
+  // A call that failed outside the RPC: nothing was checked.
+  const notRun: CheckResult = {
+    ...assertion(false),
+    found: false,
+    notRun: true,
+    message: "not checked: the call failed: refused",
+  };
+  const html = renderChecks([notRun]);
+  assert.match(html, /<h3>Checks not run \(1\): the call failed<\/h3>/);
+  assert.match(html, /class="check not-run"[^>]*><span class="mark">–<\/span>/);
 });

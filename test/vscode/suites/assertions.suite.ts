@@ -108,7 +108,7 @@ export const tests: VscodeTest[] = [
       assert.equal(failed[0].message, 'expected message.greeting == "nope", got "Hello, Hello, checks!!"');
       assert.equal(failed[0].range.start.line, 13);
       const html = send_.panel().html;
-      assert.match(html, /Assertions: 1 of 3 failed/);
+      assert.match(html, /Assertions: 1 of 2 failed/);
       assert.match(html, /class="check failed" data-line="14"><span class="mark">✗<\/span>/);
       assert.match(
         html,
