@@ -178,6 +178,43 @@ describe("protocall check", { timeout: 600_000 }, () => {
     rmSync(dirname(dirname(dirname(other))), { recursive: true });
   });
 
+  test("no schema found: an error per request, what was tried, exit 1; --allow-no-schema allows it", async () => {
+    const bare = mkdtempSync(join(tmpdir(), "protocall-check-bare-"));
+    try {
+      mkdirSync(join(bare, ".git"));
+      writeFileSync(
+        join(bare, "a.rpc"),
+        '### Greet\nhttp://127.0.0.1:1/demo.v1.GreetService/Greet\n\n{"name": "x"}\n',
+      );
+      const r = await runCli(["check", "a.rpc"], { cwd: bare, timeoutMs: 120_000 });
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.equal(
+        r.stdout,
+        'a.rpc:2:1: error: no schema found for service "demo.v1.GreetService": its method, body and assertions were not checked (what was tried is printed at the end; --allow-no-schema allows this)\n',
+      );
+      assert.match(
+        r.stderr,
+        /^protocall check: no schema was found for 1 request\. Tried: --schema \(none given\); workspace builds \(no buf\.yaml, buf\.work\.yaml or \.proto files in .*\); descriptor sets \(no \*\.binpb in .*\); .*server reflection \(off: --reflect turns it on\)\. .*--allow-no-schema\.\n/,
+      );
+      assert.match(r.stderr, /\n1 file checked: 1 error, 0 warnings\n$/);
+      const allowed = await runCli(["check", "a.rpc", "--allow-no-schema"], {
+        cwd: bare,
+        timeoutMs: 120_000,
+      });
+      assert.equal(allowed.code, 0, allowed.stderr);
+      assert.equal(allowed.stdout, "");
+      assert.match(
+        allowed.stderr,
+        /^note: no schema was found for 1 request \(allowed by --allow-no-schema\)/,
+      );
+      assert.match(allowed.stderr, /\n1 file checked: 0 errors, 0 warnings\n$/);
+      const help = await check(["--help"]);
+      assert.match(help.stdout, /\n {2}--allow-no-schema +do not fail when no schema is found/);
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
+    }
+  });
+
   test("syntax errors, a missing path and an unknown flag", async () => {
     write(
       "broken/bad.rpc",

@@ -30,6 +30,10 @@ const flags = defineFlags({
     help: "do not build the workspace's .proto files (use --schema and # @schema)",
   },
   reflect: { kind: "bool", help: "also ask the servers of the requests' URLs (server reflection)" },
+  "allow-no-schema": {
+    kind: "bool",
+    help: "do not fail when no schema is found for a request (it is then checked for syntax, options and variables only)",
+  },
   verbose: { kind: "bool", short: "v", help: "print what is built and opened on stderr" },
 });
 
@@ -47,6 +51,10 @@ message, # @assert and # @capture paths against the output message) as
 and exits 1 when any is an error, 0 otherwise. Directories are searched for *.rpc files (not in
 node_modules or directories starting with a dot); without arguments, the current directory.
 
+A request for which no schema is found (no --schema, no .proto files to build, no descriptor set,
+no # @schema, reflection off) could not be checked against one: it is an error, with what was
+tried, unless --allow-no-schema is given (then only its syntax, options and variables are checked).
+
 The schema: the .proto files of the nearest directory above each file with a buf.yaml or
 buf.work.yaml (else its workspace root: protocall.env.json or .git), built with buf; descriptor-set
 files (*.binpb) there; --schema values; and a request's own # @schema options. Server reflection of
@@ -56,6 +64,7 @@ Examples:
   protocall check requests/
   protocall check api.rpc --schema api.binpb
   protocall check --env staging
+  protocall check requests/ --allow-no-schema
 
 Flags:
 ${flagsHelp(flags)}`;
@@ -67,6 +76,7 @@ interface CheckArgs {
   envFile?: string;
   build: boolean;
   reflect: boolean;
+  allowNoSchema: boolean;
   verbose: boolean;
   help: boolean;
 }
@@ -83,9 +93,26 @@ function parseCheckArgs(args: string[]): CheckArgs {
     envFile: values["env-file"],
     build: !values["no-build"],
     reflect: values.reflect,
+    allowNoSchema: values["allow-no-schema"],
     verbose: values.verbose,
     help,
   };
+}
+
+/** What `check` tried for the schema, in words: each source opened, and each kind that found none. */
+function triedText(a: CheckArgs, tried: readonly string[], folders: readonly string[]): string {
+  const parts = [...tried];
+  const where = folders.join(", ");
+  if (a.schemas.length === 0) parts.push("--schema (none given)");
+  if (!a.build) parts.push("workspace builds (off: --no-build)");
+  else if (!tried.some((t) => t.startsWith("build of "))) {
+    parts.push(`workspace builds (no buf.yaml, buf.work.yaml or .proto files in ${where})`);
+  }
+  if (!tried.some((t) => t.startsWith("descriptor set ")))
+    parts.push(`descriptor sets (no *.binpb in ${where})`);
+  parts.push("the requests' # @schema options (none that opened)");
+  parts.push(a.reflect ? "server reflection (on)" : "server reflection (off: --reflect turns it on)");
+  return parts.join("; ");
 }
 
 const severityNames: Record<number, string> = { 1: "error", 2: "warning", 3: "info", 4: "hint" };
@@ -140,7 +167,7 @@ export const command: Command = {
     if (a.env) settings.environment = a.env;
     if (a.envFile) settings.envFile = resolve(ctx.cwd, a.envFile);
     const folders = [...new Set(files.map((f) => workspaceFolderOf(f, existsSync)))];
-    const results = await checkFiles(files, {
+    const { files: results, tried } = await checkFiles(files, {
       settings,
       folders,
       log: a.verbose ? (line) => ctx.stderr.write(`${line}\n`) : undefined,
@@ -151,12 +178,21 @@ export const command: Command = {
     };
     const counts = { error: 0, warning: 0, info: 0, hint: 0 } as Record<string, number>;
     let out = "";
+    let schemaless = 0;
     for (const r of results) {
       if (r.problem) {
         counts.error++;
         out += `${shown(r.path)}:1:1: error: cannot read the file: ${r.problem}\n`;
       }
-      const sorted = [...r.diagnostics].sort(
+      const noSchema = a.allowNoSchema
+        ? []
+        : r.schemaless.map((x) => ({
+            range: x.range,
+            severity: 1 as const,
+            message: `no schema found for service "${x.service}": its method, body and assertions were not checked (what was tried is printed at the end; --allow-no-schema allows this)`,
+          }));
+      schemaless += r.schemaless.length;
+      const sorted = [...r.diagnostics, ...noSchema].sort(
         (x, y) =>
           x.range.start.line - y.range.start.line || x.range.start.character - y.range.start.character,
       );
@@ -168,6 +204,11 @@ export const command: Command = {
     }
     ctx.stdout.write(out);
     const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    if (schemaless > 0) {
+      ctx.stderr.write(
+        `${a.allowNoSchema ? "note" : "protocall check"}: no schema was found for ${plural(schemaless, "request")}${a.allowNoSchema ? " (allowed by --allow-no-schema): only syntax, options and variables were checked" : ""}. Tried: ${triedText(a, tried, folders)}.${a.allowNoSchema ? "" : " Name a schema with --schema or # @schema, add the .proto files (with a buf.yaml) to the workspace, turn on --reflect, or pass --allow-no-schema."}\n`,
+      );
+    }
     const found = [
       plural(counts.error, "error"),
       plural(counts.warning, "warning"),

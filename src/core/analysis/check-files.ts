@@ -20,6 +20,17 @@ export interface FileDiagnostics {
   diagnostics: Diagnostic[];
   /** The file could not be read. */
   problem?: string;
+  /**
+   * Requests for which no schema was found (no source at all: no --schema, build, descriptor set,
+   * `# @schema` or reflection): their methods, bodies and assertions were not checked.
+   */
+  schemaless: { range: Diagnostic["range"]; service: string }[];
+}
+
+export interface CheckedFiles {
+  files: FileDiagnostics[];
+  /** What was tried for the schema: each workspace source, as `what: how it went`. */
+  tried: string[];
 }
 
 export interface CheckFilesOptions {
@@ -45,25 +56,40 @@ export function workspaceFolderOf(rpcFile: string, exists: (path: string) => boo
   return findWorkspaceRoot(rpcFile, exists);
 }
 
-/** Diagnostics of each file, in the order given. Never throws for a file that cannot be read. */
-export async function checkFiles(paths: readonly string[], o: CheckFilesOptions): Promise<FileDiagnostics[]> {
+/**
+ * Diagnostics of each file, in the order given, and the requests no schema was found for. Never
+ * throws for a file that cannot be read.
+ */
+export async function checkFiles(paths: readonly string[], o: CheckFilesOptions): Promise<CheckedFiles> {
   const store = new SchemaStore(o.settings, o.log ?? (() => {}));
   const analyzer = new Analyzer(store);
   store.setFolders(o.folders ?? []);
   try {
     // Files are checked together, so a schema (or a build) is opened once for all of them.
-    return await Promise.all(
+    const files = await Promise.all(
       paths.map(async (path): Promise<FileDiagnostics> => {
         let text: string;
         try {
           text = readFileSync(path, "utf8");
         } catch (err) {
-          return { path, diagnostics: [], problem: errorMessage(err) };
+          return { path, diagnostics: [], problem: errorMessage(err), schemaless: [] };
         }
         const doc = TextDocument.create(pathToFileURL(path).href, "rpc", 1, text);
-        return { path, diagnostics: await computeDiagnostics(analyzer, store, doc, { prefetchDocs: false }) };
+        const diagnostics = await computeDiagnostics(analyzer, store, doc, { prefetchDocs: false });
+        const infos = await Promise.all(analyzer.get(doc).file.requests.map((r) => analyzer.request(doc, r)));
+        const schemaless = infos.flatMap((info) =>
+          info.serviceName && info.request.url && info.schema?.sources.length === 0
+            ? [{ range: info.request.url.range, service: info.serviceName }]
+            : [],
+        );
+        return { path, diagnostics, schemaless };
       }),
     );
+    const tried = (await store.workspaceSources()).map(
+      (s) =>
+        `${s.kind === "setting" ? "--schema" : s.kind === "workspace-build" ? "build of" : "descriptor set"} ${s.origin}: ${s.problem ?? "opened"}`,
+    );
+    return { files, tried };
   } finally {
     store.invalidate(true);
   }
