@@ -86,6 +86,29 @@ describe("protocall run with assertions", { timeout: 180_000 }, () => {
       '  requests.rpc:10:1: expected message.text contains "tock", got "tick"',
       "FAIL Details (T)",
       "  requests.rpc:19:1: expected error.details[google.rpc.BadRequest] exists, got nothing (no detail of type google.rpc.BadRequest (the details: google.rpc.RetryInfo, demo.v1.QuotaExceeded))",
+      // The error's body, as protocall curl prints it on stderr.
+      "  {",
+      '     "code": "resource_exhausted",',
+      '     "message": "slow down",',
+      '     "details": [',
+      "        {",
+      '           "type": "google.rpc.RetryInfo",',
+      '           "value": "CggIARCAyrXuAQ",',
+      '           "debug": {',
+      '              "retryDelay": "1.500s"',
+      "           }",
+      "        },",
+      "        {",
+      '           "type": "demo.v1.QuotaExceeded",',
+      '           "value": "CghyZXF1ZXN0cxBkGgIIHg",',
+      '           "debug": {',
+      '              "resource": "requests",',
+      '              "limit": "100",',
+      '              "retryAfter": "30s"',
+      "           }",
+      "        }",
+      "     ]",
+      "  }",
       "PASS Zero (T)",
       "3 requests: 1 passed, 2 failed; 14 checks, 3 failed (T)",
     ]);
@@ -144,7 +167,8 @@ x-token: {{token}}
       "FAIL Log in (T)",
       '  requests.rpc:3:1: cannot capture token: message.token leads to nothing (message has no member "token"; its members: greeting)',
       "ERROR Use it (T)",
-      '  requests.rpc:10:10: {{token}} has no value yet: it is captured by request "Log in" (line 3); run that request first',
+      // It ran: the line says why it took no value, not to run it first.
+      '  requests.rpc:10:10: {{token}} has no value: request "Log in" (line 3) ran, but cannot capture token: message.token leads to nothing (message has no member "token"; its members: greeting)',
       "2 requests: 0 passed, 1 failed, 1 errored; 2 checks, 1 failed (T)",
     ]);
   });
@@ -172,6 +196,10 @@ x-token: {{token}}
       "PASS One (T)",
       "FAIL Two (T)",
       "  requests.rpc:6:1: expected status == ok, got not_found: gone (assert on status or error to expect a failure)",
+      "  {",
+      '     "code": "not_found",',
+      '     "message": "gone"',
+      "  }",
       'SKIP Three (--bail stopped the run at the failure of "Two")',
       "3 requests: 1 passed, 1 failed, 1 skipped; 2 checks, 1 failed (T)",
     ]);
@@ -267,7 +295,8 @@ http://127.0.0.1:1/demo.v1.GreetService/Greet
       errored: 1,
       skipped: 0,
       durationMs: json.summary.durationMs,
-      checks: { passed: 11, failed: 4 },
+      // The errored request's check did not run.
+      checks: { passed: 11, failed: 3, notRun: 1 },
     });
     assert.deepEqual(
       json.requests.map((q: { name: string; verdict: string; status?: string }) => [

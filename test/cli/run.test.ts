@@ -153,7 +153,7 @@ describe("protocall run", { timeout: 120_000 }, () => {
       "ERROR Greet (T)",
       `  ${shown}:5:1: the call failed: WHY`,
       "ERROR Use it (T)",
-      `  ${shown}:12:11: {{greeting}} has no value: request "Greet" (line 2) ran, but its call failed: WHY`,
+      `  ${shown}:12:11: {{greeting}} has no value: request "Greet" (line 4) ran, but its call failed: WHY`,
       "ERROR Expect no detail (T)",
       `  ${shown}:15:1: the call failed: WHY`,
       // Greet's implicit status check, its assertion and capture, and the !exists: none ran.

@@ -146,7 +146,8 @@ async function runOne(
   if (!checked || p.problems.length > 0) {
     const message = p.problems.map((x) => x.message).join("; ") || "the request could not be prepared";
     for (const c of request.captures) {
-      missedCaptures[c.name.text] = `${where(p.label, request)} was not sent (${message})`;
+      missedCaptures[c.name.text] =
+        `request "${p.label}" (line ${c.range.start.line + 1}) was not sent (${message})`;
     }
     return {
       request,
@@ -177,7 +178,7 @@ async function runOne(
     const check = taken[i];
     if (!check || check.passed) return;
     const why = check.notRun ? `its call failed: ${outcome.failure}` : check.message;
-    missedCaptures[c.name.text] = `${where(p.label, request)} ran, but ${why}`;
+    missedCaptures[c.name.text] = `request "${p.label}" (line ${c.range.start.line + 1}) ran, but ${why}`;
   });
   const result: RequestResult = {
     ...base,
@@ -188,11 +189,6 @@ async function runOne(
   if (outcome.status !== undefined) result.status = outcome.status;
   if (verdict === "errored") result.message = outcome.failure;
   return { request, result, evaluation, call, failures: run.failures, problems: [], exitCode: run.exitCode };
-}
-
-/** `request "Label" (line N)`, as the variable resolver names a request. */
-function where(label: string, request: RpcRequest): string {
-  return `request "${label}" (line ${(request.separator ?? request.range).start.line + 1})`;
 }
 
 function skipped(o: RunRequestsOptions, request: RpcRequest, message: string): RequestRun {
