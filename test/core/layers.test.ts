@@ -1,6 +1,7 @@
 // The engine's layers, checked on the sources: src/core imports no front end (the language server,
 // the CLI, the extension) and neither `vscode` nor the language server library; the schema engine
-// does not import the request-file format (rpcfile uses schema, never the reverse); and the CLI
+// does not import the request-file format (rpcfile uses schema, never the reverse); the call engine
+// does not import the assertions (assertions use invoke, never the reverse); and the CLI
 // takes what `protocall check` needs from the core, not from the language server's modules.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -47,6 +48,13 @@ describe("layers", () => {
   it("the schema engine does not import the request-file format", () => {
     assert.deepEqual(
       offending("src/core/schema", (s) => s.startsWith("src/core/rpcfile")),
+      [],
+    );
+  });
+
+  it("the call engine does not import the assertions (the checked-request runner uses invoke, never the reverse)", () => {
+    assert.deepEqual(
+      offending("src/core/invoke", (s) => s.startsWith("src/core/assertions")),
       [],
     );
   });
