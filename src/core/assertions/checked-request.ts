@@ -26,11 +26,10 @@ export interface CheckedRequest {
   range: Range;
 }
 
-/** A prepared request (prepareSend) as the runner takes it; undefined when it has no options. */
-export function checkedRequestOf(p: PreparedSend): CheckedRequest | undefined {
-  if (!p.options) return undefined;
+/** A prepared request (prepareSend) as the runner takes it, with its options (`p.options`, checked by the caller). */
+export function checkedRequestOf(p: PreparedSend, options: CurlOptions): CheckedRequest {
   return {
-    options: p.options,
+    options,
     assertions: p.assertions ?? [],
     captures: p.request.captures,
     range: p.request.requestLine ?? p.request.range,

@@ -142,8 +142,7 @@ async function runOne(
     name: p.label,
     line: (request.separator ?? request.range).start.line + 1,
   };
-  const checked = checkedRequestOf(p);
-  if (!checked || p.problems.length > 0) {
+  if (!p.options || p.problems.length > 0) {
     const message = p.problems.map((x) => x.message).join("; ") || "the request could not be prepared";
     for (const c of request.captures) {
       missedCaptures[c.name.text] =
@@ -156,6 +155,7 @@ async function runOne(
       result: { ...base, verdict: "errored", durationMs: 0, checks: [], message },
     };
   }
+  const checked = checkedRequestOf(p, p.options);
   o.observer?.start?.(request, p.label);
   const observer = o.observer;
   const run = await runCheckedRequest(

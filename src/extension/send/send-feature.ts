@@ -300,12 +300,7 @@ export class SendFeature {
     const io = { cwd: prepared.baseDir, env: process.env, homedir: homedir() };
     const observer = this.observer(entry, progress, mode);
     mode.onStart?.(entry, o, prepared);
-    const request = checkedRequestOf(prepared) ?? {
-      options: o,
-      assertions: [],
-      captures: [],
-      range: prepared.request.range,
-    };
+    const request = checkedRequestOf(prepared, o);
     const checked: Promise<CheckedCall> = this.engine
       .session()
       .then((session) =>

@@ -146,8 +146,8 @@ describe("protocall run and the editor's Send give the same verdicts", { timeout
         p.problems.map((x) => x.text),
         [],
       );
-      const checked = checkedRequestOf(p);
-      assert.ok(checked);
+      assert.ok(p.options);
+      const checked = checkedRequestOf(p, p.options);
       const c = await runCheckedRequest(session, checked, { cwd: dir, env: {}, homedir: homedir() });
       Object.assign(captured, c.evaluation.captured);
       judged.push({

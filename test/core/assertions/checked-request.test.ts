@@ -39,8 +39,8 @@ describe("runCheckedRequest", { timeout: 120_000 }, () => {
     const context = openRpcContext({ filePath, processEnv: {} });
     const p = prepareSend({ text: source, parsed, filePath, requestIndex: 0, processEnv: {}, context });
     assert.deepEqual(p.problems, []);
-    const request = checkedRequestOf(p);
-    assert.ok(request);
+    assert.ok(p.options);
+    const request = checkedRequestOf(p, p.options);
     return runCheckedRequest(session, request, io, { observer });
   }
 

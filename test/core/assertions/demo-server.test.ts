@@ -54,8 +54,8 @@ describe("assertions against the demo server", { timeout: 60_000 }, () => {
         p.problems.map((x) => x.text),
         [],
       );
-      const checked = checkedRequestOf(p);
-      assert.ok(checked);
+      assert.ok(p.options);
+      const checked = checkedRequestOf(p, p.options);
       const { evaluation } = await runCheckedRequest(session, checked, {
         cwd: dir,
         env: {},
