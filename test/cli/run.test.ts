@@ -120,6 +120,20 @@ describe("protocall run", { timeout: 120_000 }, () => {
     assert.match(lines[8], /the call failed: .*connection refused/);
   });
 
+  test("a failed call's error body is printed under its request with secrets redacted", async () => {
+    const { file } = workspace(
+      'HOST/demo.v1.DemoService/Fail\n\n{"code": "CODE_PERMISSION_DENIED", "message": "see https://ada:s3cret@db.example/x", "details": ["DETAIL_ERROR_INFO"]}\n',
+    );
+    const r = await run([file]);
+    assert.equal(r.code, 56, r.stderr);
+    assert.match(
+      r.stderr,
+      /\n {2}\{\n {5}"code": "permission_denied",\n {5}"message": "see https:\/\/ada:\[redacted\]@db\.example\/x",\n {5}"details": \[\n/,
+    );
+    assert.match(r.stderr, /"type": "google\.rpc\.ErrorInfo"/);
+    assert.doesNotMatch(r.stderr, /s3cret/);
+  });
+
   test("against a dead server: every request errored, its checks not run, captures say the call failed", async () => {
     const { file } = workspace(
       [

@@ -8,11 +8,12 @@ import type { JsonValue } from "@bufbuild/protobuf";
 import type { CallIo, CallObserver, CallResult, CallSession } from "../invoke/call-session";
 import type { LiveRequests } from "../invoke/live-requests";
 import type { CurlOptions } from "../invoke/options";
+import { redactSecrets } from "../invoke/redact";
 import type { RpcAssertion, RpcCapture } from "../rpcfile/assertion-syntax";
 import type { PreparedSend } from "../rpcfile/prepare-send";
 import type { Range } from "../rpcfile/types";
 import { callOutcome } from "./call-outcome";
-import { type Evaluation, evaluateChecks } from "./evaluate";
+import { type CheckResult, type Evaluation, evaluateChecks } from "./evaluate";
 import type { CallOutcome } from "./outcome";
 import { type RequestVerdict, verdictOf } from "./results";
 
@@ -55,6 +56,8 @@ export interface CheckedCall {
 export interface CheckFailure {
   range: Range;
   message: string;
+  /** The check that did not hold (none for a call that failed outside the RPC). */
+  check?: CheckResult;
 }
 
 export interface CheckedCallOptions {
@@ -119,10 +122,13 @@ export function checkCall(
 /**
  * What a request that did not pass tells the user: a call that failed outside the RPC once, at the
  * request line (none of its checks could be checked); else each check that did not hold, at its line.
+ * Secrets in them (a password in a URL an error message repeats, …) are redacted (redact.ts).
  */
 export function failureLines(outcome: CallOutcome, evaluation: Evaluation, range: Range): CheckFailure[] {
   if (outcome.status === undefined && outcome.failure !== undefined) {
-    return [{ range, message: `the call failed: ${outcome.failure}` }];
+    return [{ range, message: redactSecrets(`the call failed: ${outcome.failure}`) }];
   }
-  return evaluation.checks.filter((c) => !c.passed).map((c) => ({ range: c.range, message: c.message }));
+  return evaluation.checks
+    .filter((c) => !c.passed)
+    .map((c) => ({ range: c.range, message: redactSecrets(c.message), check: c }));
 }

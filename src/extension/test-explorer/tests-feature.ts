@@ -8,7 +8,6 @@
 // "Rerun Failed Tests" runs the failed items again through the same run profile.
 import * as vscode from "vscode";
 import type { CheckFailure } from "../../core/assertions/checked-request";
-import type { CheckResult } from "../../core/assertions/evaluate";
 import type { ProtocallContext } from "../context";
 import type { SendOutcome } from "../send/api";
 import type { SendFeature } from "../send/send-feature";
@@ -167,11 +166,9 @@ export class TestsFeature {
     }
     entry.result = outcome.verdict === "errored" ? "errored" : "failed";
     // The core's failure lines (what `protocall run` prints), each with the check's value found.
-    const failed = (outcome.checks ?? []).filter((c) => !c.passed);
     const messages = (outcome.failures ?? []).map((f) => {
       entry.messages.push({ text: f.message, line: f.range.start.line + 1 });
-      const check = failed.find((c) => c.range === f.range && c.message === f.message);
-      return failureMessage(f, ref.uri, check);
+      return failureMessage(f, ref.uri);
     });
     if (messages.length === 0) messages.push(new vscode.TestMessage("failed"));
     if (entry.result === "errored") run.errored(item, messages, duration);
@@ -181,7 +178,8 @@ export class TestsFeature {
 }
 
 /** A failure line as the Test Explorer shows it: its message, at its line, with the value found. */
-function failureMessage(f: CheckFailure, uri: vscode.Uri, c: CheckResult | undefined): vscode.TestMessage {
+function failureMessage(f: CheckFailure, uri: vscode.Uri): vscode.TestMessage {
+  const c = f.check;
   const message = new vscode.TestMessage(f.message);
   const r = f.range;
   message.location = new vscode.Location(
