@@ -17,6 +17,7 @@ import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { errorMessage } from "../../errors";
 import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../../serve/refusal";
 import type { RegistryUser } from "./config";
+import { asClientFault } from "./decode-errors";
 
 export interface FrontRoute {
   readonly handler: UniversalHandler;
@@ -191,7 +192,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
       signal: controller.signal,
       contextValues,
     };
-    const uRes = await route.handler(uReq);
+    const uRes = await asClientFault(await route.handler(uReq));
     await universalResponseToNodeResponse(uRes, res as never);
   }
 

@@ -210,3 +210,41 @@ test("one port speaks HTTP/1.1 and HTTP/2, over http (prior knowledge) and https
     }
   }
 });
+
+test("an undecodable binary body is the client's fault: invalid_argument (400, gRPC 3), as bad JSON is", async () => {
+  const path = "/buf.registry.owner.v1.OwnerService/GetOwners";
+  const garbage = Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]);
+  for (const [contentType, body] of [
+    ["application/proto", garbage],
+    ["application/json", Buffer.from("{not json")],
+  ] as const) {
+    const res = await fetch(new URL(path, plain.url), {
+      method: "POST",
+      headers: { "content-type": contentType, authorization: "Bearer alice-token" },
+      body,
+    });
+    assert.equal(res.status, 400, contentType);
+    assert.equal(((await res.json()) as { code: string }).code, "invalid_argument", contentType);
+  }
+  // gRPC: the same bytes in one uncompressed message.
+  const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, garbage.length]), garbage]);
+  const session = http2.connect(plain.url);
+  try {
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      authorization: "Bearer alice-token",
+    });
+    stream.end(frame);
+    stream.resume();
+    const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve) =>
+      stream.once("trailers", resolve),
+    );
+    assert.equal(trailers["grpc-status"], String(Code.InvalidArgument));
+    assert.match(decodeURIComponent(String(trailers["grpc-message"])), /^parse binary: /);
+  } finally {
+    session.close();
+  }
+});
