@@ -713,10 +713,11 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     expectContinue(h2, onRequest);
     h2.on("session", (session) => guard.attachSession(session));
     server = net.createServer((socket) => {
-      guard.accept(socket);
-      if (socket.destroyed) return;
+      // Answerable: at the connection cap, the guard decides from the first bytes (see admit).
+      if (!guard.accept(socket, true)) return;
       socket.once("data", (chunk: Buffer) => {
         socket.pause();
+        if (!guard.admit(socket, chunk)) return;
         // Put the bytes back: both servers take over a socket that already holds buffered data
         // (the HTTP/2 session reads it out of the socket's buffer when it starts).
         socket.unshift(chunk);
