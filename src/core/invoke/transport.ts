@@ -315,6 +315,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   let session: http2.ClientHttp2Session | undefined;
   let sessionReady: Promise<http2.ClientHttp2Session> | undefined;
   const openStreams = new Map<http2.ClientHttp2Session, Set<http2.ClientHttp2Stream>>();
+  /** The GOAWAY each session received, to say so when a call fails because of it. */
+  const goaways = new WeakMap<http2.ClientHttp2Session, GoAway>();
   const openSession = (): Promise<http2.ClientHttp2Session> => {
     if (sessionReady && session && !session.closed && !session.destroyed) return sessionReady;
     sessionReady = Promise.resolve(loadHttp2()).then(
@@ -325,6 +327,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
             settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
           });
           session = sess;
+          sess.on("goaway", (code: number, lastStreamID: number, debug?: Buffer) => {
+            goaways.set(sess, { code, lastStreamID, debug: debug?.toString("latin1") ?? "" });
+          });
           const onError = (err: Error) => reject(dialFailure ?? err);
           sess.once("error", onError);
           sess.once("connect", () => {
@@ -445,6 +450,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
         s.splitHeader,
       );
     } catch (err) {
+      const goaway = mode === "h2" && session ? goaways.get(session) : undefined;
+      if (goaway && !req.signal?.aborted) throw goAwayError(goaway);
       throw peerEnded(mode === "h2" ? notHttp2(err) : err, req.signal, true);
     }
     res = { ...res, body: mapBodyErrors(boundMessages(res), req.signal) };
@@ -846,6 +853,45 @@ async function* checkEnvelopes(src: AsyncIterable<Uint8Array>): AsyncIterable<Ui
       Code.Internal,
     );
   }
+}
+
+interface GoAway {
+  readonly code: number;
+  readonly lastStreamID: number;
+  readonly debug: string;
+}
+
+/** HTTP/2 error codes by number, as Go names them. */
+const http2ErrorNames = [
+  "NO_ERROR",
+  "PROTOCOL_ERROR",
+  "INTERNAL_ERROR",
+  "FLOW_CONTROL_ERROR",
+  "SETTINGS_TIMEOUT",
+  "STREAM_CLOSED",
+  "FRAME_SIZE_ERROR",
+  "REFUSED_STREAM",
+  "CANCEL",
+  "COMPRESSION_ERROR",
+  "CONNECT_ERROR",
+  "ENHANCE_YOUR_CALM",
+  "INADEQUATE_SECURITY",
+  "HTTP_1_1_REQUIRED",
+];
+
+/**
+ * A call that failed before its response because the server sent GOAWAY: `unavailable`, worded as
+ * Go's HTTP/2 client words it (the server refused the first stream with an error code, or went away
+ * and closed the connection), never as a protocol mismatch.
+ */
+function goAwayError(g: GoAway): ConnectError {
+  const name = http2ErrorNames[g.code] ?? `unknown error code 0x${g.code.toString(16)}`;
+  return new ConnectError(
+    g.code !== 0 && g.lastStreamID === 0
+      ? `http2: Transport received GOAWAY from server ErrCode:${name}`
+      : `http2: server sent GOAWAY and closed the connection; LastStreamID=${g.lastStreamID}, ErrCode=${name}, debug=${JSON.stringify(g.debug)}`,
+    Code.Unavailable,
+  );
 }
 
 /**
