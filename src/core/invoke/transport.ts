@@ -731,7 +731,6 @@ async function* splitEnvelopes(
     let buf = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
     let pos = 0;
     const passOn: Uint8Array[] = [];
-    let wait: Promise<void> | undefined;
     while (buf.length - pos >= 5) {
       const flags = buf[pos];
       const len = ((buf[pos + 1] << 24) >>> 0) + (buf[pos + 2] << 16) + (buf[pos + 3] << 8) + buf[pos + 4];
@@ -742,15 +741,17 @@ async function* splitEnvelopes(
       } else {
         let data = buf.subarray(pos + 5, end);
         if ((flags & 0x01) === 0x01) data = decompress(data, encoding);
-        const w = tap(data);
-        if (w) wait = wait ? wait.then(() => w) : w;
+        // Back-pressure per message: a chunk can hold megabytes of small messages (a stream reads
+        // whatever the connection has buffered), and output that must wait stops the splitting here,
+        // so messages are never decoded and formatted faster than they are written out.
+        const wait = tap(data);
+        if (wait) await wait;
       }
       pos = end;
     }
     rest = pos === buf.length ? new Uint8Array(0) : buf.subarray(pos);
     if (buf === chunk && rest.length > 0) rest = Uint8Array.from(rest); // the chunk's buffer may be reused
     buf = rest;
-    if (wait) await wait;
     for (const p of passOn) yield p;
   }
   if (rest.length > 0) yield rest;
