@@ -182,6 +182,13 @@ for (const protocol of protocols) {
       return { url: s.url, args: ["--http2-prior-knowledge"], close: () => s.close() };
     },
   });
+  // The server's fault, so `internal` (connect-es alone says invalid_argument or data_loss).
+  add({ name: "error details that do not decode", code: 104, start: server("bad-details", protocol) });
+  add({
+    name: "an end of stream that does not parse",
+    code: protocol === "grpc" ? 16 : 104,
+    start: server("bad-end", protocol),
+  });
   add({ name: "a message over 4 MiB", code: 64, message: true, start: server("huge", protocol) });
   add({
     name: "a gzip message that expands past 4 MiB",

@@ -27,7 +27,9 @@ export type Fault =
   | "missing-status"
   | "huge"
   | "huge-compressed"
-  | "bomb";
+  | "bomb"
+  | "bad-details"
+  | "bad-end";
 
 export interface FaultServer {
   /** `http(s)://127.0.0.1:<port>` (or `https://localhost:<port>`). */
@@ -194,6 +196,60 @@ async function answer(
     case "bomb":
       await send(envelope(1, await gzipBomb()));
       return finish("0");
+    case "bad-details": {
+      // An error whose details are not a google.rpc.Status (gRPC: grpc-status-details-bin;
+      // Connect: a detail whose value is not base64 of a message).
+      await send(envelope(0, ONE));
+      if (protocol === "connect") {
+        await send(
+          envelope(
+            0x02,
+            Buffer.from(
+              JSON.stringify({
+                error: {
+                  code: "not_found",
+                  message: "x",
+                  details: [{ type: "google.rpc.ErrorInfo", value: "!!" }],
+                },
+              }),
+            ),
+          ),
+        );
+        w.end();
+        return;
+      }
+      const details = Buffer.from([0xff, 0xff, 0xff]).toString("base64");
+      if (protocol === "grpcweb") {
+        await send(
+          envelope(
+            0x80,
+            Buffer.from(`grpc-status: 5\r\ngrpc-message: x\r\ngrpc-status-details-bin: ${details}\r\n`),
+          ),
+        );
+        w.end();
+        return;
+      }
+      w.addTrailers({ "grpc-status": "5", "grpc-message": "x", "grpc-status-details-bin": details });
+      w.end();
+      return;
+    }
+    case "bad-end":
+      // The end of the stream is not what the protocol says it is (Connect: JSON that does not parse;
+      // gRPC-Web: a trailer block that is not header lines; gRPC: grpc-status that is not a number).
+      await send(envelope(0, ONE));
+      if (protocol === "connect") {
+        await send(envelope(0x02, Buffer.from("{not json")));
+        w.end();
+        return;
+      }
+      if (protocol === "grpcweb") {
+        await send(envelope(0x80, Buffer.from("not a header block")));
+        w.end();
+        return;
+      }
+      w.addTrailers({ "grpc-status": "abc" });
+      w.end();
+      return;
   }
 }
 
