@@ -103,6 +103,15 @@ for (const protocol of protocols) {
     },
   });
   add({
+    // Both say canceled; the words depend on whether the reset is seen while dialing or reading.
+    name: "reset as soon as it is accepted",
+    code: 8,
+    start: async () => {
+      const s = await startRawServer("reset-on-accept");
+      return { url: `http://${s.host}`, close: () => s.close() };
+    },
+  });
+  add({
     name: "closed before the response headers",
     code: 112,
     message: true,

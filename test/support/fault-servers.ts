@@ -343,7 +343,7 @@ export interface RawServer {
  * A TCP server that reads what the client sends, then: "reset" resets the connection (RST), "close"
  * closes it (FIN), before any response.
  */
-export async function startRawServer(behaviour: "reset" | "close"): Promise<RawServer> {
+export async function startRawServer(behaviour: "reset" | "close" | "reset-on-accept"): Promise<RawServer> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
@@ -353,6 +353,11 @@ export async function startRawServer(behaviour: "reset" | "close"): Promise<RawS
     // the reset comes would report the failed write instead (buf then says "use of closed network
     // connection", unavailable), which is another fault than the one this server stands for.
     let quiet: NodeJS.Timeout | undefined;
+    // Or reset at once, before reading anything.
+    if (behaviour === "reset-on-accept") {
+      socket.resetAndDestroy();
+      return;
+    }
     socket.on("data", () => {
       clearTimeout(quiet);
       quiet = setTimeout(() => (behaviour === "reset" ? socket.resetAndDestroy() : socket.end()), 100);

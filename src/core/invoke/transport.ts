@@ -185,6 +185,11 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   const target = s.unixSocket ? `unix ${s.unixSocket}` : `tcp ${joinHostPort(hostname, port)}`;
 
   let dialFailure: ConnectError | undefined;
+  /**
+   * A connection the server reset before sending a byte (a server that accepts and resets at once):
+   * Go sees the reset while dialing, so buf reports it as a dial failure, `canceled`.
+   */
+  let resetAtDial: ConnectError | undefined;
   let tap: { suffix: string; tap: ResponseTap } | undefined;
   let requestTap: { suffix: string; body: AsyncIterable<Uint8Array> } | undefined;
   const sockets = new Set<net.Socket>();
@@ -232,6 +237,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     }
     socket.on("error", (err: NodeJS.ErrnoException) => {
       if (timer) clearTimeout(timer);
+      if (established && err.code === "ECONNRESET" && socket.bytesRead === 0 && !secure) {
+        resetAtDial = new ConnectError(`dial ${target}: connect: connection reset by peer`, Code.Canceled);
+      }
       if (established) {
         // After the handshake Node reports a TLS error (a TLS 1.3 server's alert for a missing client
         // certificate) without destroying the socket. Destroyed, a connection that dies while it waits
@@ -241,7 +249,13 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
         return;
       }
       // A dial that timed out is deadline_exceeded, as connect-go reports a net.Error that is a timeout.
-      const code = err.code === "ETIMEDOUT" ? Code.DeadlineExceeded : Code.Unavailable;
+      // A reset while dialing is `canceled`, as connect-go reports a reset connection.
+      const code =
+        err.code === "ETIMEDOUT"
+          ? Code.DeadlineExceeded
+          : err.code === "ECONNRESET"
+            ? Code.Canceled
+            : Code.Unavailable;
       dialFailure = new ConnectError(dialErrorMessage(err, target, hostname, verifyName), code);
     });
     const onConnected = () => {
@@ -492,6 +506,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     if (signal?.aborted) return err;
     const alert = tlsAlert(err);
     if (alert) return alert;
+    if (beforeResponse && resetAtDial) return resetAtDial;
     if (hasCode(err, "ECONNRESET") && !/socket hang up/.test(messageOf(err))) {
       return new ConnectError(
         `read ${addresses ? `tcp ${addresses}` : target}: read: connection reset by peer`,
@@ -1069,7 +1084,7 @@ function dialErrorMessage(
     case "EHANDSHAKETIMEDOUT":
       return err.message;
     case "ECONNRESET":
-      return `dial ${target}: connection reset by peer`;
+      return `dial ${target}: connect: connection reset by peer`;
     case "EHOSTUNREACH":
       return `dial ${target}: connect: no route to host`;
     case "ERR_TLS_CERT_ALTNAME_INVALID": {
