@@ -111,6 +111,17 @@ for (const protocol of protocols) {
       return { url: `http://${s.host}`, close: () => s.close() };
     },
   });
+  if (protocol === "grpc") {
+    add({
+      name: "HTTP/2 GOAWAY (ENHANCE_YOUR_CALM) before the response",
+      code: 112,
+      message: true,
+      start: async () => {
+        const s = await startRawServer("goaway");
+        return { url: `http://${s.host}`, close: () => s.close() };
+      },
+    });
+  }
   add({
     name: "closed before the response headers",
     code: 112,

@@ -343,7 +343,9 @@ export interface RawServer {
  * A TCP server that reads what the client sends, then: "reset" resets the connection (RST), "close"
  * closes it (FIN), before any response.
  */
-export async function startRawServer(behaviour: "reset" | "close" | "reset-on-accept"): Promise<RawServer> {
+export async function startRawServer(
+  behaviour: "reset" | "close" | "reset-on-accept" | "goaway",
+): Promise<RawServer> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
@@ -356,6 +358,19 @@ export async function startRawServer(behaviour: "reset" | "close" | "reset-on-ac
     // Or reset at once, before reading anything.
     if (behaviour === "reset-on-accept") {
       socket.resetAndDestroy();
+      return;
+    }
+    // Or, to an HTTP/2 client, SETTINGS and GOAWAY (ENHANCE_YOUR_CALM, no stream processed), and
+    // nothing more.
+    if (behaviour === "goaway") {
+      socket.once("data", () => {
+        const goaway = Buffer.alloc(17);
+        goaway.writeUIntBE(8, 0, 3);
+        goaway[3] = 0x7;
+        goaway.writeUInt32BE(0, 9);
+        goaway.writeUInt32BE(0xb, 13);
+        socket.write(Buffer.concat([Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]), goaway]));
+      });
       return;
     }
     socket.on("data", () => {
