@@ -49,6 +49,14 @@ for (const [label, code, last, close, message] of [
     "http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM",
   ],
   [
+    // buf waits for this stream without limit (Go's client leaves a stream the GOAWAY covers alone).
+    "GOAWAY ENHANCE_YOUR_CALM covering the call, the connection left open",
+    0xb,
+    1,
+    false,
+    'http2: server sent GOAWAY and closed the connection; LastStreamID=1, ErrCode=ENHANCE_YOUR_CALM, debug=""',
+  ],
+  [
     "GOAWAY NO_ERROR, then the connection closed",
     0,
     0,
