@@ -88,8 +88,13 @@ export class ConnectionGuard {
   readonly maxConnections: number;
   /** Connections over the cap waiting for their first bytes (see `admit`), with when each arrived. */
   private readonly waiting = new Map<net.Socket, number>();
-  /** Most connections that may wait at the cap at once (bounded by the spare file descriptors). */
+  /**
+   * Most connections that may wait at the cap, or linger after being answered there, at once
+   * (bounded by the spare file descriptors: past it, they are closed without lingering).
+   */
   readonly maxWaiting: number;
+  /** Connections answered at the cap that are still lingering. */
+  private lingering = 0;
   /** Connections closed by a timeout, closed to make room, refused at the cap, and answered at the cap. */
   readonly stats = { timedOut: 0, evicted: 0, refused: 0, answered: 0, bodiesTimedOut: 0 };
 
@@ -156,7 +161,7 @@ export class ConnectionGuard {
       const victim = this.victim();
       if (!victim) {
         this.stats.answered++;
-        answerAtCap(socket, first, this.maxConnections);
+        this.answer(socket, first);
         return false;
       }
       this.stats.evicted++;
@@ -198,7 +203,17 @@ export class ConnectionGuard {
       setTimeout(() => session.destroy(), 1000).unref();
       return;
     }
-    answerAtCap(conn.socket, Buffer.alloc(0), this.maxConnections);
+    this.answer(conn.socket, Buffer.alloc(0));
+  }
+
+  /** Answers a connection at the cap; it lingers while spare descriptors allow, else closes at once. */
+  private answer(socket: net.Socket, first: Buffer): void {
+    const linger = this.waiting.size + this.lingering < this.maxWaiting;
+    if (linger) {
+      this.lingering++;
+      socket.once("close", () => this.lingering--);
+    }
+    answerAtCap(socket, first, this.maxConnections, linger);
   }
 
   /**
@@ -333,11 +348,11 @@ const retryAfterSeconds = 1;
 
 /**
  * Answers a connection over the cap from its first bytes, then closes it (lingering, so the client
- * reads the answer): an HTTP/2 client (the preface) gets SETTINGS and a GOAWAY that processed no
+ * reads the answer, when spare descriptors allow): an HTTP/2 client (the preface) gets SETTINGS and a GOAWAY that processed no
  * stream, which tells it to retry on a new connection; anything else an HTTP/1.1 `503` with
  * `Retry-After` and a Connect error JSON body.
  */
-function answerAtCap(socket: net.Socket, first: Buffer, cap: number): void {
+function answerAtCap(socket: net.Socket, first: Buffer, cap: number, linger: boolean): void {
   const message = `the server has its maximum of ${cap} connections open; retry after ${retryAfterSeconds} s`;
   if (first.subarray(0, 4).toString("latin1") === "PRI ") {
     const debug = Buffer.from(message);
@@ -358,7 +373,14 @@ function answerAtCap(socket: net.Socket, first: Buffer, cap: number): void {
         body,
     );
   }
-  lingerThenClose(socket);
+  if (linger) {
+    lingerThenClose(socket);
+    return;
+  }
+  socket.removeAllListeners("data");
+  socket.on("error", () => {});
+  socket.end(() => socket.destroy());
+  setTimeout(() => socket.destroy(), 100).unref();
 }
 
 /** File descriptors this process may still open (Linux), or undefined where that cannot be read. */
