@@ -7,6 +7,26 @@ import type * as tls from "node:tls";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { altNames } from "./tls-log";
 
+/**
+ * A certificate that Node's verification refused, as Go's x509 package words it (the calls and the
+ * registry client both say it so); undefined for other codes.
+ */
+export function x509Problem(code: string): string | undefined {
+  switch (code) {
+    case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
+    case "UNABLE_TO_GET_ISSUER_CERT":
+    case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
+    case "SELF_SIGNED_CERT_IN_CHAIN":
+    case "DEPTH_ZERO_SELF_SIGNED_CERT":
+      return "x509: certificate signed by unknown authority";
+    case "CERT_HAS_EXPIRED":
+    case "CERT_NOT_YET_VALID":
+      return "x509: certificate has expired or is not yet valid";
+    default:
+      return undefined;
+  }
+}
+
 /** Words a connection failure as Go does, which `buf curl` prints. */
 export function dialErrorMessage(
   err: NodeJS.ErrnoException,
@@ -37,20 +57,12 @@ export function dialErrorMessage(
         ? `x509: certificate is valid for ${valid.join(", ")}, not ${verifyName}`
         : `x509: certificate is not valid for any names, but wanted to match ${verifyName}`;
     }
-    case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
-    case "UNABLE_TO_GET_ISSUER_CERT":
-    case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
-    case "SELF_SIGNED_CERT_IN_CHAIN":
-    case "DEPTH_ZERO_SELF_SIGNED_CERT":
-      return "x509: certificate signed by unknown authority";
-    case "CERT_HAS_EXPIRED":
-      return "x509: certificate has expired or is not yet valid";
     case "ERR_SSL_WRONG_VERSION_NUMBER":
     case "ERR_SSL_PACKET_LENGTH_TOO_LONG":
       // Usually an https URL for a server that speaks plain http.
       return "tls: first record does not look like a TLS handshake";
     default:
-      return `dial ${target}: ${err.message}`;
+      return x509Problem(err.code ?? "") ?? `dial ${target}: ${err.message}`;
   }
 }
 
