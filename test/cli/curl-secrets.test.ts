@@ -3,6 +3,9 @@
 // header never echo its value, and a header value with CR, LF or another control character is
 // refused as buf refuses it (unavailable, exit 112) before anything is sent.
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { runBufCurl } from "../support/buf";
 import { runCli } from "../support/cli";
@@ -51,6 +54,22 @@ describe("protocall curl: secrets and header values", { concurrency: 4, timeout:
       /^protocall: --header value is a malformed header \(it has no ":"\); write it as "name: value"\n$/,
     );
     assert.doesNotMatch(r.stderr, /tok-forgot/);
+  });
+
+  test("a .rpc header line without a colon and an invalid URL with a password are not echoed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "protocall-secrets-"));
+    const file = join(dir, "a.rpc");
+    writeFileSync(file, `${greet()}\nAuthorization Bearer SECRET123\n\n{}\n`);
+    const run = await runCli(["run", file]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /a\.rpc:2:1: expected a header `name: value` \(this line has no ":"\)/);
+    assert.doesNotMatch(run.stdout + run.stderr, /SECRET123/);
+    const url = await runCli(["curl", "http://u:PASS123@[127.0.0.1/x.Y/Z"]);
+    assert.equal(url.code, 1, url.stderr);
+    assert.equal(
+      url.stderr,
+      'protocall: "http://u:[redacted]@[127.0.0.1/x.Y/Z" is not a valid URL (its host has a "[" with no "]"): write it as http://localhost:8080/acme.v1.GreetService/Greet\n',
+    );
   });
 
   for (const [label, args, name] of [

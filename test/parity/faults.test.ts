@@ -5,8 +5,6 @@
 // same message where buf's is stable and not worded by Go's network stack). Where protocall differs on
 // purpose, the case says so and why (`differs`), and checks both sides of the difference.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { bufPath } from "../support/buf";
 import { cliPath } from "../support/cli";
@@ -20,6 +18,7 @@ import {
   startFullBacklogServer,
   startRawServer,
 } from "../support/fault-servers";
+import { peakRun } from "../support/peak-rss";
 import { demoDescriptorSet, startSilentServer } from "../support/servers";
 import { createTestPki, type TestPki } from "../support/tls";
 import { errorJson, runBoth } from "./harness";
@@ -104,6 +103,26 @@ for (const protocol of protocols) {
     },
   });
   add({
+    // Both say canceled; the words depend on whether the reset is seen while dialing or reading.
+    name: "reset as soon as it is accepted",
+    code: 8,
+    start: async () => {
+      const s = await startRawServer("reset-on-accept");
+      return { url: `http://${s.host}`, close: () => s.close() };
+    },
+  });
+  if (protocol === "grpc") {
+    add({
+      name: "HTTP/2 GOAWAY (ENHANCE_YOUR_CALM) before the response",
+      code: 112,
+      message: true,
+      start: async () => {
+        const s = await startRawServer("goaway");
+        return { url: `http://${s.host}`, close: () => s.close() };
+      },
+    });
+  }
+  add({
     name: "closed before the response headers",
     code: 112,
     message: true,
@@ -182,6 +201,13 @@ for (const protocol of protocols) {
       const s = await startFaultServer("ok", protocol);
       return { url: s.url, args: ["--http2-prior-knowledge"], close: () => s.close() };
     },
+  });
+  // The server's fault, so `internal` (connect-es alone says invalid_argument or data_loss).
+  add({ name: "error details that do not decode", code: 104, start: server("bad-details", protocol) });
+  add({
+    name: "an end of stream that does not parse",
+    code: protocol === "grpc" ? 16 : 104,
+    start: server("bad-end", protocol),
   });
   add({ name: "a message over 4 MiB", code: 64, message: true, start: server("huge", protocol) });
   add({
@@ -323,37 +349,3 @@ describe("parity: the fault matrix", { concurrency: 3, timeout: 600_000 }, () =>
     });
   }
 });
-
-/** Runs a command and reports its exit code, stderr, wall time and peak RSS (VmHWM, polled). */
-function peakRun(
-  command: string,
-  args: string[],
-): Promise<{ code: number; stderr: string; ms: number; peakMb: number }> {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
-    let peakKb = 0;
-    const poll = setInterval(() => {
-      try {
-        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
-        if (m) peakKb = Math.max(peakKb, Number(m[1]));
-      } catch {
-        // the process has ended
-      }
-    }, 5);
-    const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    const err: Buffer[] = [];
-    child.stderr.on("data", (c: Buffer) => err.push(c));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearInterval(poll);
-      clearTimeout(guard);
-      resolve({
-        code: code ?? -1,
-        stderr: Buffer.concat(err).toString(),
-        ms: Math.round(performance.now() - start),
-        peakMb: Math.round(peakKb / 1024),
-      });
-    });
-  });
-}

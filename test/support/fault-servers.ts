@@ -27,7 +27,9 @@ export type Fault =
   | "missing-status"
   | "huge"
   | "huge-compressed"
-  | "bomb";
+  | "bomb"
+  | "bad-details"
+  | "bad-end";
 
 export interface FaultServer {
   /** `http(s)://127.0.0.1:<port>` (or `https://localhost:<port>`). */
@@ -194,6 +196,60 @@ async function answer(
     case "bomb":
       await send(envelope(1, await gzipBomb()));
       return finish("0");
+    case "bad-details": {
+      // An error whose details are not a google.rpc.Status (gRPC: grpc-status-details-bin;
+      // Connect: a detail whose value is not base64 of a message).
+      await send(envelope(0, ONE));
+      if (protocol === "connect") {
+        await send(
+          envelope(
+            0x02,
+            Buffer.from(
+              JSON.stringify({
+                error: {
+                  code: "not_found",
+                  message: "x",
+                  details: [{ type: "google.rpc.ErrorInfo", value: "!!" }],
+                },
+              }),
+            ),
+          ),
+        );
+        w.end();
+        return;
+      }
+      const details = Buffer.from([0xff, 0xff, 0xff]).toString("base64");
+      if (protocol === "grpcweb") {
+        await send(
+          envelope(
+            0x80,
+            Buffer.from(`grpc-status: 5\r\ngrpc-message: x\r\ngrpc-status-details-bin: ${details}\r\n`),
+          ),
+        );
+        w.end();
+        return;
+      }
+      w.addTrailers({ "grpc-status": "5", "grpc-message": "x", "grpc-status-details-bin": details });
+      w.end();
+      return;
+    }
+    case "bad-end":
+      // The end of the stream is not what the protocol says it is (Connect: JSON that does not parse;
+      // gRPC-Web: a trailer block that is not header lines; gRPC: grpc-status that is not a number).
+      await send(envelope(0, ONE));
+      if (protocol === "connect") {
+        await send(envelope(0x02, Buffer.from("{not json")));
+        w.end();
+        return;
+      }
+      if (protocol === "grpcweb") {
+        await send(envelope(0x80, Buffer.from("not a header block")));
+        w.end();
+        return;
+      }
+      w.addTrailers({ "grpc-status": "abc" });
+      w.end();
+      return;
   }
 }
 
@@ -287,7 +343,9 @@ export interface RawServer {
  * A TCP server that reads what the client sends, then: "reset" resets the connection (RST), "close"
  * closes it (FIN), before any response.
  */
-export async function startRawServer(behaviour: "reset" | "close"): Promise<RawServer> {
+export async function startRawServer(
+  behaviour: "reset" | "close" | "reset-on-accept" | "goaway",
+): Promise<RawServer> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
@@ -297,6 +355,24 @@ export async function startRawServer(behaviour: "reset" | "close"): Promise<RawS
     // the reset comes would report the failed write instead (buf then says "use of closed network
     // connection", unavailable), which is another fault than the one this server stands for.
     let quiet: NodeJS.Timeout | undefined;
+    // Or reset at once, before reading anything.
+    if (behaviour === "reset-on-accept") {
+      socket.resetAndDestroy();
+      return;
+    }
+    // Or, to an HTTP/2 client, SETTINGS and GOAWAY (ENHANCE_YOUR_CALM, no stream processed), and
+    // nothing more.
+    if (behaviour === "goaway") {
+      socket.once("data", () => {
+        const goaway = Buffer.alloc(17);
+        goaway.writeUIntBE(8, 0, 3);
+        goaway[3] = 0x7;
+        goaway.writeUInt32BE(0, 9);
+        goaway.writeUInt32BE(0xb, 13);
+        socket.write(Buffer.concat([Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]), goaway]));
+      });
+      return;
+    }
     socket.on("data", () => {
       clearTimeout(quiet);
       quiet = setTimeout(() => (behaviour === "reset" ? socket.resetAndDestroy() : socket.end()), 100);

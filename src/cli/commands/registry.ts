@@ -48,8 +48,8 @@ const serveFlags = defineFlags({
   "page-size": { kind: "int", value: "N", min: 1, default: 10, help: "ListWebhooks page size" },
   "max-upload": {
     kind: "size",
-    defaultText: "256MiB",
-    help: "largest push (Upload request body); other calls take at most 4 MiB",
+    defaultText: "32MiB",
+    help: "largest push (Upload request body, held in memory several times over while it is stored); other calls take at most 4 MiB",
   },
   "webhooks-disabled": {
     kind: "bool",

@@ -100,6 +100,13 @@ const protocolErrors: { match: RegExp; code: Code; text: (m: RegExpExecArray) =>
     text: () => "protocol error: unexpected EOF",
   },
   { match: /^invalid grpc-status: .*$/, code: Code.Unknown, text: (m) => m[0] },
+  // A Connect end of stream that does not parse (bad JSON, details that are not base64 messages):
+  // the server's fault, `internal`, as connect-go says it (connect-es: `invalid_argument`).
+  {
+    match: /^failed to parse EndStreamResponse: (?:\[[a-z_]+\] )?(.*)$/s,
+    code: Code.Internal,
+    text: (m) => `unmarshal end stream message: ${oneLine(m[1])}`,
+  },
   // connect-es's limit on a whole body (Connect unary; enveloped messages are refused earlier by
   // their length prefix, in the transport's own words).
   {
@@ -114,6 +121,17 @@ const protocolErrors: { match: RegExp; code: Code; text: (m: RegExpExecArray) =>
  * (call-context.ts). */
 function asBufWordsIt(err: ConnectError): ConnectError {
   const raw = err.rawMessage;
+  if (undecodableDetails(err)) {
+    // grpc-status-details-bin that is not a google.rpc.Status: the server's fault, `internal`, as
+    // connect-go says it (connect-es: `data_loss`, as if the server had sent that code).
+    return new ConnectError(
+      `server returned invalid protobuf for error details: ${oneLine(raw)}`,
+      Code.Internal,
+      err.metadata,
+      undefined,
+      err.cause,
+    );
+  }
   for (const p of protocolErrors) {
     const m = p.match.exec(raw);
     if (m) {
@@ -126,6 +144,21 @@ function asBufWordsIt(err: ConnectError): ConnectError {
   const shown = new ConnectError(oneLine(raw), err.code, err.metadata, undefined, err.cause);
   shown.details = err.details;
   return shown;
+}
+
+/**
+ * connect-es's failure to decode grpc-status-details-bin: `data_loss` made on our side (no metadata,
+ * caused by the protobuf decoder's error), unlike a `data_loss` the server sent (which has trailers).
+ */
+function undecodableDetails(err: ConnectError): boolean {
+  if (err.code !== Code.DataLoss || err.cause instanceof ConnectError || !(err.cause instanceof Error)) {
+    return false;
+  }
+  let empty = true;
+  err.metadata.forEach(() => {
+    empty = false;
+  });
+  return empty;
 }
 
 /**

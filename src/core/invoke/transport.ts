@@ -10,11 +10,9 @@
 //  - request headers as buf sends them (request-headers.ts), single-message bodies (unary and
 //    server-streaming calls) with a Content-Length, and the call's deadline, cancellation and error
 //    texts in buf's words (call-context.ts).
-// Connection failures become `unavailable` errors worded like buf's (`dial tcp host:port: ...`).
-// Responses are bounded as buf bounds them: a message over 4 MiB (MAX_MESSAGE_BYTES) is refused with
-// `resource_exhausted` from its length prefix or Content-Length, before it is read, and a compressed
-// one is inflated with that cap (zlib stops as soon as the output passes it), so a gzip bomb costs
-// at most 4 MiB in and 4 MiB out. A connection the server resets is `canceled`, one it closes before
+// Connection failures become errors worded like buf's (node-errors.ts). Responses are bounded as buf
+// bounds them (response-limits.ts) and long streams read through a fast path with back-pressure
+// (response-envelopes.ts). A connection the server resets is `canceled`, one it closes before
 // answering `unavailable` ("unexpected EOF"), a body that ends inside a message `internal`, as in buf.
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
@@ -26,7 +24,6 @@ import * as tls from "node:tls";
 import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import type {
   CommonTransportOptions,
-  Compression,
   UniversalClientFn,
   UniversalClientRequest,
   UniversalClientResponse,
@@ -36,9 +33,21 @@ import { ProtocallError } from "../errors";
 import { coalesce } from "./batch";
 import { withCallContext } from "./call-context";
 import { createHttp1Client } from "./http1-client";
+import {
+  dialErrorMessage,
+  type GoAway,
+  goAwayError,
+  hasCode,
+  messageOf,
+  notHttp2,
+  tlsAlert,
+} from "./node-errors";
 import type { CurlOptions, Protocol } from "./options";
 import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
 import { alignRequestHeaders } from "./request-headers";
+import { EnvelopeScanner, type ResponseTap, tapMessages } from "./response-envelopes";
+import { boundMessages, gzip, MAX_MESSAGE_BYTES } from "./response-limits";
+import { logTls } from "./tls-log";
 import { untilAborted } from "./until-aborted";
 import { logHeaders, type VerboseLog } from "./verbose";
 
@@ -73,12 +82,7 @@ export interface TransportSettings {
   splitHeader?: HeaderSplitter;
 }
 
-/**
- * Receives each response message of a streamed response as its bytes, before the transport's own
- * pipeline (which then sees only the end of the stream: status, trailers, errors). May return a
- * promise to slow the reading down (backpressure).
- */
-export type ResponseTap = (message: Uint8Array) => void | Promise<void>;
+export type { ResponseTap } from "./response-envelopes";
 
 export interface CurlTransport {
   readonly transport: Transport;
@@ -185,6 +189,11 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   const target = s.unixSocket ? `unix ${s.unixSocket}` : `tcp ${joinHostPort(hostname, port)}`;
 
   let dialFailure: ConnectError | undefined;
+  /**
+   * A connection the server reset before sending a byte (a server that accepts and resets at once):
+   * Go sees the reset while dialing, so buf reports it as a dial failure, `canceled`.
+   */
+  let resetAtDial: ConnectError | undefined;
   let tap: { suffix: string; tap: ResponseTap } | undefined;
   let requestTap: { suffix: string; body: AsyncIterable<Uint8Array> } | undefined;
   const sockets = new Set<net.Socket>();
@@ -232,6 +241,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     }
     socket.on("error", (err: NodeJS.ErrnoException) => {
       if (timer) clearTimeout(timer);
+      if (established && err.code === "ECONNRESET" && socket.bytesRead === 0 && !secure) {
+        resetAtDial = new ConnectError(`dial ${target}: connect: connection reset by peer`, Code.Canceled);
+      }
       if (established) {
         // After the handshake Node reports a TLS error (a TLS 1.3 server's alert for a missing client
         // certificate) without destroying the socket. Destroyed, a connection that dies while it waits
@@ -241,7 +253,13 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
         return;
       }
       // A dial that timed out is deadline_exceeded, as connect-go reports a net.Error that is a timeout.
-      const code = err.code === "ETIMEDOUT" ? Code.DeadlineExceeded : Code.Unavailable;
+      // A reset while dialing is `canceled`, as connect-go reports a reset connection.
+      const code =
+        err.code === "ETIMEDOUT"
+          ? Code.DeadlineExceeded
+          : err.code === "ECONNRESET"
+            ? Code.Canceled
+            : Code.Unavailable;
       dialFailure = new ConnectError(dialErrorMessage(err, target, hostname, verifyName), code);
     });
     const onConnected = () => {
@@ -315,6 +333,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   let session: http2.ClientHttp2Session | undefined;
   let sessionReady: Promise<http2.ClientHttp2Session> | undefined;
   const openStreams = new Map<http2.ClientHttp2Session, Set<http2.ClientHttp2Stream>>();
+  /** The GOAWAY each session received, to say so when a call fails because of it. */
+  const goaways = new WeakMap<http2.ClientHttp2Session, GoAway>();
   const openSession = (): Promise<http2.ClientHttp2Session> => {
     if (sessionReady && session && !session.closed && !session.destroyed) return sessionReady;
     sessionReady = Promise.resolve(loadHttp2()).then(
@@ -325,6 +345,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
             settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
           });
           session = sess;
+          sess.on("goaway", (code: number, lastStreamID: number, debug?: Buffer) => {
+            goaways.set(sess, { code, lastStreamID, debug: debug?.toString("latin1") ?? "" });
+          });
           const onError = (err: Error) => reject(dialFailure ?? err);
           sess.once("error", onError);
           sess.once("connect", () => {
@@ -445,6 +468,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
         s.splitHeader,
       );
     } catch (err) {
+      const goaway = mode === "h2" && session ? goaways.get(session) : undefined;
+      if (goaway && !req.signal?.aborted) throw goAwayError(goaway);
       throw peerEnded(mode === "h2" ? notHttp2(err) : err, req.signal, true);
     }
     res = { ...res, body: mapBodyErrors(boundMessages(res), req.signal) };
@@ -485,6 +510,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     if (signal?.aborted) return err;
     const alert = tlsAlert(err);
     if (alert) return alert;
+    if (beforeResponse && resetAtDial) return resetAtDial;
     if (hasCode(err, "ECONNRESET") && !/socket hang up/.test(messageOf(err))) {
       return new ConnectError(
         `read ${addresses ? `tcp ${addresses}` : target}: read: connection reset by peer`,
@@ -625,282 +651,6 @@ async function observe(
   return { ...res, body: responseBody };
 }
 
-/**
- * Finds the trailer envelope in a response body (gRPC-Web trailers, flag 0x80; Connect end of
- * stream, flag 0x02), for verbose output only. Compressed trailer envelopes are not shown.
- */
-class EnvelopeScanner {
-  private header = new Uint8Array(5);
-  private headerLength = 0;
-  private remaining = 0;
-  private capture: Uint8Array[] | undefined;
-  private found: Uint8Array | undefined;
-
-  constructor(private readonly trailerFlag: number) {}
-
-  push(chunk: Uint8Array): void {
-    let i = 0;
-    while (i < chunk.length) {
-      if (this.remaining > 0) {
-        const take = Math.min(this.remaining, chunk.length - i);
-        this.capture?.push(chunk.subarray(i, i + take));
-        this.remaining -= take;
-        i += take;
-        if (this.remaining === 0) this.finishEnvelope();
-        continue;
-      }
-      this.header[this.headerLength++] = chunk[i++];
-      if (this.headerLength === 5) {
-        this.headerLength = 0;
-        const flags = this.header[0];
-        this.remaining =
-          ((this.header[1] << 24) >>> 0) + (this.header[2] << 16) + (this.header[3] << 8) + this.header[4];
-        this.capture =
-          (flags & this.trailerFlag) === this.trailerFlag && (flags & 0x01) === 0 ? [] : undefined;
-        if (this.remaining === 0) this.finishEnvelope();
-      }
-    }
-  }
-
-  private finishEnvelope(): void {
-    if (this.capture) this.found = Buffer.concat(this.capture);
-    this.capture = undefined;
-  }
-
-  /** The trailers carried in the body, if any. */
-  trailers(grpcWeb: boolean): Headers | undefined {
-    if (!this.found) return undefined;
-    const text = new TextDecoder().decode(this.found);
-    const headers = new Headers();
-    try {
-      if (grpcWeb) {
-        for (const line of text.split(/\r?\n/)) {
-          const colon = line.indexOf(":");
-          if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
-        }
-      } else {
-        const end = JSON.parse(text) as { metadata?: Record<string, string[]> };
-        for (const [name, values] of Object.entries(end.metadata ?? {})) {
-          for (const v of values) headers.append(name, v);
-        }
-      }
-    } catch {
-      return undefined;
-    }
-    let any = false;
-    headers.forEach(() => {
-      any = true;
-    });
-    return any ? headers : undefined;
-  }
-}
-
-const ENVELOPED_BINARY = /^application\/(grpc|grpc\+proto|grpc-web|grpc-web\+proto|connect\+proto)(;|$)/;
-
-/**
- * The fast path for long response streams. Connect's pipeline costs several promises per message;
- * here the envelopes of each received chunk are split synchronously and the messages handed to the
- * tap, and only what ends the stream (gRPC-Web trailers, the Connect end-of-stream message, or an
- * incomplete envelope) is passed on, so the transport still reports status, trailers and errors.
- * Responses that are not binary Protobuf (JSON, errors with other content types) pass unchanged.
- */
-function tapMessages(res: UniversalClientResponse, tap: ResponseTap): UniversalClientResponse {
-  const contentType = res.header.get("content-type") ?? "";
-  if (res.status !== 200 || !ENVELOPED_BINARY.test(contentType)) return res;
-  const encoding =
-    res.header.get("grpc-encoding") ?? res.header.get("connect-content-encoding") ?? "identity";
-  const endFlag = contentType.includes("grpc-web") ? 0x80 : contentType.includes("connect") ? 0x02 : 0;
-  return { ...res, body: splitEnvelopes(res.body, tap, endFlag, encoding) };
-}
-
-async function* splitEnvelopes(
-  src: AsyncIterable<Uint8Array>,
-  tap: ResponseTap,
-  endFlag: number,
-  encoding: string,
-): AsyncIterable<Uint8Array> {
-  let rest: Uint8Array = new Uint8Array(0);
-  for await (const chunk of src) {
-    let buf = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
-    let pos = 0;
-    const passOn: Uint8Array[] = [];
-    let wait: Promise<void> | undefined;
-    while (buf.length - pos >= 5) {
-      const flags = buf[pos];
-      const len = ((buf[pos + 1] << 24) >>> 0) + (buf[pos + 2] << 16) + (buf[pos + 3] << 8) + buf[pos + 4];
-      if (buf.length - pos - 5 < len) break;
-      const end = pos + 5 + len;
-      if (endFlag !== 0 && (flags & endFlag) === endFlag) {
-        passOn.push(buf.subarray(pos, end));
-      } else {
-        let data = buf.subarray(pos + 5, end);
-        if ((flags & 0x01) === 0x01) data = decompress(data, encoding);
-        const w = tap(data);
-        if (w) wait = wait ? wait.then(() => w) : w;
-      }
-      pos = end;
-    }
-    rest = pos === buf.length ? new Uint8Array(0) : buf.subarray(pos);
-    if (buf === chunk && rest.length > 0) rest = Uint8Array.from(rest); // the chunk's buffer may be reused
-    buf = rest;
-    if (wait) await wait;
-    for (const p of passOn) yield p;
-  }
-  if (rest.length > 0) yield rest;
-}
-
-function decompress(data: Uint8Array, encoding: string): Uint8Array {
-  if (encoding !== "gzip") {
-    throw new ConnectError(
-      `protocol error: received a compressed message with encoding "${encoding}"`,
-      Code.Internal,
-    );
-  }
-  return gunzipCapped(data, MAX_MESSAGE_BYTES);
-}
-
-/**
- * Inflates with a cap on the output: zlib works through the input chunk by chunk and stops as soon as
- * the output passes `max` (a 1 GiB bomb ends after 4 MiB of output), so nothing is inflated whole.
- */
-function gunzipCapped(data: Uint8Array, max: number): Uint8Array<ArrayBuffer> {
-  try {
-    return new Uint8Array(loadZlib().gunzipSync(data, { maxOutputLength: max }));
-  } catch (err) {
-    if (err instanceof RangeError || (err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
-      throw tooLarge();
-    }
-    throw ConnectError.from(err, Code.InvalidArgument);
-  }
-}
-
-/** The largest response message accepted, compressed or not (buf's default, 4 MiB). */
-export const MAX_MESSAGE_BYTES = 4 << 20;
-
-function tooLarge(size?: number): ConnectError {
-  return new ConnectError(
-    size === undefined
-      ? `message is larger than configured max ${MAX_MESSAGE_BYTES}`
-      : `message size ${size} is larger than configured max ${MAX_MESSAGE_BYTES}`,
-    Code.ResourceExhausted,
-  );
-}
-
-/**
- * Checks a response body as it streams through, before anything buffers it: an enveloped body
- * (gRPC, gRPC-Web, Connect streaming) by each envelope's length prefix, which may not exceed the
- * limit and must be followed by that many bytes; any other successful body (Connect unary) by its
- * Content-Length and its running size. Costs one look at each envelope header.
- */
-function boundMessages(res: UniversalClientResponse): AsyncIterable<Uint8Array> {
-  const contentType = res.header.get("content-type") ?? "";
-  if (/^application\/(grpc|connect\+)/.test(contentType)) return checkEnvelopes(res.body);
-  if (res.status !== 200) return res.body;
-  const length = Number(res.header.get("content-length") ?? Number.NaN);
-  if (length > MAX_MESSAGE_BYTES) return failing(tooLarge());
-  return capBody(res.body);
-}
-
-async function* failing(err: Error): AsyncIterable<Uint8Array> {
-  yield* [];
-  throw err;
-}
-
-async function* capBody(src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  let total = 0;
-  for await (const chunk of src) {
-    total += chunk.byteLength;
-    if (total > MAX_MESSAGE_BYTES) throw tooLarge();
-    yield chunk;
-  }
-}
-
-async function* checkEnvelopes(src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  const header = new Uint8Array(5);
-  let headerLength = 0;
-  let promised = 0;
-  let remaining = 0;
-  for await (const chunk of src) {
-    let i = 0;
-    while (i < chunk.length) {
-      if (remaining > 0) {
-        const take = Math.min(remaining, chunk.length - i);
-        remaining -= take;
-        i += take;
-        continue;
-      }
-      header[headerLength++] = chunk[i++];
-      if (headerLength === 5) {
-        headerLength = 0;
-        remaining = ((header[1] << 24) >>> 0) + (header[2] << 16) + (header[3] << 8) + header[4];
-        promised = remaining;
-        // Trailer envelopes (gRPC-Web 0x80, Connect's end of stream 0x02) are metadata, not messages.
-        if (remaining > MAX_MESSAGE_BYTES && (header[0] & 0x82) === 0) throw tooLarge(remaining);
-      }
-    }
-    yield chunk;
-  }
-  if (remaining > 0) {
-    throw new ConnectError(
-      `protocol error: promised ${promised} bytes in enveloped message, got ${promised - remaining} bytes`,
-      Code.Internal,
-    );
-  }
-}
-
-/**
- * An HTTP/2 protocol error before any response: the server does not speak HTTP/2 (typically an
- * HTTP/1.1-only server reached with prior knowledge). `unavailable`, worded as Go's HTTP/2 client.
- */
-function notHttp2(err: unknown): unknown {
-  const text = err instanceof ConnectError ? err.rawMessage : String(err);
-  const codes: string[] = [];
-  for (let e: unknown = err; e instanceof Error && codes.length < 8; e = e.cause) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code === "string") codes.push(code);
-  }
-  if (
-    codes.includes("ERR_HTTP2_ERROR") ||
-    codes.includes("ERR_HTTP2_SESSION_ERROR") ||
-    text === "Protocol error"
-  ) {
-    return new ConnectError(
-      "http2: failed reading the frame payload: http2: frame too large, note that the frame header looked like an HTTP/1.1 header",
-      Code.Unavailable,
-    );
-  }
-  return err;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof ConnectError ? err.rawMessage : err instanceof Error ? err.message : String(err);
-}
-
-/** Whether an error or one of its causes has this Node error code (or says it, as connect-es does). */
-function hasCode(err: unknown, code: string): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if ((e as NodeJS.ErrnoException).code === code) return true;
-    if (messageOf(e).includes(`read ${code}`)) return true;
-  }
-  return false;
-}
-
-/**
- * A TLS alert from the server after the handshake (TLS 1.3 servers check a client certificate then)
- * is a connection failure, `unavailable`, however it reaches the call: on the waiting connection, on
- * the HTTP/2 session, or on a stream. Worded as Go words it by the failure description.
- */
-function tlsAlert(err: unknown): ConnectError | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    const code = (e as NodeJS.ErrnoException).code ?? "";
-    const text = e instanceof ConnectError ? e.rawMessage : e.message;
-    if (/^ERR_SSL_.*ALERT/.test(code) || /SSL routines:[^\n]*alert/.test(text)) {
-      return new ConnectError(text, Code.Unavailable, undefined, undefined, e);
-    }
-  }
-  return undefined;
-}
-
 /** Passes chunks through, reporting each non-empty chunk and the end. */
 async function* countBytes(
   src: AsyncIterable<Uint8Array>,
@@ -919,78 +669,8 @@ async function* countBytes(
 function loadHttp2(): typeof import("node:http2") {
   return require("node:http2");
 }
-function loadZlib(): typeof import("node:zlib") {
-  return require("node:zlib");
-}
-
-/** gzip for responses; zlib is loaded only when a server actually compresses. */
-const gzip: Compression = {
-  name: "gzip",
-  async compress(bytes) {
-    const zlib = loadZlib();
-    return new Uint8Array(zlib.gzipSync(bytes));
-  },
-  async decompress(bytes, readMaxBytes) {
-    if (bytes.byteLength === 0) return new Uint8Array(0);
-    return gunzipCapped(bytes, Math.min(readMaxBytes, MAX_MESSAGE_BYTES));
-  },
-};
-
 const STREAM_WINDOW = 4 << 20;
 const CONNECTION_WINDOW = 16 << 20;
-
-function logTls(log: VerboseLog, socket: tls.TLSSocket, insecure: boolean, verifyName: string): void {
-  const cipher = socket.getCipher();
-  const version = (socket.getProtocol() ?? "TLS").replace(/^TLSv/, "TLS ");
-  log.info(`TLS connection using ${version} / ${cipher?.standardName ?? cipher?.name ?? "?"}`);
-  log.info(
-    socket.alpnProtocol
-      ? `ALPN: server accepted ${socket.alpnProtocol}`
-      : "ALPN: server did not agree to a protocol",
-  );
-  const peer = socket.getPeerCertificate();
-  if (peer && Object.keys(peer).length > 0) {
-    log.info("Server certificate:");
-    log.info(`  subject: ${formatName(peer.subject)}`);
-    log.info(`  start date: ${formatCertDate(peer.valid_from)}`);
-    log.info(`  end date: ${formatCertDate(peer.valid_to)}`);
-    log.info(`  subjectAltNames: [${altNames(peer.subjectaltname).all.join(", ")}]`);
-    log.info(`  issuer: ${formatName(peer.issuer)}`);
-  }
-  if (insecure) {
-    log.info("Server certificate not verified (--insecure)");
-  } else {
-    log.info("Server certificate chain verified");
-    log.info(`Server certificate is valid for ${verifyName}`);
-  }
-}
-
-/** A certificate name as Go prints it: relative names in reverse order, comma-separated. */
-function formatName(name: tls.PeerCertificate["subject"] | undefined): string {
-  if (!name) return "";
-  return Object.entries(name)
-    .reverse()
-    .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`)
-    .join(",");
-}
-
-/** `Nov 21 10:52:40 2026 GMT` → `2026-11-21 10:52:40 +0000 UTC`. */
-function formatCertDate(text: string): string {
-  const d = new Date(text);
-  if (Number.isNaN(d.getTime())) return text;
-  return `${d.toISOString().slice(0, 19).replace("T", " ")} +0000 UTC`;
-}
-
-/** The DNS names and IP addresses of a `subjectaltname` string (`DNS:a, IP Address:1.2.3.4`). */
-function altNames(text: string | undefined): { dns: string[]; ips: string[]; all: string[] } {
-  const dns: string[] = [];
-  const ips: string[] = [];
-  for (const part of (text ?? "").split(/,\s*/)) {
-    if (part.startsWith("DNS:")) dns.push(part.slice(4));
-    else if (part.startsWith("IP Address:")) ips.push(part.slice(11));
-  }
-  return { dns, ips, all: [...dns, ...ips] };
-}
 
 function joinHostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
@@ -1000,51 +680,4 @@ function stripPort(authority: string): string {
   if (authority.startsWith("[")) return authority.slice(1, authority.indexOf("]"));
   const i = authority.lastIndexOf(":");
   return i >= 0 ? authority.slice(0, i) : authority;
-}
-
-/** Words a connection failure as Go does, which `buf curl` prints. */
-function dialErrorMessage(
-  err: NodeJS.ErrnoException,
-  target: string,
-  host: string,
-  verifyName: string,
-): string {
-  switch (err.code) {
-    case "ECONNREFUSED":
-      return `dial ${target}: connect: connection refused`;
-    case "ENOENT":
-      return `dial ${target}: connect: no such file or directory`;
-    case "ENOTFOUND":
-    case "EAI_AGAIN":
-      return `dial tcp: lookup ${host}: no such host`;
-    case "ETIMEDOUT":
-      return err.message.startsWith("dial ") ? err.message : `dial ${target}: i/o timeout`;
-    case "EHANDSHAKETIMEDOUT":
-      return err.message;
-    case "ECONNRESET":
-      return `dial ${target}: connection reset by peer`;
-    case "EHOSTUNREACH":
-      return `dial ${target}: connect: no route to host`;
-    case "ERR_TLS_CERT_ALTNAME_INVALID": {
-      const names = altNames((err as { cert?: tls.PeerCertificate }).cert?.subjectaltname);
-      const valid = isIP(verifyName) ? names.ips : names.dns;
-      return valid.length > 0
-        ? `x509: certificate is valid for ${valid.join(", ")}, not ${verifyName}`
-        : `x509: certificate is not valid for any names, but wanted to match ${verifyName}`;
-    }
-    case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
-    case "UNABLE_TO_GET_ISSUER_CERT":
-    case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
-    case "SELF_SIGNED_CERT_IN_CHAIN":
-    case "DEPTH_ZERO_SELF_SIGNED_CERT":
-      return "x509: certificate signed by unknown authority";
-    case "CERT_HAS_EXPIRED":
-      return "x509: certificate has expired or is not yet valid";
-    case "ERR_SSL_WRONG_VERSION_NUMBER":
-    case "ERR_SSL_PACKET_LENGTH_TOO_LONG":
-      // Usually an https URL for a server that speaks plain http.
-      return "tls: first record does not look like a TLS handshake";
-    default:
-      return `dial ${target}: ${err.message}`;
-  }
 }

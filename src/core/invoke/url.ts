@@ -3,6 +3,7 @@
 import { ProtocallError } from "../errors";
 import { reflectionOn } from "../schema/resolution-order";
 import type { CurlOptions } from "./options";
+import { redactSecrets } from "./redact";
 
 export interface CurlUrl {
   /** The URL without the service and method (and without a trailing slash); "" when no URL. */
@@ -50,18 +51,23 @@ export function parseCurlUrl(o: CurlOptions): CurlUrl {
         : `missing the URL: give the method's URL, such as ${example}`,
     );
   }
+  // Errors show the URL with its password and credential-like query values hidden.
+  const shown = redactSecrets(raw);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ProtocallError(`"${raw}" is not a valid URL: write it as ${example}`);
+    const why = unclosedBracket(raw) ? ' (its host has a "[" with no "]")' : "";
+    throw new ProtocallError(`"${shown}" is not a valid URL${why}: write it as ${example}`);
   }
   const scheme = url.protocol.slice(0, -1);
   if (scheme !== "http" && scheme !== "https") {
-    throw new ProtocallError(`invalid URL "${raw}": scheme "${scheme}" is not supported; use http or https`);
+    throw new ProtocallError(
+      `invalid URL "${shown}": scheme "${scheme}" is not supported; use http or https`,
+    );
   }
   if (url.hostname === "") {
-    throw new ProtocallError(`invalid URL "${raw}": it has no host; write it as ${example}`);
+    throw new ProtocallError(`invalid URL "${shown}": it has no host; write it as ${example}`);
   }
   const secure = scheme === "https";
   const host = writtenHost(raw) ?? url.host;
@@ -76,7 +82,7 @@ export function parseCurlUrl(o: CurlOptions): CurlUrl {
   }
   if (url.pathname.endsWith("/")) {
     throw new ProtocallError(
-      `invalid URL "${raw}": it should not end with a slash (/); it must end with /<package.Service>/<Method>, as in ${example}`,
+      `invalid URL "${shown}": it should not end with a slash (/); it must end with /<package.Service>/<Method>, as in ${example}`,
     );
   }
   const segments = url.pathname.split("/");
@@ -84,23 +90,30 @@ export function parseCurlUrl(o: CurlOptions): CurlUrl {
   const service = segments.pop() ?? "";
   if (segments.length === 0 || method === "" || service === "") {
     throw new ProtocallError(
-      `invalid URL "${raw}": it should end with two non-empty path components, the fully-qualified service and the method, as in ${example}`,
+      `invalid URL "${shown}": it should end with two non-empty path components, the fully-qualified service and the method, as in ${example}`,
     );
   }
   return {
     baseUrl: origin + segments.join("/"),
-    service: decodeSegment(service, raw),
-    method: decodeSegment(method, raw),
+    service: decodeSegment(service, shown),
+    method: decodeSegment(method, shown),
     ...common,
   };
 }
 
-function decodeSegment(segment: string, raw: string): string {
+/** Whether the authority opens an IPv6 bracket it does not close. */
+function unclosedBracket(raw: string): boolean {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(raw);
+  const authority = m ? m[1].slice(m[1].lastIndexOf("@") + 1) : "";
+  return authority.includes("[") && !authority.includes("]");
+}
+
+function decodeSegment(segment: string, shown: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
     throw new ProtocallError(
-      `invalid URL "${raw}": "${segment}" has a malformed percent escape; write the service and method names as they are, as in ${example}`,
+      `invalid URL "${shown}": "${segment}" has a malformed percent escape; write the service and method names as they are, as in ${example}`,
     );
   }
 }

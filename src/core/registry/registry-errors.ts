@@ -10,6 +10,7 @@
 //   anything else   `<code>: <message>`
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ProtocallError } from "../errors";
+import { x509Problem } from "../invoke/node-errors";
 import type { RegistryToken } from "./token";
 
 export type RegistryRpc =
@@ -43,22 +44,14 @@ export function codeName(code: Code): string {
   return (Code[code] ?? "unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
-/** Node's TLS verification failures, as Go words them. */
+/** Node's TLS verification failures, as Go words them (the table the calls use, node-errors.ts). */
 function tlsProblem(codes: readonly string[]): string | undefined {
   for (const code of codes) {
-    switch (code) {
-      case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
-      case "UNABLE_TO_GET_ISSUER_CERT":
-      case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
-      case "SELF_SIGNED_CERT_IN_CHAIN":
-      case "DEPTH_ZERO_SELF_SIGNED_CERT":
-        return "x509: certificate signed by unknown authority";
-      case "CERT_HAS_EXPIRED":
-      case "CERT_NOT_YET_VALID":
-        return "x509: certificate has expired or is not yet valid";
-      case "ERR_TLS_CERT_ALTNAME_INVALID":
-        return "x509: certificate is not valid for the registry's host name";
+    if (code === "ERR_TLS_CERT_ALTNAME_INVALID") {
+      return "x509: certificate is not valid for the registry's host name";
     }
+    const problem = x509Problem(code);
+    if (problem) return problem;
   }
   return undefined;
 }

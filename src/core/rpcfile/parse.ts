@@ -425,7 +425,8 @@ function parseHeader(l: Line, req: RpcRequest, out: RpcFile): void {
     diag(
       out,
       "error",
-      `expected a header \`name: value\`, or an empty line before the body; found ${JSON.stringify(l.text.trim())}`,
+      // The line is not quoted: a header without its colon may hold a secret (Authorization Bearer …).
+      'expected a header `name: value` (this line has no ":"), or an empty line before the body',
       whole,
       "invalid-header",
     );

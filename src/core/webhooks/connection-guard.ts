@@ -8,12 +8,17 @@
 //
 // At the cap, a new connection takes the place of the open connection that has gone longest without
 // progress and has no request being processed (one still waiting for a request head or a body), so
-// that connections held open by a slow or silent client cannot lock out valid deliveries; if every
-// connection is busy, the new one is closed. The cap is lowered to fit the process's limit on open
-// file descriptors, so that accepting never fails for lack of one (which resets new connections).
+// that connections held open by a slow or silent client cannot lock out valid deliveries. Where the
+// server can speak on the new connection before handing it on (cleartext), that choice waits for the
+// connection's first bytes (a request, or the HTTP/2 preface), and when every open connection is busy
+// the new one is answered rather than reset: HTTP/1.1 `503` with `Retry-After`, HTTP/2 a GOAWAY that
+// tells the client to retry on a new connection. Otherwise (TLS, or past a bounded number of such
+// waiting connections) it is closed. The cap is lowered to fit the process's limit on open file
+// descriptors, so that accepting never fails for lack of one (which resets new connections).
 import { readdirSync, readFileSync } from "node:fs";
 import type http2 from "node:http2";
 import type net from "node:net";
+import { lingerThenClose } from "../serve/refusal";
 
 export interface ConnectionLimits {
   /**
@@ -55,6 +60,8 @@ export interface TrackedConnection {
   session?: http2.Http2Session;
   /** When a graceful close (HTTP/2 GOAWAY) began; 0 when none did. */
   closing: number;
+  /** Whether the server may write to `socket` itself (cleartext): closed to make room, it is answered. */
+  answerable: boolean;
 }
 
 /** A request body being received; `done` when it is complete (or abandoned). */
@@ -79,8 +86,17 @@ export class ConnectionGuard {
   readonly bodyTimeoutMs: number;
   readonly idleTimeoutMs: number;
   readonly maxConnections: number;
-  /** Connections closed by a timeout, closed to make room, and refused at the cap. */
-  readonly stats = { timedOut: 0, evicted: 0, refused: 0, bodiesTimedOut: 0 };
+  /** Connections over the cap waiting for their first bytes (see `admit`), with when each arrived. */
+  private readonly waiting = new Map<net.Socket, number>();
+  /**
+   * Most connections that may wait at the cap, or linger after being answered there, at once
+   * (bounded by the spare file descriptors: past it, they are closed without lingering).
+   */
+  readonly maxWaiting: number;
+  /** Connections answered at the cap that are still lingering. */
+  private lingering = 0;
+  /** Connections closed by a timeout, closed to make room, refused at the cap, and answered at the cap. */
+  readonly stats = { timedOut: 0, evicted: 0, refused: 0, answered: 0, bodiesTimedOut: 0 };
 
   /** `reserveDescriptors`: file descriptors to leave free for everything but incoming connections. */
   constructor(limits: ConnectionLimits = {}, reserveDescriptors = 32) {
@@ -93,6 +109,8 @@ export class ConnectionGuard {
       1,
       free === undefined ? wanted : Math.min(wanted, Math.max(4, free - reserveDescriptors)),
     );
+    this.maxWaiting =
+      free === undefined ? 256 : Math.max(0, Math.min(1024, free - reserveDescriptors - this.maxConnections));
     // Infinity turns a timeout off.
     const shortest = Math.min(this.headersTimeoutMs, this.bodyTimeoutMs, this.idleTimeoutMs, 4000);
     const tick = Math.min(1000, Math.max(20, Math.floor(shortest / 4)));
@@ -105,18 +123,55 @@ export class ConnectionGuard {
     return this.conns.size;
   }
 
-  /** Starts watching a newly accepted connection, making room for it (or refusing it) at the cap. */
-  accept(socket: net.Socket): void {
+  /**
+   * Starts watching a newly accepted connection, making room for it (or refusing it) at the cap.
+   * `answerable`: the caller reads the connection's first bytes and calls `admit` before handing it
+   * on, so that at the cap the connection can wait for them and be answered instead of reset.
+   * Returns false when the connection was closed.
+   */
+  accept(socket: net.Socket, answerable = false): boolean {
     if (this.conns.size >= this.maxConnections) {
+      if (answerable && this.waiting.size < this.maxWaiting) {
+        this.waiting.set(socket, Date.now());
+        socket.once("close", () => this.waiting.delete(socket));
+        return true;
+      }
       const victim = this.victim();
       if (!victim) {
         this.stats.refused++;
         socket.destroy();
-        return;
+        return false;
       }
       this.stats.evicted++;
-      this.drop(victim);
+      this.makeRoom(victim);
     }
+    this.track(socket, answerable);
+    return true;
+  }
+
+  /**
+   * Called with an answerable connection's first bytes: true when it is (now) one of the open
+   * connections, to be served; false when it was over the cap with every connection busy, and has
+   * been answered (`503` with `Retry-After`, or an HTTP/2 GOAWAY) and is closing.
+   */
+  admit(socket: net.Socket, first: Buffer): boolean {
+    if (!this.waiting.has(socket)) return !socket.destroyed;
+    this.waiting.delete(socket);
+    if (this.conns.size >= this.maxConnections) {
+      const victim = this.victim();
+      if (!victim) {
+        this.stats.answered++;
+        this.answer(socket, first);
+        return false;
+      }
+      this.stats.evicted++;
+      this.makeRoom(victim);
+    }
+    this.track(socket, true);
+    return true;
+  }
+
+  private track(socket: net.Socket, answerable: boolean): void {
     const conn: TrackedConnection = {
       socket,
       active: 0,
@@ -124,10 +179,41 @@ export class ConnectionGuard {
       served: false,
       since: Date.now(),
       closing: 0,
+      answerable,
     };
     (socket as unknown as Record<symbol, TrackedConnection>)[kConn] = conn;
     this.conns.add(conn);
     socket.once("close", () => this.conns.delete(conn));
+  }
+
+  /**
+   * Closes a connection to make room. A cleartext one is told why rather than reset: an HTTP/2
+   * session gets a GOAWAY (its streams still receiving are cancelled), an HTTP/1.1 connection (idle,
+   * or with a request head or body still arriving) a `503` with `Retry-After`, then a lingering close.
+   */
+  private makeRoom(conn: TrackedConnection): void {
+    this.conns.delete(conn);
+    if (!conn.answerable) {
+      this.drop(conn);
+      return;
+    }
+    const session = conn.session;
+    if (session && !session.destroyed) {
+      session.close(); // GOAWAY; the streams still receiving get a moment, then the session ends
+      setTimeout(() => session.destroy(), 1000).unref();
+      return;
+    }
+    this.answer(conn.socket, Buffer.alloc(0));
+  }
+
+  /** Answers a connection at the cap; it lingers while spare descriptors allow, else closes at once. */
+  private answer(socket: net.Socket, first: Buffer): void {
+    const linger = this.waiting.size + this.lingering < this.maxWaiting;
+    if (linger) {
+      this.lingering++;
+      socket.once("close", () => this.lingering--);
+    }
+    answerAtCap(socket, first, this.maxConnections, linger);
   }
 
   /**
@@ -195,12 +281,22 @@ export class ConnectionGuard {
   close(): void {
     clearInterval(this.timer);
     for (const conn of this.conns) conn.socket.destroy();
+    for (const socket of this.waiting.keys()) socket.destroy();
+    this.waiting.clear();
     this.conns.clear();
     this.bodies.clear();
   }
 
   private check(): void {
     const now = Date.now();
+    // A connection waiting at the cap that sends nothing within the header timeout (at most 1 s).
+    const waitMs = Math.min(1000, this.headersTimeoutMs);
+    for (const [socket, since] of this.waiting) {
+      if (now - since < waitMs) continue;
+      this.waiting.delete(socket);
+      this.stats.refused++;
+      socket.destroy();
+    }
     for (const entry of this.bodies.values()) {
       if (now < entry.deadline) continue;
       entry.done();
@@ -245,6 +341,46 @@ export class ConnectionGuard {
     if (conn.session && !conn.session.destroyed) conn.session.destroy();
     conn.socket.destroy();
   }
+}
+
+/** Seconds a client told to come back at the cap should wait. */
+const retryAfterSeconds = 1;
+
+/**
+ * Answers a connection over the cap from its first bytes, then closes it (lingering, so the client
+ * reads the answer, when spare descriptors allow): an HTTP/2 client (the preface) gets SETTINGS and a GOAWAY that processed no
+ * stream, which tells it to retry on a new connection; anything else an HTTP/1.1 `503` with
+ * `Retry-After` and a Connect error JSON body.
+ */
+function answerAtCap(socket: net.Socket, first: Buffer, cap: number, linger: boolean): void {
+  const message = `the server has its maximum of ${cap} connections open; retry after ${retryAfterSeconds} s`;
+  if (first.subarray(0, 4).toString("latin1") === "PRI ") {
+    const debug = Buffer.from(message);
+    const goaway = Buffer.alloc(9 + 8);
+    goaway.writeUIntBE(8 + debug.length, 0, 3);
+    goaway[3] = 0x7; // GOAWAY
+    goaway.writeUInt32BE(0, 9); // last stream id: none processed
+    goaway.writeUInt32BE(0x0, 13); // NO_ERROR: a graceful refusal
+    socket.write(Buffer.concat([Buffer.from([0, 0, 0, 0x4, 0, 0, 0, 0, 0]), goaway, debug]));
+  } else {
+    const body = JSON.stringify({ code: "unavailable", message });
+    socket.write(
+      "HTTP/1.1 503 Service Unavailable\r\n" +
+        `Retry-After: ${retryAfterSeconds}\r\n` +
+        "Content-Type: application/json\r\n" +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        "Connection: close\r\n\r\n" +
+        body,
+    );
+  }
+  if (linger) {
+    lingerThenClose(socket);
+    return;
+  }
+  socket.removeAllListeners("data");
+  socket.on("error", () => {});
+  socket.end(() => socket.destroy());
+  setTimeout(() => socket.destroy(), 100).unref();
 }
 
 /** File descriptors this process may still open (Linux), or undefined where that cannot be read. */

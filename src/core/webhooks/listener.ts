@@ -31,6 +31,7 @@ import {
   EventService,
 } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage } from "../errors";
+import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
 import { ConnectionGuard, type ConnectionLimits, type TrackedConnection } from "./connection-guard";
 import { defaultForwarding, Forwarder } from "./forwarder";
 import { defaultPrefix, eventPath } from "./paths";
@@ -114,19 +115,21 @@ const closesRequest = (status: number) => status === 413 || status === 408;
 
 function replyOf(req: NodeReq, res: NodeRes): Reply {
   return (status, contentType, body) => {
+    // A request whose body is still arriving when it is answered (refused from its head, too large,
+    // too slow): its HTTP/1.1 connection closes, lingering so that the client reads the answer, and its
+    // HTTP/2 stream is reset once the answer is out, so that a client still uploading stops at once.
+    const unread = closesRequest(status) || !req.complete;
+    const h1 = req.httpVersionMajor === 1;
     if (!res.headersSent) {
+      if (h1 && unread) lingerOnClose(req.socket);
       res.writeHead(status, {
         "content-type": contentType,
         "content-length": Buffer.byteLength(body),
-        // An HTTP/1.1 body left unread (too large, too slow) would otherwise be drained first.
-        ...(req.httpVersionMajor === 1 && closesRequest(status) ? { connection: "close" } : {}),
+        ...(h1 && unread ? { connection: "close" } : {}),
       });
     }
     res.end(body);
-    if (req.httpVersionMajor === 2 && closesRequest(status)) {
-      const stream = (req as http2.Http2ServerRequest).stream;
-      if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-    }
+    if (!h1 && unread) endRefusedStream((req as http2.Http2ServerRequest).stream);
   };
 }
 
@@ -404,6 +407,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     }
     let chunks: Buffer[];
     try {
+      continueBody(res);
       chunks = await readBody(req, maxBody, guard, conn);
     } catch (err) {
       if (err === tooLarge) {
@@ -582,8 +586,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       try {
         if (!res.headersSent) {
           const body = JSON.stringify({ code: "internal", message: errorMessage(err) });
-          res.writeHead(500, { "content-type": "application/json" });
-          res.end(body);
+          replyOf(req, res)(500, "application/json", body);
         } else {
           res.end();
         }
@@ -633,9 +636,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       // with NO_ERROR, which tells the sender to stop sending the rest.
       reject(replyOfStream(stream), head, new Uint8Array(0), status, code, message)
         .catch(() => {})
-        .finally(() => {
-          if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-        });
+        .finally(() => endRefusedStream(stream));
     };
     const watch = guard.watchBody(conn, () => {
       if (!refused) {
@@ -698,6 +699,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       onRequest as never,
     );
     takeFastStreams(secure);
+    expectContinue(secure, onRequest);
     secure.on("session", (session) => guard.attachSession(session));
     secure.on("connection", (socket: net.Socket) => guard.accept(socket));
     server = secure;
@@ -707,12 +709,15 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     const h1 = http.createServer({ keepAliveTimeout: finiteOrZero(guard.idleTimeoutMs) }, onRequest as never);
     const h2 = http2.createServer({ settings: h2Settings }, onRequest as never);
     takeFastStreams(h2);
+    expectContinue(h1, onRequest);
+    expectContinue(h2, onRequest);
     h2.on("session", (session) => guard.attachSession(session));
     server = net.createServer((socket) => {
-      guard.accept(socket);
-      if (socket.destroyed) return;
+      // Answerable: at the connection cap, the guard decides from the first bytes (see admit).
+      if (!guard.accept(socket, true)) return;
       socket.once("data", (chunk: Buffer) => {
         socket.pause();
+        if (!guard.admit(socket, chunk)) return;
         // Put the bytes back: both servers take over a socket that already holds buffered data
         // (the HTTP/2 session reads it out of the socket's buffer when it starts).
         socket.unshift(chunk);

@@ -268,3 +268,45 @@ test("a connection that keeps completing requests is not closed as idle", { time
     socket.destroy();
   });
 });
+
+test("far more senders at once than the connection cap: each is answered, none is reset", {
+  timeout: 120_000,
+}, async () => {
+  await withListener(
+    async (listener, store) => {
+      const url = new URL(listener.callbackUrl);
+      const body = Buffer.from(encodeEvent(samplePushEvent()));
+      // Each sender opens its own connection and sends one whole request.
+      const one = () =>
+        new Promise<string>((resolve) => {
+          const socket = net.connect(Number(url.port), "127.0.0.1");
+          let text = "";
+          let error = "";
+          socket.on("data", (d: Buffer) => {
+            text += d.toString("latin1");
+          });
+          socket.on("error", (err: NodeJS.ErrnoException) => {
+            error = err.code ?? err.message;
+          });
+          socket.on("close", () => resolve(error ? `error ${error}` : text));
+          socket.write(`${headLines(url, `Content-Length: ${body.length}\r\nConnection: close\r\n`)}\r\n`);
+          socket.write(body);
+        });
+      const answers = await Promise.all(Array.from({ length: 300 }, one));
+      const kinds = answers.map(
+        (a) => /^HTTP\/1\.1 (200|503) /.exec(a)?.[1] ?? (a.slice(0, 60) || "no answer"),
+      );
+      const counts: Record<string, number> = {};
+      for (const k of kinds) counts[k] = (counts[k] ?? 0) + 1;
+      assert.deepEqual(
+        Object.keys(counts).filter((k) => k !== "200" && k !== "503"),
+        [],
+        JSON.stringify(counts),
+      );
+      for (const a of answers.filter((x) => x.startsWith("HTTP/1.1 503")))
+        assert.match(a, /\r\nRetry-After: 1\r\n/);
+      assert.equal(store.count(), counts["200"]);
+    },
+    { maxConnections: 8 },
+  );
+});

@@ -15,7 +15,9 @@ import { Code, type ContextValues, createContextKey, createContextValues } from 
 import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { errorMessage } from "../../errors";
+import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../../serve/refusal";
 import type { RegistryUser } from "./config";
+import { asClientFault } from "./decode-errors";
 
 export interface FrontRoute {
   readonly handler: UniversalHandler;
@@ -99,37 +101,9 @@ function refuse(req: NodeReq, res: NodeRes, code: Code, message: string): void {
     req.pause();
     return;
   }
-  // HTTP/2: once the answer is out (close waits for it), reset the stream with NO_ERROR, which tells
-  // the client to stop sending the rest of the body; what arrives until then is dropped.
-  const stream = (req as http2.Http2ServerRequest).stream;
-  req.resume();
-  if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-}
-
-/** How long, and how many bytes, a closing HTTP/1.1 connection keeps reading (and dropping) the body. */
-const lingerMs = 2000;
-const lingerBytes = 16 * 1024 * 1024;
-
-/**
- * Makes the server's close of this connection a lingering close: send FIN, then read and drop what the
- * client is still sending for a moment (bounded in time and bytes) before closing. Closing a socket
- * with unread data resets the connection, and the client could then lose the answer it was sent.
- */
-function lingerOnClose(socket: net.Socket): void {
-  socket.destroySoon = function lingeringClose(this: net.Socket) {
-    this.end();
-    let dropped = 0;
-    const stop = () => this.destroy();
-    const timer = setTimeout(stop, lingerMs);
-    timer.unref();
-    this.on("data", (chunk: Buffer) => {
-      dropped += chunk.length;
-      if (dropped > lingerBytes) stop();
-    });
-    this.once("end", stop);
-    this.once("close", () => clearTimeout(timer));
-    this.resume();
-  };
+  // HTTP/2: once the answer is out, reset the stream, which tells the client to stop sending the rest
+  // of the body; what arrives until then is dropped.
+  endRefusedStream((req as http2.Http2ServerRequest).stream);
 }
 
 const tooLarge = new Error("request body too large");
@@ -185,6 +159,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     }
     let body: Buffer;
     try {
+      continueBody(res);
       body = await readBody(req, max);
     } catch (err) {
       if (err === tooLarge) {
@@ -217,7 +192,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
       signal: controller.signal,
       contextValues,
     };
-    const uRes = await route.handler(uReq);
+    const uRes = await asClientFault(await route.handler(uReq));
     await universalResponseToNodeResponse(uRes, res as never);
   }
 
@@ -234,14 +209,18 @@ export async function startFront(options: FrontOptions): Promise<Front> {
   const sockets = new Set<net.Socket>();
   let server: net.Server;
   if (options.tls) {
-    server = http2.createSecureServer(
+    const secure = http2.createSecureServer(
       { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true },
       onRequest as never,
     );
+    expectContinue(secure, onRequest);
+    server = secure;
   } else {
     // One cleartext port for HTTP/1.1 and HTTP/2 with prior knowledge ("PRI * HTTP/2.0" preface).
     const h1 = http.createServer(onRequest as never);
     const h2 = http2.createServer(onRequest as never);
+    expectContinue(h1, onRequest);
+    expectContinue(h2, onRequest);
     server = net.createServer({ noDelay: true }, (socket) => {
       socket.once("data", (chunk: Buffer) => {
         socket.pause();

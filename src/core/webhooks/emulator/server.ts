@@ -28,8 +28,13 @@ import {
 } from "./state";
 import { registerWebhookApi } from "./webhook-api";
 
-/** Default largest Upload body: room for a module the size of the googleapis tree (~80 MB). */
-export const defaultMaxUploadBytes = 256 * 1024 * 1024;
+/**
+ * Default largest Upload body: 32 MiB, room for large modules (all of googleapis' .proto files are
+ * about 10 MB). An upload is held in memory whole and several times over while it is decoded, checked,
+ * digested and journalled (a 32 MiB upload peaks near 250 MB of RSS, 200 MB near 1.4 GB), so the
+ * limit bounds memory; a larger declared body is refused with `resource_exhausted` before it is read.
+ */
+export const defaultMaxUploadBytes = 32 * 1024 * 1024;
 /** Largest body of every other RPC. */
 const maxSmallBodyBytes = 4 * 1024 * 1024;
 
@@ -53,7 +58,7 @@ export interface RegistryEmulatorOptions {
   readonly pageSize?: number;
   /** Overrides the config's webhooksEnabled when set. */
   readonly webhooksEnabled?: boolean;
-  /** Largest Upload request body in bytes (default 256 MiB); other RPCs take at most 4 MiB. */
+  /** Largest Upload request body in bytes (default 32 MiB); other RPCs take at most 4 MiB. */
   readonly maxUploadBytes?: number;
   /** Schedules delivery batches (default: real timers); tests pass a clock they control. */
   readonly setTimer?: SetTimer;

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import http2 from "node:http2";
 import https from "node:https";
+import net from "node:net";
 import { after, before, test } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -208,5 +209,74 @@ test("one port speaks HTTP/1.1 and HTTP/2, over http (prior knowledge) and https
         assert.equal(res.owners[0].value.value?.name, "acme");
       }
     }
+  }
+});
+
+test("an undecodable binary body is the client's fault: invalid_argument (400, gRPC 3), as bad JSON is", async () => {
+  const path = "/buf.registry.owner.v1.OwnerService/GetOwners";
+  const garbage = Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]);
+  for (const [contentType, body] of [
+    ["application/proto", garbage],
+    ["application/json", Buffer.from("{not json")],
+  ] as const) {
+    const res = await fetch(new URL(path, plain.url), {
+      method: "POST",
+      headers: { "content-type": contentType, authorization: "Bearer alice-token" },
+      body,
+    });
+    assert.equal(res.status, 400, contentType);
+    assert.equal(((await res.json()) as { code: string }).code, "invalid_argument", contentType);
+  }
+  // gRPC: the same bytes in one uncompressed message.
+  const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, garbage.length]), garbage]);
+  const session = http2.connect(plain.url);
+  try {
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      authorization: "Bearer alice-token",
+    });
+    stream.end(frame);
+    stream.resume();
+    const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve) =>
+      stream.once("trailers", resolve),
+    );
+    assert.equal(trailers["grpc-status"], String(Code.InvalidArgument));
+    assert.match(decodeURIComponent(String(trailers["grpc-message"])), /^parse binary: /);
+  } finally {
+    session.close();
+  }
+});
+
+test("by default an Upload over 32 MiB is refused with resource_exhausted before its body is read", async () => {
+  const emulator = await startRegistryEmulator({ config });
+  try {
+    const url = new URL(uploadPath, emulator.url);
+    const answer = (length: number) =>
+      new Promise<string>((resolve) => {
+        const socket = net.connect(Number(url.port), "127.0.0.1");
+        let text = "";
+        socket.on("error", () => {});
+        socket.on("data", (d: Buffer) => {
+          text += d.toString("latin1");
+          // A 100 Continue means the body would be read: the answer is that line.
+          if (/100 Continue\r\n\r\n|resource_exhausted.*\}/s.test(text)) {
+            resolve(text);
+            socket.destroy();
+          }
+        });
+        socket.write(
+          `POST ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/proto\r\n` +
+            `Authorization: Bearer alice-token\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`,
+        );
+      });
+    const over = await answer(32 * MiB + 1);
+    assert.match(over, /^HTTP\/1\.1 413 /);
+    assert.match(over, /"code":"resource_exhausted"/);
+    assert.match(await answer(32 * MiB), /^HTTP\/1\.1 100 Continue/);
+  } finally {
+    await emulator.close();
   }
 });
