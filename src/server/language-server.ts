@@ -17,6 +17,7 @@ import {
 } from "vscode-languageserver";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { errorMessage } from "../core/errors";
+import { provideRegistryModules } from "../core/registry/provide";
 import { Analyzer } from "./analysis";
 import { codeActions } from "./code-actions";
 import { complete } from "./completion";
@@ -44,6 +45,7 @@ const watchedPattern = /(\.proto|buf\.yaml|buf\.work\.yaml|buf\.lock|\.binpb|\.e
 const debounceMs = 40;
 
 export function startLanguageServer(connection: Connection): void {
+  provideRegistryModules();
   const documents = new TextDocuments(TextDocument);
   const log = (line: string) => connection.console.log(line);
   let initialSettings = defaultSettings();

@@ -223,14 +223,8 @@ function client(
       `invalid value "${values.prefix}" for --prefix: it must be a package name such as buf or acme.registry`,
     );
   }
-  const remote = openRemote(values, ctx);
-  return createWebhookClient({
-    baseUrl: remote.baseUrl,
-    token: remote.token,
-    prefix: values.prefix,
-    ...trustFor(ctx, values),
-    remoteLabel: values.remote,
-  });
+  const { baseUrl, access } = openRemote(values, ctx);
+  return createWebhookClient({ baseUrl, access, prefix: values.prefix, remoteLabel: values.remote });
 }
 
 async function sendTest(

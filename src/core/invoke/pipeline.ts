@@ -19,7 +19,7 @@
 import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { ProtocallError } from "../errors";
-import type { RegistryAccess } from "../registry/token";
+import type { RegistryAccess } from "../schema/registry-modules";
 import type { Resolver } from "../schema/resolver";
 import type { SchemaSource } from "../schema/types";
 import { CallContext, type SetupPhase, SetupTimeout } from "./call-context";
