@@ -56,6 +56,7 @@ export function openRemote(
     ...trustOptions(ctx, values.cacert),
     home: homeDirectory(ctx),
     insecure: values.insecure,
+    secure: baseUrl.startsWith("https:"),
   });
   if (!access.token) {
     throw new ProtocallError(

@@ -3,7 +3,7 @@
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { errorMessage, ProtocallError } from "../../core/errors";
-import { registryTransport } from "../../core/registry/access";
+import { registryTransport } from "../../core/registry/transport";
 import { registryTrust } from "../../core/registry/trust";
 import { defaultRegistryConfig, loadRegistryConfig } from "../../core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../core/webhooks/emulator/server";

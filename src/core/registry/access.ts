@@ -1,12 +1,10 @@
 // Registry access: for one remote (`host[:port]`), the token a client sends (token.ts, buf's rules)
 // and the certificates it trusts (trust.ts, buf's rule), decided here once for every consumer — the
-// webhook commands, `protocall registry push|deliveries`, registry modules (`--schema
-// REMOTE/owner/module`, `protocall build`), the language server and the editor — and the one HTTP
-// client they call a registry through: a Connect transport over HTTP/1.1, as buf calls a registry,
-// with `Authorization: Bearer <token>` when there is a token and nothing otherwise.
-import type { JsonReadOptions, JsonWriteOptions } from "@bufbuild/protobuf";
-import type { Interceptor, Transport } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+// webhook commands and the Webhooks view, `protocall registry push|deliveries`, the editor's local
+// registry, registry modules (`--schema REMOTE/owner/module`, `protocall build`, the language server,
+// the editor's Send). Calls then go through transport.ts (the Connect transport of the module API and
+// the emulator's RegistryService) or, for the webhook client's JSON posts, http-post with this trust.
+// Light on purpose (no HTTP client here): the webhook commands load it at start.
 import { type RegistryToken, registryToken } from "./token";
 import { registryTrust } from "./trust";
 
@@ -28,6 +26,11 @@ export interface RemoteAccessOptions {
   readonly extraCas?: readonly string[];
   /** Skip TLS verification (`-k`). */
   readonly insecure?: boolean;
+  /**
+   * False when the registry is reached over plain http (a local emulator): no certificates are then
+   * read, unless caFile names one (so a wrong --cacert is still reported). Default true.
+   */
+  readonly secure?: boolean;
 }
 
 /** How a client reaches one remote. */
@@ -46,53 +49,23 @@ export interface RemoteAccess {
  */
 export function remoteAccess(remote: string, o: RemoteAccessOptions): RemoteAccess {
   const token = registryToken(remote, { env: o.env, tokens: o.tokens, home: o.home });
-  const ca = registryTrust({
-    env: o.env,
-    caFile: o.caFile,
-    caFlag: o.caFlag,
-    cwd: o.cwd,
-    extraCa: o.cas ? casFor(o.cas, remote) : undefined,
-    extraCas: o.extraCas,
-  });
+  const ca =
+    o.secure === false && !o.caFile
+      ? undefined
+      : registryTrust({
+          env: o.env,
+          caFile: o.caFile,
+          caFlag: o.caFlag,
+          cwd: o.cwd,
+          extraCa: o.cas ? casFor(o.cas, remote) : undefined,
+          extraCas: o.extraCas,
+        });
   return { remote, token, ca, insecure: o.insecure === true };
 }
 
 /** The request headers that carry the access's token (none without one). */
 export function authorizationHeaders(access: RemoteAccess): Record<string, string> {
   return access.token ? { authorization: `Bearer ${access.token.token}` } : {};
-}
-
-export interface RegistryTransportOptions {
-  /** The registry's base URL (default `https://<remote>`). */
-  readonly baseUrl?: string;
-  /** Binary messages (the module API, as buf sends them) or JSON (default binary). */
-  readonly binary?: boolean;
-  /** The largest response body read. */
-  readonly readMaxBytes?: number;
-  /** How JSON messages are written and read (with binary false). */
-  readonly jsonOptions?: Partial<JsonReadOptions & JsonWriteOptions>;
-}
-
-/** The transport every registry call goes through: the access's token and trust, HTTP/1.1. */
-export function registryTransport(access: RemoteAccess, o: RegistryTransportOptions = {}): Transport {
-  const headers = authorizationHeaders(access);
-  const auth: Interceptor = (next) => (req) => {
-    for (const [name, value] of Object.entries(headers)) req.header.set(name, value);
-    return next(req);
-  };
-  const tls = {
-    ...(access.ca ? { ca: [...access.ca] } : {}),
-    ...(access.insecure ? { rejectUnauthorized: false } : {}),
-  };
-  return createConnectTransport({
-    baseUrl: o.baseUrl ?? `https://${access.remote}`,
-    httpVersion: "1.1",
-    useBinaryFormat: o.binary ?? true,
-    interceptors: [auth],
-    nodeOptions: Object.keys(tls).length > 0 ? tls : undefined,
-    readMaxBytes: o.readMaxBytes,
-    jsonOptions: o.jsonOptions,
-  });
 }
 
 /** The CA the editor holds for `remote`, compared as tokens are (as written, then ignoring case). */

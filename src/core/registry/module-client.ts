@@ -13,9 +13,10 @@ import { CommitService } from "../../gen/buf/registry/module/v1/commit_service_p
 import { DigestType } from "../../gen/buf/registry/module/v1/digest_pb";
 import { ProtocallError } from "../errors";
 import { dashedId, type ModuleRef, registryBaseUrl } from "../schema/module-ref";
-import { type RemoteAccess, registryTransport } from "./access";
+import type { RemoteAccess } from "./access";
 import { b5Length, type ModuleFile } from "./b5-digest";
 import { invalidResponse, type RegistryRpc, registryFailure } from "./registry-errors";
+import { registryTransport } from "./transport";
 
 /** Most references one request may carry. */
 const maxRefs = 250;

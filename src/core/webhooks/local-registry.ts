@@ -5,7 +5,8 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { type PushResponse, RegistryService } from "../../gen/protocall/registry/v1/registry_pb";
 import { errorMessage, ProtocallError } from "../errors";
-import { registryTransport, remoteAccess } from "../registry/access";
+import { remoteAccess } from "../registry/access";
+import { registryTransport } from "../registry/transport";
 import { defaultRegistryConfig, type RegistryConfig, type RegistryUser } from "./emulator/config";
 import { startRegistryEmulator } from "./emulator/server";
 import { ensureSelfSignedCert } from "./self-signed";
@@ -104,6 +105,7 @@ export async function pushToRegistry(
     env: options.env ?? process.env,
     tokens: { [remote]: token },
     cas: options.ca ? { [remote]: options.ca } : undefined,
+    secure: baseUrl.startsWith("https:"),
   });
   const client = createClient(RegistryService, registryTransport(access, { baseUrl, binary: false }));
   try {

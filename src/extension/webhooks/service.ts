@@ -35,6 +35,7 @@ export class WebhookService {
       env: process.env,
       tokens: { [remote]: token },
       cas: ca ? { [remote]: ca } : undefined,
+      secure: entry.url.startsWith("https:"),
     });
   }
 
