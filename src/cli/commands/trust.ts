@@ -9,10 +9,10 @@ import { type RegistryTrustOptions, registryTrust } from "../../core/registry/tr
 import { configDir, generatedCerts } from "../../core/webhooks/self-signed";
 import type { CliContext } from "../context";
 
-/** The trust of one https call the CLI makes. */
+/** The trust of one https call the CLI makes (http-post's options). */
 export interface CliTrust {
-  /** PEM of the trusted certificates; undefined for Node's defaults. */
-  readonly ca?: string;
+  /** The trusted certificates in PEM, exactly; undefined for Node's defaults. */
+  readonly trusted?: readonly string[];
   readonly insecure: boolean;
 }
 
@@ -33,8 +33,7 @@ export function trustOptions(
 
 /** The trust for a call, from its --cacert and -k (when the command has them). */
 export function trustFor(ctx: CliContext, values: { cacert?: string; insecure?: boolean }): CliTrust {
-  const ca = registryTrust(trustOptions(ctx, values.cacert));
-  return { ca: ca?.join("\n"), insecure: values.insecure === true };
+  return { trusted: registryTrust(trustOptions(ctx, values.cacert)), insecure: values.insecure === true };
 }
 
 /** What to do about a certificate failure, to append to its message; "" for other failures. */
