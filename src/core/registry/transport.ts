@@ -30,7 +30,7 @@ export function registryTransport(access: RemoteAccess, o: RegistryTransportOpti
     httpVersion: "1.1",
     useBinaryFormat: o.binary ?? true,
     interceptors: [auth],
-    // Node's global agent keeps connections alive (per trust); a pool of our own measured slower for
+    // Node's shared pool keeps connections alive (per trust); a pool of our own measured slower for
     // a CLI call (a registry module's --list-methods: about 25 ms).
     nodeOptions: tlsOptions(access),
     readMaxBytes: o.readMaxBytes,
