@@ -212,3 +212,17 @@ describe("the editor's sign-ins", { concurrency: 1 }, () => {
     });
   }
 });
+
+describe("-k", { concurrency: 1 }, () => {
+  const list = () => ["webhook", "list", "--remote", registry.remote, "--owner", "acme", "--repository", "x"];
+  for (const [name, args] of [
+    ["protocall webhook list -k", () => [...list(), "-k"]],
+    ["protocall webhook list --insecure", () => [...list(), "--insecure"]],
+  ] as const) {
+    test(`${name} reaches a registry whose certificate nothing trusts`, async () => {
+      const { home } = formSetup({ name: "", env: {} }, registry.remote);
+      const r = await outcome(cli(name, args, true), { BUF_TOKEN: "tok" }, home);
+      assert.deepEqual(r.headers, ["Bearer tok"], r.message);
+    });
+  }
+});
