@@ -79,7 +79,8 @@ export async function describeTarget(o: CurlOptions, io: InputIo, product?: stri
   const h = await readCurlHeaders(o, io);
   const userAgent = defaultUserAgent(product);
   const headers = h.headers;
-  await applyCredentials(headers, o, io);
+  const netrcNote = await applyCredentials(headers, o, io);
+  if (netrcNote) warnings.unshift(netrcNote);
   if (!hasHeader(headers, "user-agent")) headers.push(["User-Agent", userAgent]);
   checkHeaderValues(headers);
   checkHeaderValues(h.reflectHeaders);
