@@ -257,6 +257,7 @@ async function main() {
       `Registry emulator:            ${registry.line}   (sign in with the token alice-token; repository acme/petapis)`,
       `Registry certificate:         ${registryCert.certPath}`,
       `Workspace:                    ${workspace}`,
+      `Temporary folders:            ${runDir} ${dirname(editor.userDataDir)}   (removed when this stops)`,
       "",
       "Open Protocall in VS Code:",
       `  ${editor.url}`,
