@@ -59,13 +59,24 @@ if (!noBuild) {
 
 /** Tests that start code-server and Chromium: heavy, so they run alone, after the others. */
 const isEditorTest = (file) => /(^|[\\/])test[\\/](e2e|vscode)[\\/]/.test(file);
+// On another Node line a test that hangs (a difference of that line) fails after 5 minutes instead
+// of stopping the whole run.
+const lineTimeout = testNode === process.execPath ? [] : ["--test-timeout=300000"];
 const unit = files.filter((f) => !isEditorTest(f));
 const editor = testNode === process.execPath ? files.filter(isEditorTest) : [];
 
 function runTests(list, concurrency) {
   const result = spawnSync(
     testNode,
-    ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...list],
+    [
+      "--import",
+      "tsx",
+      "--test",
+      `--test-concurrency=${concurrency}`,
+      "--test-reporter=spec",
+      ...lineTimeout,
+      ...list,
+    ],
     { stdio: "inherit", env: { ...process.env, FORCE_COLOR: "0" } },
   );
   return result.status ?? 1;
