@@ -27,7 +27,7 @@ import { type CurlUrl, parseCurlUrl, usesReflection } from "./url";
 import { validateCurlOptions } from "./validate";
 import { createVerboseLog } from "./verbose";
 
-/** The User-Agent sent when the options set none: `connect-es/2.2.0 protocall/1.2.3`. */
+/** The User-Agent sent when the options set none: `connect-es/2.1.2 protocall/1.2.3`. */
 export function defaultUserAgent(product = "protocall"): string {
   return `${CONNECT_ES} ${product}`;
 }

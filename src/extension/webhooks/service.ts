@@ -3,8 +3,11 @@
 // from secret storage (and the local registry's own certificate, or the registry's CA file, trusted
 // besides what SSL_CERT_FILE or the system trusts), returning plain records.
 // The client and the generated registry types load on the first call, keeping activation light.
+import type { LastDelivery } from "../../core/webhooks/delivery-status";
 import type { RegistryEntry, RegistryStore } from "./registries";
 import type { WebhookInfo } from "./webhook-info";
+
+export type { LastDelivery } from "../../core/webhooks/delivery-status";
 
 export type { WebhookInfo } from "./webhook-info";
 
@@ -108,6 +111,24 @@ export class WebhookService {
         updateTime: l.updateTime?.toISOString(),
       })),
     };
+  }
+
+  /**
+   * The last delivery attempt of each webhook of the repository, when the registry records them (the
+   * registry emulator); undefined for any other registry, when signed out, or when they cannot be read
+   * (the status is a nicety: the webhooks still show).
+   */
+  async deliveries(
+    entry: RegistryEntry,
+    owner: string,
+    repository: string,
+  ): Promise<Map<string, LastDelivery> | undefined> {
+    const token = await this.store.token(entry);
+    if (token === undefined) return undefined;
+    const { lastDeliveries } = await import("../../core/webhooks/delivery-status");
+    return Promise.resolve()
+      .then(() => lastDeliveries({ baseUrl: entry.url, token, ca: this.store.ca(entry) }, owner, repository))
+      .catch(() => undefined);
   }
 
   async list(entry: RegistryEntry, owner: string, repository: string): Promise<WebhookInfo[]> {
