@@ -26,7 +26,6 @@ const allowed: Record<string, number> = {
   "src/core/schema/link.ts: newLinker": 316,
   "src/core/schema/reflection-client.ts: createReflectionSource": 316,
   "src/core/schema/resolver.ts: createResolver": 188,
-  "src/core/webhooks/emulator/module-api.ts: registerModuleApi": 637,
   "src/core/webhooks/emulator/webhook-api.ts: registerWebhookApi": 199,
   "src/core/webhooks/listener.ts: startListener": 600,
   "src/server/language-server.ts: startLanguageServer": 212,

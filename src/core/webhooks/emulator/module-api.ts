@@ -132,6 +132,87 @@ function page<T>(items: readonly T[], pageSize: number, pageToken: string): { ne
 }
 
 export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext): void {
+  const q = moduleQueries(api);
+  registerModuleService(router, api, q);
+  registerOwnerService(router, api, q);
+  registerCommitService(router, api, q);
+  registerResourceService(router, api, q);
+  registerLabelService(router, api, q);
+  registerGraphService(router, api, q);
+  registerDownloadService(router, api, q);
+  registerUploadService(router, api, q);
+}
+
+function moduleName(m: ModuleData): string {
+  return `${m.owner}/${m.name}`;
+}
+
+function toCommit(c: CommitData): Commit {
+  return create(CommitSchema, {
+    id: c.id,
+    createTime: ts(c.createTime),
+    ownerId: c.ownerId,
+    moduleId: c.moduleId,
+    digest: { type: DigestType.B5, value: c.digest },
+    createdByUserId: c.createdBy ? ownerIdFor(c.createdBy) : "",
+    sourceControlUrl: c.sourceControlUrl,
+  });
+}
+
+function toModule(m: ModuleData): Module {
+  return create(ModuleSchema, {
+    id: m.id,
+    createTime: ts(m.createTime),
+    updateTime: ts(m.updateTime),
+    name: m.name,
+    ownerId: m.ownerId,
+    visibility: m.visibility === "public" ? ModuleVisibility.PUBLIC : ModuleVisibility.PRIVATE,
+    state: m.state === "deprecated" ? ModuleState.DEPRECATED : ModuleState.ACTIVE,
+    description: m.description,
+    url: m.url,
+    defaultLabelName: m.defaultLabel,
+  });
+}
+
+function toOwner(o: OwnerInfo): Owner {
+  const time = timestampFromDate(new Date(0));
+  return create(OwnerSchema, {
+    value:
+      o.kind === "user"
+        ? {
+            case: "user",
+            value: {
+              id: o.id,
+              name: o.name,
+              createTime: time,
+              updateTime: time,
+              type: UserType.STANDARD,
+              state: UserState.ACTIVE,
+            },
+          }
+        : {
+            case: "organization",
+            value: {
+              id: o.id,
+              name: o.name,
+              createTime: time,
+              updateTime: time,
+              verificationStatus: OrganizationVerificationStatus.UNVERIFIED,
+            },
+          },
+  });
+}
+
+/** How the handlers find modules, commits, labels and owners from the references in requests. */
+function moduleQueries(api: ModuleApiContext) {
+  const refs = referenceQueries(api);
+  return { ...refs, ...resourceQueries(api, refs) };
+}
+
+type ModuleQueries = ReturnType<typeof moduleQueries>;
+
+/** Modules and commits by reference, with the read rule and the commits' dependency closure. */
+function referenceQueries(api: ModuleApiContext) {
   const { state, access } = api;
   const now = () => (api.now ? api.now() : new Date());
 
@@ -155,10 +236,6 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
     walk(commit);
     closures.set(commit.id, out);
     return out;
-  }
-
-  function moduleName(m: ModuleData): string {
-    return `${m.owner}/${m.name}`;
   }
 
   function readable(user: RegistryUser, module: ModuleData): ModuleData {
@@ -262,17 +339,13 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
     }
   }
 
-  function toCommit(c: CommitData): Commit {
-    return create(CommitSchema, {
-      id: c.id,
-      createTime: ts(c.createTime),
-      ownerId: c.ownerId,
-      moduleId: c.moduleId,
-      digest: { type: DigestType.B5, value: c.digest },
-      createdByUserId: c.createdBy ? ownerIdFor(c.createdBy) : "",
-      sourceControlUrl: c.sourceControlUrl,
-    });
-  }
+  return { now, closure, readable, moduleByName, moduleOfRef, defaultCommit, commitOfName, commitOfRef };
+}
+
+/** Labels, resources and owners by reference, on top of `referenceQueries`. */
+function resourceQueries(api: ModuleApiContext, refs: ReturnType<typeof referenceQueries>) {
+  const { state, access } = api;
+  const { readable, moduleByName, commitOfRef } = refs;
 
   function toLabel(l: LabelData): Label {
     const m = state.moduleById(l.moduleId)!;
@@ -348,50 +421,6 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
     return label ? { module, label, commit } : { module, commit };
   }
 
-  function toModule(m: ModuleData): Module {
-    return create(ModuleSchema, {
-      id: m.id,
-      createTime: ts(m.createTime),
-      updateTime: ts(m.updateTime),
-      name: m.name,
-      ownerId: m.ownerId,
-      visibility: m.visibility === "public" ? ModuleVisibility.PUBLIC : ModuleVisibility.PRIVATE,
-      state: m.state === "deprecated" ? ModuleState.DEPRECATED : ModuleState.ACTIVE,
-      description: m.description,
-      url: m.url,
-      defaultLabelName: m.defaultLabel,
-    });
-  }
-
-  function toOwner(o: OwnerInfo): Owner {
-    const time = timestampFromDate(new Date(0));
-    return create(OwnerSchema, {
-      value:
-        o.kind === "user"
-          ? {
-              case: "user",
-              value: {
-                id: o.id,
-                name: o.name,
-                createTime: time,
-                updateTime: time,
-                type: UserType.STANDARD,
-                state: UserState.ACTIVE,
-              },
-            }
-          : {
-              case: "organization",
-              value: {
-                id: o.id,
-                name: o.name,
-                createTime: time,
-                updateTime: time,
-                verificationStatus: OrganizationVerificationStatus.UNVERIFIED,
-              },
-            },
-    });
-  }
-
   function ownerOfRef(ref: OwnerRef | undefined): OwnerInfo {
     switch (ref?.value.case) {
       case "id": {
@@ -409,6 +438,12 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
     }
   }
 
+  return { toLabel, labelOfRef, resourceOf, ownerOfRef };
+}
+
+function registerModuleService(router: ConnectRouter, api: ModuleApiContext, q: ModuleQueries): void {
+  const { state, access } = api;
+  const { now, readable, moduleOfRef, ownerOfRef } = q;
   router.service(ModuleService, {
     async getModules(req, ctx) {
       const user = api.caller(ctx);
@@ -470,7 +505,11 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
       return { modules: created.map(toModule) };
     },
   });
+}
 
+function registerOwnerService(router: ConnectRouter, api: ModuleApiContext, q: ModuleQueries): void {
+  const { state } = api;
+  const { ownerOfRef } = q;
   router.service(OwnerService, {
     async getOwners(req) {
       checkCount(req.ownerRefs.length, "owner reference");
@@ -479,7 +518,11 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
       return { owners };
     },
   });
+}
 
+function registerCommitService(router: ConnectRouter, api: ModuleApiContext, q: ModuleQueries): void {
+  const { state } = api;
+  const { commitOfRef, resourceOf } = q;
   router.service(CommitService, {
     async getCommits(req, ctx) {
       const user = api.caller(ctx);
@@ -500,7 +543,11 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
       return { nextPageToken: next, commits: items.map(toCommit) };
     },
   });
+}
 
+function registerResourceService(router: ConnectRouter, api: ModuleApiContext, q: ModuleQueries): void {
+  const { state } = api;
+  const { toLabel, resourceOf } = q;
   router.service(ResourceService, {
     async getResources(req, ctx) {
       const user = api.caller(ctx);
@@ -515,7 +562,11 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
       return { resources };
     },
   });
+}
 
+function registerLabelService(router: ConnectRouter, api: ModuleApiContext, q: ModuleQueries): void {
+  const { state } = api;
+  const { toLabel, labelOfRef, resourceOf } = q;
   router.service(LabelService, {
     async listLabels(req, ctx) {
       const user = api.caller(ctx);
@@ -581,7 +632,11 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
       };
     },
   });
+}
 
+function registerGraphService(router: ConnectRouter, api: ModuleApiContext, q: ModuleQueries): void {
+  const { state } = api;
+  const { closure, commitOfRef } = q;
   router.service(GraphService, {
     async getGraph(req, ctx) {
       const user = api.caller(ctx);
@@ -602,7 +657,11 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
       return { graph: { commits: [...all.values()].map(toCommit), edges } };
     },
   });
+}
 
+function registerDownloadService(router: ConnectRouter, api: ModuleApiContext, q: ModuleQueries): void {
+  const { state } = api;
+  const { commitOfRef } = q;
   router.service(DownloadService, {
     async download(req, ctx) {
       const user = api.caller(ctx);
@@ -636,7 +695,11 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
       return { contents };
     },
   });
+}
 
+function registerUploadService(router: ConnectRouter, api: ModuleApiContext, q: ModuleQueries): void {
+  const { state, access } = api;
+  const { now, closure, readable, moduleOfRef } = q;
   router.service(UploadService, {
     async upload(req, ctx) {
       const user = api.caller(ctx);
@@ -711,7 +774,7 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
           fresh.push(i);
         }
         results[i] = commit;
-        for (const name of labelNames(module, content.scopedLabelRefs)) {
+        for (const name of labelNames(state, module, content.scopedLabelRefs)) {
           const existing = state.label(module.id, name);
           if (existing?.commitId === commit.id) continue;
           const label: LabelData = {
@@ -732,41 +795,41 @@ export function registerModuleApi(router: ConnectRouter, api: ModuleApiContext):
       return { commits: results.map(toCommit) };
     },
   });
+}
 
-  /** The labels a content moves: those it names (by name or id), else the module's default label. */
-  function labelNames(module: ModuleData, refs: readonly ScopedLabelRef[]): string[] {
-    if (refs.length === 0) return [module.defaultLabel];
-    const names = new Set<string>();
-    for (const ref of refs) {
-      switch (ref.value.case) {
-        case "name": {
-          const name = ref.value.value;
-          if (!name || name.length > 250 || /\s/.test(name)) {
-            throw new ConnectError(
-              `label name "${name}" is not valid (1 to 250 characters, no spaces)`,
-              Code.InvalidArgument,
-            );
-          }
-          names.add(name);
-          break;
+/** The labels a content moves: those it names (by name or id), else the module's default label. */
+function labelNames(state: RegistryState, module: ModuleData, refs: readonly ScopedLabelRef[]): string[] {
+  if (refs.length === 0) return [module.defaultLabel];
+  const names = new Set<string>();
+  for (const ref of refs) {
+    switch (ref.value.case) {
+      case "name": {
+        const name = ref.value.value;
+        if (!name || name.length > 250 || /\s/.test(name)) {
+          throw new ConnectError(
+            `label name "${name}" is not valid (1 to 250 characters, no spaces)`,
+            Code.InvalidArgument,
+          );
         }
-        case "id": {
-          const label = state.labelById(normalizeId(ref.value.value) ?? ref.value.value);
-          if (!label || label.moduleId !== module.id) {
-            throw new ConnectError(
-              `label with id "${ref.value.value}" was not found in ${moduleName(module)}`,
-              Code.NotFound,
-            );
-          }
-          names.add(label.name);
-          break;
-        }
-        default:
-          throw new ConnectError("a label reference needs an id or a name", Code.InvalidArgument);
+        names.add(name);
+        break;
       }
+      case "id": {
+        const label = state.labelById(normalizeId(ref.value.value) ?? ref.value.value);
+        if (!label || label.moduleId !== module.id) {
+          throw new ConnectError(
+            `label with id "${ref.value.value}" was not found in ${moduleName(module)}`,
+            Code.NotFound,
+          );
+        }
+        names.add(label.name);
+        break;
+      }
+      default:
+        throw new ConnectError("a label reference needs an id or a name", Code.InvalidArgument);
     }
-    return [...names];
   }
+  return [...names];
 }
 
 /**
