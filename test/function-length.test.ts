@@ -27,7 +27,6 @@ const allowed: Record<string, number> = {
   "src/core/schema/reflection-client.ts: createReflectionSource": 316,
   "src/core/schema/resolver.ts: createResolver": 188,
   "src/core/webhooks/emulator/webhook-api.ts: registerWebhookApi": 199,
-  "src/core/webhooks/listener.ts: startListener": 600,
   "src/server/language-server.ts: startLanguageServer": 212,
 };
 

@@ -19,7 +19,7 @@ import {
   createContextKey,
   createContextValues,
 } from "@connectrpc/connect";
-import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
+import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
   compressionGzip,
@@ -174,11 +174,73 @@ function receivedNow(): string {
 }
 
 export async function startListener(options: ListenerOptions): Promise<Listener> {
+  const l = listenerCore(options);
+  const { path, guard, forwarder } = l;
+  const server = createServer(l);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as net.AddressInfo;
+  const hostText = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  l.baseUrl = `${options.tls ? "https" : "http"}://${hostText}:${address.port}`;
+  let closing: Promise<void> | undefined;
+  return {
+    url: l.baseUrl,
+    callbackUrl: l.baseUrl + path,
+    port: address.port,
+    limits: {
+      headersTimeoutMs: guard.headersTimeoutMs,
+      bodyTimeoutMs: guard.bodyTimeoutMs,
+      idleTimeoutMs: guard.idleTimeoutMs,
+      maxConnections: guard.maxConnections,
+    },
+    connections: () => guard.size,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Requests being stored get their answer (briefly); then every connection is closed.
+        if (l.processing > 0) {
+          await Promise.race([
+            new Promise<void>((resolve) => {
+              l.drained = resolve;
+            }),
+            new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+          ]);
+        }
+        guard.close();
+        await stopped;
+        await forwarder?.stop();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** What every request of one listener shares: its options, limits, store, forwarder and counters. */
+interface ListenerCore {
+  readonly options: ListenerOptions;
+  readonly store: EventStore;
+  /** Read once: the generated module's export is a getter that loads it on first use. */
+  readonly eventSchema: typeof EventRequestSchema;
+  readonly path: string;
+  readonly maxBody: number;
+  readonly forwarder: Forwarder | undefined;
+  readonly guard: ConnectionGuard;
+  /** The Connect handler of the Event method (every form but the registry's own). */
+  readonly handler: UniversalHandler;
+  /** Requests whose body is complete and whose answer is not sent yet (close waits for them). */
+  processing: number;
+  drained: (() => void) | undefined;
+  /** Set once the server listens. */
+  baseUrl: string;
+}
+
+function listenerCore(options: ListenerOptions): ListenerCore {
   const store = options.store;
-  // Read once: the generated module's export is a getter that loads it on first use.
-  const eventSchema = EventRequestSchema;
-  const prefix = options.prefix ?? defaultPrefix;
-  const path = eventPath(prefix);
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const forwarder = options.forwardTo
     ? new Forwarder(
@@ -198,15 +260,28 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
         },
       )
     : undefined;
-  const guard = new ConnectionGuard(options.limits, 16 + defaultForwarding.concurrency);
-  /** Requests whose body is complete and whose answer is not sent yet (close waits for them). */
-  let processing = 0;
-  let drained: (() => void) | undefined;
-  const finishProcessing = () => {
-    processing--;
-    if (processing === 0) drained?.();
+  return {
+    options,
+    store,
+    eventSchema: EventRequestSchema,
+    path: eventPath(options.prefix ?? defaultPrefix),
+    maxBody,
+    forwarder,
+    guard: new ConnectionGuard(options.limits, 16 + defaultForwarding.concurrency),
+    handler: eventHandler(store, maxBody),
+    processing: 0,
+    drained: undefined,
+    baseUrl: "",
   };
+}
 
+function finishProcessing(l: ListenerCore): void {
+  l.processing--;
+  if (l.processing === 0) l.drained?.();
+}
+
+/** The Connect handler that decodes and stores an event in any form but the registry's own. */
+function eventHandler(store: EventStore, maxBody: number): UniversalHandler {
   const router = createConnectRouter({
     readMaxBytes: maxBody,
     acceptCompression: [compressionGzip, compressionBrotli],
@@ -227,466 +302,14 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       return {};
     },
   });
-  const handler = router.handlers[0];
+  return router.handlers[0];
+}
 
-  let baseUrl = "";
-
-  async function reject(
-    reply: Reply,
-    head: RequestHead,
-    body: Uint8Array,
-    status: number,
-    code: string,
-    message: string,
-  ): Promise<void> {
-    const id = store.allocateId();
-    const stored = { ...head, id, status: "rejected" as const, reason: message, httpStatus: status };
-    let recorded = true;
-    try {
-      await store.appendRaw(stored, body);
-    } catch {
-      recorded = false; // The rejection is still answered even if it cannot be recorded.
-    }
-    reply(status, "application/json", JSON.stringify({ code, message }));
-    if (recorded && options.onDelivery) options.onDelivery(storedForm(stored, body));
-  }
-
-  /**
-   * The registry's own form (Connect unary, `application/proto`) is handled here without the generic
-   * protocol handler: it is the hot path of the durable-throughput target (thousands of events per
-   * second on two cores), and the generic handler's per-call machinery (abort signals, async
-   * iterables, context objects) costs more than the decoding itself. The event is validated by
-   * decoding it, and stored as its bytes (the store decodes it again only when read). Every other form
-   * goes through the Connect handler.
-   */
-  function handleBinaryUnary(reply: Reply, head: RequestHead, bytes: Uint8Array, finished: () => void): void {
-    // Checked without decoding when possible (see wire-check.ts); decoded when the check cannot tell,
-    // or when someone wants the event (onDelivery).
-    let message: EventRequest | undefined;
-    try {
-      if (options.onDelivery || !isWellFormed(eventSchema, bytes)) {
-        message = fromBinary(eventSchema, bytes);
-      }
-    } catch (err) {
-      reject(
-        reply,
-        head,
-        bytes,
-        400,
-        "invalid_argument",
-        `cannot decode the EventRequest: ${errorMessage(err)}`,
-      )
-        .catch(() => {})
-        .finally(finished);
-      return;
-    }
-    // Written out rather than spread from `head`: on this path an object spread costs microseconds.
-    const stored: DeliveryHead = {
-      receivedAt: head.receivedAt,
-      remoteAddress: head.remoteAddress,
-      method: head.method,
-      path: head.path,
-      listenerUrl: head.listenerUrl,
-      headers: head.headers,
-      id: store.allocateId(),
-      status: "accepted",
-      httpStatus: 200,
-    };
-    const id = stored.id;
-    // A callback, not a promise: this runs thousands of times a second.
-    store.appendRawThen(stored, bytes, (err) => {
-      try {
-        if (err !== undefined) {
-          const message = `cannot store the event: ${errorMessage(err)}`;
-          reply(503, "application/json", JSON.stringify({ code: "unavailable", message }));
-          return;
-        }
-        reply(200, "application/proto", "");
-        if (options.onDelivery && message) {
-          options.onDelivery({ ...storedForm(stored, bytes), event: toJson(eventSchema, message) });
-        }
-        forwarder?.enqueue(id, bytes);
-      } catch {
-        // The stream is gone; the event is stored regardless.
-      } finally {
-        finished();
-      }
-    });
-  }
-
-  /** Decompresses a Connect unary body (`Content-Encoding`), refusing output past the body limit. */
-  async function decompress(
-    reply: Reply,
-    head: RequestHead,
-    encoding: string,
-    bytes: Buffer,
-  ): Promise<Buffer | undefined> {
-    const name = encoding.trim().toLowerCase();
-    if (name === "" || name === "identity") return bytes;
-    const inflate = name === "gzip" ? gunzip : name === "br" ? brotliDecompress : undefined;
-    if (!inflate) {
-      await reject(
-        reply,
-        head,
-        bytes,
-        415,
-        "unimplemented",
-        `unsupported content encoding "${encoding.slice(0, 40)}": send gzip, br or an uncompressed body`,
-      );
-      return undefined;
-    }
-    try {
-      return await inflate(bytes, { maxOutputLength: maxBody });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
-        await reject(
-          reply,
-          head,
-          bytes,
-          413,
-          "resource_exhausted",
-          `the ${name} request body decompresses to more than the limit of ${maxBody} bytes`,
-        );
-      } else {
-        await reject(
-          reply,
-          head,
-          bytes,
-          400,
-          "invalid_argument",
-          `cannot decompress the ${name} request body: ${errorMessage(err)}`,
-        );
-      }
-      return undefined;
-    }
-  }
-
-  async function handle(req: NodeReq, res: NodeRes, conn: TrackedConnection | undefined): Promise<void> {
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (v !== undefined && !k.startsWith(":")) headers[k] = Array.isArray(v) ? v.join(", ") : v;
-    }
-    const url = req.url ?? "/";
-    const reqPath = url.split("?", 1)[0];
-    const head: RequestHead = {
-      receivedAt: receivedNow(),
-      remoteAddress: req.socket?.remoteAddress ?? "",
-      method: req.method ?? "",
-      path: url,
-      listenerUrl: baseUrl + path,
-      headers,
-    };
-    const none = new Uint8Array(0);
-    const reply = replyOf(req, res);
-    if (reqPath !== path) {
-      req.resume();
-      return reject(
-        reply,
-        head,
-        none,
-        404,
-        "unimplemented",
-        `no such method ${reqPath}: the listener serves ${path}`,
-      );
-    }
-    if (req.method !== "POST") {
-      req.resume();
-      return reject(reply, head, none, 405, "unimplemented", `method ${req.method} not allowed: use POST`);
-    }
-    const contentType = headers["content-type"] ?? "";
-    const declared = Number(headers["content-length"] ?? "0");
-    if (declared > maxBody) {
-      return reject(
-        reply,
-        head,
-        none,
-        413,
-        "resource_exhausted",
-        `request body of ${declared} bytes exceeds the limit of ${maxBody} bytes`,
-      );
-    }
-    let chunks: Buffer[];
-    try {
-      continueBody(res);
-      chunks = await readBody(req, maxBody, guard, conn);
-    } catch (err) {
-      if (err === tooLarge) {
-        return reject(
-          reply,
-          head,
-          none,
-          413,
-          "resource_exhausted",
-          `request body exceeds the limit of ${maxBody} bytes`,
-        );
-      }
-      if (err === bodyTimedOut) {
-        return reject(
-          reply,
-          head,
-          none,
-          408,
-          "deadline_exceeded",
-          `the request body did not arrive within ${guard.bodyTimeoutMs} ms`,
-        );
-      }
-      return reject(
-        reply,
-        head,
-        none,
-        400,
-        "invalid_argument",
-        `cannot read the request body: ${errorMessage(err)}`,
-      );
-    }
-    processing++;
-    try {
-      await handleBody(req, res, reply, head, contentType, chunks);
-    } finally {
-      finishProcessing();
-    }
-  }
-
-  async function handleBody(
-    req: NodeReq,
-    res: NodeRes,
-    reply: Reply,
-    head: RequestHead,
-    contentType: string,
-    chunks: Buffer[],
-  ): Promise<void> {
-    const headers = head.headers;
-    const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-    if (!contentTypeRe.test(contentType)) {
-      return reject(
-        reply,
-        head,
-        raw,
-        415,
-        "invalid_argument",
-        `unsupported content type "${contentType.slice(0, 100)}": send application/proto (binary EventRequest) or application/json`,
-      );
-    }
-    const isConnectUnary = /^application\/(proto|json)\s*(;|$)/i.test(contentType);
-    let bytes: Buffer = raw;
-    const encoding = headers["content-encoding"];
-    if (isConnectUnary && encoding !== undefined) {
-      const plain = await decompress(reply, head, encoding, raw);
-      if (!plain) return;
-      bytes = plain;
-    }
-    if (isProto.test(contentType) && !headers["connect-content-encoding"]) {
-      return new Promise<void>((resolve) => handleBinaryUnary(reply, head, bytes, resolve));
-    }
-    const info: RequestInfo = { head, body: bytes };
-    const handlerHeaders = new Headers(headers);
-    if (bytes !== raw) {
-      // Decompressed above.
-      handlerHeaders.delete("content-encoding");
-      handlerHeaders.set("content-length", String(bytes.byteLength));
-    }
-    const controller = new AbortController();
-    const uReq: UniversalServerRequest = {
-      httpVersion: req.httpVersion,
-      url: `http://localhost${req.url ?? "/"}`,
-      method: "POST",
-      header: handlerHeaders,
-      body: (async function* () {
-        yield bytes;
-      })(),
-      signal: controller.signal,
-      contextValues: createContextValues().set(requestInfo, info),
-    };
-    let uRes = await handler(uReq);
-    if (!info.accepted) {
-      // Refused by the protocol handler: garbage or truncated bytes, bad JSON, an unsupported codec.
-      const out: Uint8Array[] = [];
-      if (uRes.body && Symbol.asyncIterator in uRes.body) {
-        for await (const c of uRes.body as AsyncIterable<Uint8Array>) out.push(c);
-      }
-      let body: Uint8Array = Buffer.concat(out);
-      let reason = Buffer.from(body).toString("utf8");
-      let status = uRes.status;
-      let header = uRes.header;
-      let trailer = uRes.trailer;
-      const grpcStatus = trailer?.get("grpc-status") ?? header?.get("grpc-status");
-      if (grpcStatus !== undefined && grpcStatus !== null) {
-        reason = decodeURIComponent(trailer?.get("grpc-message") ?? header?.get("grpc-message") ?? "");
-        if (grpcStatus === "13" && !info.storeFailed) {
-          // A message that cannot be parsed is the sender's fault: INVALID_ARGUMENT, not INTERNAL.
-          trailer = new Headers(trailer);
-          trailer.set("grpc-status", "3");
-          if (header?.has("grpc-status")) {
-            header = new Headers(header);
-            header.set("grpc-status", "3");
-          }
-        }
-        reason = `grpc-status ${grpcStatus}: ${reason}`;
-      } else {
-        try {
-          const parsed = JSON.parse(reason) as { message?: string; code?: string };
-          if (status === 500 && !info.storeFailed) {
-            status = 400;
-            parsed.code = "invalid_argument";
-            parsed.message = `cannot decode the EventRequest: ${parsed.message ?? ""}`;
-            body = Buffer.from(JSON.stringify(parsed));
-            header = new Headers(header);
-            header.set("content-length", String(body.byteLength));
-          }
-          reason = `${parsed.code ?? "error"}: ${parsed.message ?? ""}`;
-        } catch {
-          // Keep the raw text as the reason.
-        }
-      }
-      const id = store.allocateId();
-      const stored = { ...head, id, status: "rejected" as const, reason, httpStatus: status };
-      let recorded = true;
-      try {
-        await store.appendRaw(stored, bytes);
-      } catch {
-        recorded = false; // Answer regardless.
-      }
-      const finalBody = body;
-      uRes = {
-        status,
-        header,
-        trailer,
-        body: (async function* () {
-          yield finalBody;
-        })(),
-      };
-      if (recorded && options.onDelivery) options.onDelivery(storedForm(stored, bytes));
-      await universalResponseToNodeResponse(uRes, res as never);
-      return;
-    }
-    const accepted = info.accepted;
-    if (options.onDelivery) {
-      options.onDelivery({
-        ...storedForm(
-          { ...head, id: accepted.id, status: "accepted", httpStatus: 200, event: accepted.event as never },
-          bytes,
-        ),
-      });
-    }
-    forwarder?.enqueue(accepted.id, accepted.binary);
-    await universalResponseToNodeResponse(uRes, res as never);
-  }
-
-  const onRequest = (req: NodeReq, res: NodeRes) => {
-    let conn: TrackedConnection | undefined;
-    if (req.httpVersionMajor === 2) {
-      // Streams are counted on their session (guard.attachSession).
-      conn = guard.of((req as http2.Http2ServerRequest).stream.session);
-    } else {
-      conn = guard.of(req.socket);
-      guard.requestStarted(conn);
-      res.once("close", () => guard.requestFinished(conn));
-    }
-    handle(req, res, conn).catch((err) => {
-      try {
-        if (!res.headersSent) {
-          const body = JSON.stringify({ code: "internal", message: errorMessage(err) });
-          replyOf(req, res)(500, "application/json", body);
-        } else {
-          res.end();
-        }
-      } catch {
-        // The connection is gone.
-      }
-    });
-  };
-
-  /** Whether an HTTP/2 stream is in the registry's form and can skip the compatibility layer. */
-  function isFast(headers: http2.IncomingHttpHeaders): boolean {
-    const length = headers["content-length"];
-    return (
-      headers[":method"] === "POST" &&
-      (headers[":path"] ?? "").split("?", 1)[0] === path &&
-      isProto.test(headers["content-type"] ?? "") &&
-      headers["content-encoding"] === undefined &&
-      headers["connect-content-encoding"] === undefined &&
-      (length === undefined || Number(length) <= maxBody)
-    );
-  }
-
-  /** The hot path over HTTP/2, on the stream itself (see handleBinaryUnary for why it exists). */
-  function handleFastStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
-    const recordHeaders: Record<string, string> = {};
-    for (const k in headers) {
-      const v = headers[k];
-      if (k[0] !== ":" && v !== undefined) recordHeaders[k] = Array.isArray(v) ? v.join(", ") : String(v);
-    }
-    const conn = guard.of(stream.session);
-    const head: RequestHead = {
-      receivedAt: receivedNow(),
-      remoteAddress: conn?.socket.remoteAddress ?? stream.session?.socket?.remoteAddress ?? "",
-      method: "POST",
-      path: headers[":path"] ?? path,
-      listenerUrl: baseUrl + path,
-      headers: recordHeaders,
-    };
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    const refuse = (status: number, code: string, message: string) => {
-      refused = true;
-      chunks.length = 0;
-      watch.done();
-      // Answer at once (as over HTTP/1.1), not when the sender finally stops; then end the stream
-      // with NO_ERROR, which tells the sender to stop sending the rest.
-      reject(replyOfStream(stream), head, new Uint8Array(0), status, code, message)
-        .catch(() => {})
-        .finally(() => endRefusedStream(stream));
-    };
-    const watch = guard.watchBody(conn, () => {
-      if (!refused) {
-        refuse(408, "deadline_exceeded", `the request body did not arrive within ${guard.bodyTimeoutMs} ms`);
-      }
-    });
-    stream.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBody) {
-        chunks.push(chunk);
-        return;
-      }
-      if (!refused) refuse(413, "resource_exhausted", `request body exceeds the limit of ${maxBody} bytes`);
-    });
-    stream.on("error", () => {});
-    stream.once("close", () => watch.done());
-    stream.on("end", () => {
-      if (refused) return;
-      watch.done();
-      const reply = replyOfStream(stream);
-      const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      processing++;
-      handleBinaryUnary(reply, head, bytes, finishProcessing);
-    });
-  }
-
-  /**
-   * Lets `handleFastStream` take HTTP/2 streams in the registry's form before the compatibility layer
-   * (which builds request/response objects) sees them; every other stream goes on to that layer.
-   * If the server's listeners are not laid out as expected, everything stays with the compatibility layer.
-   */
-  function takeFastStreams(h2server: http2.Http2Server | http2.Http2SecureServer): void {
-    const compat = h2server.listeners("stream");
-    if (compat.length !== 1) return;
-    const toCompat = compat[0] as (...args: unknown[]) => void;
-    h2server.removeListener("stream", toCompat);
-    const onStream = (
-      stream: http2.ServerHttp2Stream,
-      headers: http2.IncomingHttpHeaders,
-      flags: number,
-      rawHeaders: string[],
-    ) => {
-      if (isFast(headers)) handleFastStream(stream, headers);
-      else toCompat(stream, headers, flags, rawHeaders);
-    };
-    (h2server as http2.Http2Server).on("stream", onStream);
-  }
-
+/** The server: https (HTTP/2 with HTTP/1.1 fallback), or HTTP/1.1 and cleartext HTTP/2 on one port. */
+function createServer(l: ListenerCore): net.Server {
+  const { options, guard } = l;
+  const onRequest = (req: NodeReq, res: NodeRes) => handleRequest(l, req, res);
   const h2Settings = { maxConcurrentStreams: 128 };
-  let server: net.Server;
   if (options.tls) {
     const secure = http2.createSecureServer(
       {
@@ -698,80 +321,528 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       },
       onRequest as never,
     );
-    takeFastStreams(secure);
+    takeFastStreams(l, secure);
     expectContinue(secure, onRequest);
     secure.on("session", (session) => guard.attachSession(session));
     secure.on("connection", (socket: net.Socket) => guard.accept(socket));
-    server = secure;
-  } else {
-    // One cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a
-    // connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface).
-    const h1 = http.createServer({ keepAliveTimeout: finiteOrZero(guard.idleTimeoutMs) }, onRequest as never);
-    const h2 = http2.createServer({ settings: h2Settings }, onRequest as never);
-    takeFastStreams(h2);
-    expectContinue(h1, onRequest);
-    expectContinue(h2, onRequest);
-    h2.on("session", (session) => guard.attachSession(session));
-    server = net.createServer((socket) => {
-      // Answerable: at the connection cap, the guard decides from the first bytes (see admit).
-      if (!guard.accept(socket, true)) return;
-      socket.once("data", (chunk: Buffer) => {
-        socket.pause();
-        if (!guard.admit(socket, chunk)) return;
-        // Put the bytes back: both servers take over a socket that already holds buffered data
-        // (the HTTP/2 session reads it out of the socket's buffer when it starts).
-        socket.unshift(chunk);
-        if (chunk.subarray(0, 4).toString("latin1") === "PRI ") {
-          h2.emit("connection", socket);
-        } else {
-          h1.emit("connection", socket);
-          socket.resume();
+    return secure;
+  }
+  // One cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a
+  // connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface).
+  const h1 = http.createServer({ keepAliveTimeout: finiteOrZero(guard.idleTimeoutMs) }, onRequest as never);
+  const h2 = http2.createServer({ settings: h2Settings }, onRequest as never);
+  takeFastStreams(l, h2);
+  expectContinue(h1, onRequest);
+  expectContinue(h2, onRequest);
+  h2.on("session", (session) => guard.attachSession(session));
+  return net.createServer((socket) => {
+    // Answerable: at the connection cap, the guard decides from the first bytes (see admit).
+    if (!guard.accept(socket, true)) return;
+    socket.once("data", (chunk: Buffer) => {
+      socket.pause();
+      if (!guard.admit(socket, chunk)) return;
+      // Put the bytes back: both servers take over a socket that already holds buffered data
+      // (the HTTP/2 session reads it out of the socket's buffer when it starts).
+      socket.unshift(chunk);
+      if (chunk.subarray(0, 4).toString("latin1") === "PRI ") {
+        h2.emit("connection", socket);
+      } else {
+        h1.emit("connection", socket);
+        socket.resume();
+      }
+    });
+    socket.on("error", () => {});
+  });
+}
+
+async function reject(
+  l: ListenerCore,
+  reply: Reply,
+  head: RequestHead,
+  body: Uint8Array,
+  status: number,
+  code: string,
+  message: string,
+): Promise<void> {
+  const { options, store } = l;
+  const id = store.allocateId();
+  const stored = { ...head, id, status: "rejected" as const, reason: message, httpStatus: status };
+  let recorded = true;
+  try {
+    await store.appendRaw(stored, body);
+  } catch {
+    recorded = false; // The rejection is still answered even if it cannot be recorded.
+  }
+  reply(status, "application/json", JSON.stringify({ code, message }));
+  if (recorded && options.onDelivery) options.onDelivery(storedForm(stored, body));
+}
+
+/**
+ * The registry's own form (Connect unary, `application/proto`) is handled here without the generic
+ * protocol handler: it is the hot path of the durable-throughput target (thousands of events per
+ * second on two cores), and the generic handler's per-call machinery (abort signals, async
+ * iterables, context objects) costs more than the decoding itself. The event is validated by
+ * decoding it, and stored as its bytes (the store decodes it again only when read). Every other form
+ * goes through the Connect handler.
+ */
+function handleBinaryUnary(
+  l: ListenerCore,
+  reply: Reply,
+  head: RequestHead,
+  bytes: Uint8Array,
+  finished: () => void,
+): void {
+  const { options, store, eventSchema, forwarder } = l;
+  // Checked without decoding when possible (see wire-check.ts); decoded when the check cannot tell,
+  // or when someone wants the event (onDelivery).
+  let message: EventRequest | undefined;
+  try {
+    if (options.onDelivery || !isWellFormed(eventSchema, bytes)) {
+      message = fromBinary(eventSchema, bytes);
+    }
+  } catch (err) {
+    reject(
+      l,
+      reply,
+      head,
+      bytes,
+      400,
+      "invalid_argument",
+      `cannot decode the EventRequest: ${errorMessage(err)}`,
+    )
+      .catch(() => {})
+      .finally(finished);
+    return;
+  }
+  // Written out rather than spread from `head`: on this path an object spread costs microseconds.
+  const stored: DeliveryHead = {
+    receivedAt: head.receivedAt,
+    remoteAddress: head.remoteAddress,
+    method: head.method,
+    path: head.path,
+    listenerUrl: head.listenerUrl,
+    headers: head.headers,
+    id: store.allocateId(),
+    status: "accepted",
+    httpStatus: 200,
+  };
+  const id = stored.id;
+  // A callback, not a promise: this runs thousands of times a second.
+  store.appendRawThen(stored, bytes, (err) => {
+    try {
+      if (err !== undefined) {
+        const message = `cannot store the event: ${errorMessage(err)}`;
+        reply(503, "application/json", JSON.stringify({ code: "unavailable", message }));
+        return;
+      }
+      reply(200, "application/proto", "");
+      if (options.onDelivery && message) {
+        options.onDelivery({ ...storedForm(stored, bytes), event: toJson(eventSchema, message) });
+      }
+      forwarder?.enqueue(id, bytes);
+    } catch {
+      // The stream is gone; the event is stored regardless.
+    } finally {
+      finished();
+    }
+  });
+}
+
+/** Decompresses a Connect unary body (`Content-Encoding`), refusing output past the body limit. */
+async function decompress(
+  l: ListenerCore,
+  reply: Reply,
+  head: RequestHead,
+  encoding: string,
+  bytes: Buffer,
+): Promise<Buffer | undefined> {
+  const { maxBody } = l;
+  const name = encoding.trim().toLowerCase();
+  if (name === "" || name === "identity") return bytes;
+  const inflate = name === "gzip" ? gunzip : name === "br" ? brotliDecompress : undefined;
+  if (!inflate) {
+    await reject(
+      l,
+      reply,
+      head,
+      bytes,
+      415,
+      "unimplemented",
+      `unsupported content encoding "${encoding.slice(0, 40)}": send gzip, br or an uncompressed body`,
+    );
+    return undefined;
+  }
+  try {
+    return await inflate(bytes, { maxOutputLength: maxBody });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
+      await reject(
+        l,
+        reply,
+        head,
+        bytes,
+        413,
+        "resource_exhausted",
+        `the ${name} request body decompresses to more than the limit of ${maxBody} bytes`,
+      );
+    } else {
+      await reject(
+        l,
+        reply,
+        head,
+        bytes,
+        400,
+        "invalid_argument",
+        `cannot decompress the ${name} request body: ${errorMessage(err)}`,
+      );
+    }
+    return undefined;
+  }
+}
+
+async function handle(
+  l: ListenerCore,
+  req: NodeReq,
+  res: NodeRes,
+  conn: TrackedConnection | undefined,
+): Promise<void> {
+  const { path, maxBody, guard } = l;
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v !== undefined && !k.startsWith(":")) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+  }
+  const url = req.url ?? "/";
+  const reqPath = url.split("?", 1)[0];
+  const head: RequestHead = {
+    receivedAt: receivedNow(),
+    remoteAddress: req.socket?.remoteAddress ?? "",
+    method: req.method ?? "",
+    path: url,
+    listenerUrl: l.baseUrl + path,
+    headers,
+  };
+  const none = new Uint8Array(0);
+  const reply = replyOf(req, res);
+  if (reqPath !== path) {
+    req.resume();
+    return reject(
+      l,
+      reply,
+      head,
+      none,
+      404,
+      "unimplemented",
+      `no such method ${reqPath}: the listener serves ${path}`,
+    );
+  }
+  if (req.method !== "POST") {
+    req.resume();
+    return reject(l, reply, head, none, 405, "unimplemented", `method ${req.method} not allowed: use POST`);
+  }
+  const contentType = headers["content-type"] ?? "";
+  const declared = Number(headers["content-length"] ?? "0");
+  if (declared > maxBody) {
+    return reject(
+      l,
+      reply,
+      head,
+      none,
+      413,
+      "resource_exhausted",
+      `request body of ${declared} bytes exceeds the limit of ${maxBody} bytes`,
+    );
+  }
+  let chunks: Buffer[];
+  try {
+    continueBody(res);
+    chunks = await readBody(req, maxBody, guard, conn);
+  } catch (err) {
+    if (err === tooLarge) {
+      return reject(
+        l,
+        reply,
+        head,
+        none,
+        413,
+        "resource_exhausted",
+        `request body exceeds the limit of ${maxBody} bytes`,
+      );
+    }
+    if (err === bodyTimedOut) {
+      return reject(
+        l,
+        reply,
+        head,
+        none,
+        408,
+        "deadline_exceeded",
+        `the request body did not arrive within ${guard.bodyTimeoutMs} ms`,
+      );
+    }
+    return reject(
+      l,
+      reply,
+      head,
+      none,
+      400,
+      "invalid_argument",
+      `cannot read the request body: ${errorMessage(err)}`,
+    );
+  }
+  l.processing++;
+  try {
+    await handleBody(l, req, res, reply, head, contentType, chunks);
+  } finally {
+    finishProcessing(l);
+  }
+}
+
+async function handleBody(
+  l: ListenerCore,
+  req: NodeReq,
+  res: NodeRes,
+  reply: Reply,
+  head: RequestHead,
+  contentType: string,
+  chunks: Buffer[],
+): Promise<void> {
+  const { options, store, forwarder, handler } = l;
+  const headers = head.headers;
+  const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  if (!contentTypeRe.test(contentType)) {
+    return reject(
+      l,
+      reply,
+      head,
+      raw,
+      415,
+      "invalid_argument",
+      `unsupported content type "${contentType.slice(0, 100)}": send application/proto (binary EventRequest) or application/json`,
+    );
+  }
+  const isConnectUnary = /^application\/(proto|json)\s*(;|$)/i.test(contentType);
+  let bytes: Buffer = raw;
+  const encoding = headers["content-encoding"];
+  if (isConnectUnary && encoding !== undefined) {
+    const plain = await decompress(l, reply, head, encoding, raw);
+    if (!plain) return;
+    bytes = plain;
+  }
+  if (isProto.test(contentType) && !headers["connect-content-encoding"]) {
+    return new Promise<void>((resolve) => handleBinaryUnary(l, reply, head, bytes, resolve));
+  }
+  const info: RequestInfo = { head, body: bytes };
+  const handlerHeaders = new Headers(headers);
+  if (bytes !== raw) {
+    // Decompressed above.
+    handlerHeaders.delete("content-encoding");
+    handlerHeaders.set("content-length", String(bytes.byteLength));
+  }
+  const controller = new AbortController();
+  const uReq: UniversalServerRequest = {
+    httpVersion: req.httpVersion,
+    url: `http://localhost${req.url ?? "/"}`,
+    method: "POST",
+    header: handlerHeaders,
+    body: (async function* () {
+      yield bytes;
+    })(),
+    signal: controller.signal,
+    contextValues: createContextValues().set(requestInfo, info),
+  };
+  let uRes = await handler(uReq);
+  if (!info.accepted) {
+    // Refused by the protocol handler: garbage or truncated bytes, bad JSON, an unsupported codec.
+    const out: Uint8Array[] = [];
+    if (uRes.body && Symbol.asyncIterator in uRes.body) {
+      for await (const c of uRes.body as AsyncIterable<Uint8Array>) out.push(c);
+    }
+    let body: Uint8Array = Buffer.concat(out);
+    let reason = Buffer.from(body).toString("utf8");
+    let status = uRes.status;
+    let header = uRes.header;
+    let trailer = uRes.trailer;
+    const grpcStatus = trailer?.get("grpc-status") ?? header?.get("grpc-status");
+    if (grpcStatus !== undefined && grpcStatus !== null) {
+      reason = decodeURIComponent(trailer?.get("grpc-message") ?? header?.get("grpc-message") ?? "");
+      if (grpcStatus === "13" && !info.storeFailed) {
+        // A message that cannot be parsed is the sender's fault: INVALID_ARGUMENT, not INTERNAL.
+        trailer = new Headers(trailer);
+        trailer.set("grpc-status", "3");
+        if (header?.has("grpc-status")) {
+          header = new Headers(header);
+          header.set("grpc-status", "3");
         }
-      });
-      socket.on("error", () => {});
+      }
+      reason = `grpc-status ${grpcStatus}: ${reason}`;
+    } else {
+      try {
+        const parsed = JSON.parse(reason) as { message?: string; code?: string };
+        if (status === 500 && !info.storeFailed) {
+          status = 400;
+          parsed.code = "invalid_argument";
+          parsed.message = `cannot decode the EventRequest: ${parsed.message ?? ""}`;
+          body = Buffer.from(JSON.stringify(parsed));
+          header = new Headers(header);
+          header.set("content-length", String(body.byteLength));
+        }
+        reason = `${parsed.code ?? "error"}: ${parsed.message ?? ""}`;
+      } catch {
+        // Keep the raw text as the reason.
+      }
+    }
+    const id = store.allocateId();
+    const stored = { ...head, id, status: "rejected" as const, reason, httpStatus: status };
+    let recorded = true;
+    try {
+      await store.appendRaw(stored, bytes);
+    } catch {
+      recorded = false; // Answer regardless.
+    }
+    const finalBody = body;
+    uRes = {
+      status,
+      header,
+      trailer,
+      body: (async function* () {
+        yield finalBody;
+      })(),
+    };
+    if (recorded && options.onDelivery) options.onDelivery(storedForm(stored, bytes));
+    await universalResponseToNodeResponse(uRes, res as never);
+    return;
+  }
+  const accepted = info.accepted;
+  if (options.onDelivery) {
+    options.onDelivery({
+      ...storedForm(
+        { ...head, id: accepted.id, status: "accepted", httpStatus: 200, event: accepted.event as never },
+        bytes,
+      ),
     });
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
+  forwarder?.enqueue(accepted.id, accepted.binary);
+  await universalResponseToNodeResponse(uRes, res as never);
+}
+
+function handleRequest(l: ListenerCore, req: NodeReq, res: NodeRes): void {
+  const { guard } = l;
+  let conn: TrackedConnection | undefined;
+  if (req.httpVersionMajor === 2) {
+    // Streams are counted on their session (guard.attachSession).
+    conn = guard.of((req as http2.Http2ServerRequest).stream.session);
+  } else {
+    conn = guard.of(req.socket);
+    guard.requestStarted(conn);
+    res.once("close", () => guard.requestFinished(conn));
+  }
+  handle(l, req, res, conn).catch((err) => {
+    try {
+      if (!res.headersSent) {
+        const body = JSON.stringify({ code: "internal", message: errorMessage(err) });
+        replyOf(req, res)(500, "application/json", body);
+      } else {
+        res.end();
+      }
+    } catch {
+      // The connection is gone.
+    }
   });
-  const address = server.address() as net.AddressInfo;
-  const hostText = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  baseUrl = `${options.tls ? "https" : "http"}://${hostText}:${address.port}`;
-  let closing: Promise<void> | undefined;
-  return {
-    url: baseUrl,
-    callbackUrl: baseUrl + path,
-    port: address.port,
-    limits: {
-      headersTimeoutMs: guard.headersTimeoutMs,
-      bodyTimeoutMs: guard.bodyTimeoutMs,
-      idleTimeoutMs: guard.idleTimeoutMs,
-      maxConnections: guard.maxConnections,
-    },
-    connections: () => guard.size,
-    close() {
-      closing ??= (async () => {
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        // Requests being stored get their answer (briefly); then every connection is closed.
-        if (processing > 0) {
-          await Promise.race([
-            new Promise<void>((resolve) => {
-              drained = resolve;
-            }),
-            new Promise((resolve) => setTimeout(resolve, 2000).unref()),
-          ]);
-        }
-        guard.close();
-        await stopped;
-        await forwarder?.stop();
-      })();
-      return closing;
-    },
+}
+
+/** Whether an HTTP/2 stream is in the registry's form and can skip the compatibility layer. */
+function isFast(l: ListenerCore, headers: http2.IncomingHttpHeaders): boolean {
+  const { path, maxBody } = l;
+  const length = headers["content-length"];
+  return (
+    headers[":method"] === "POST" &&
+    (headers[":path"] ?? "").split("?", 1)[0] === path &&
+    isProto.test(headers["content-type"] ?? "") &&
+    headers["content-encoding"] === undefined &&
+    headers["connect-content-encoding"] === undefined &&
+    (length === undefined || Number(length) <= maxBody)
+  );
+}
+
+/** The hot path over HTTP/2, on the stream itself (see handleBinaryUnary for why it exists). */
+function handleFastStream(
+  l: ListenerCore,
+  stream: http2.ServerHttp2Stream,
+  headers: http2.IncomingHttpHeaders,
+): void {
+  const { path, maxBody, guard } = l;
+  const recordHeaders: Record<string, string> = {};
+  for (const k in headers) {
+    const v = headers[k];
+    if (k[0] !== ":" && v !== undefined) recordHeaders[k] = Array.isArray(v) ? v.join(", ") : String(v);
+  }
+  const conn = guard.of(stream.session);
+  const head: RequestHead = {
+    receivedAt: receivedNow(),
+    remoteAddress: conn?.socket.remoteAddress ?? stream.session?.socket?.remoteAddress ?? "",
+    method: "POST",
+    path: headers[":path"] ?? path,
+    listenerUrl: l.baseUrl + path,
+    headers: recordHeaders,
   };
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let refused = false;
+  const refuse = (status: number, code: string, message: string) => {
+    refused = true;
+    chunks.length = 0;
+    watch.done();
+    // Answer at once (as over HTTP/1.1), not when the sender finally stops; then end the stream
+    // with NO_ERROR, which tells the sender to stop sending the rest.
+    reject(l, replyOfStream(stream), head, new Uint8Array(0), status, code, message)
+      .catch(() => {})
+      .finally(() => endRefusedStream(stream));
+  };
+  const watch = guard.watchBody(conn, () => {
+    if (!refused) {
+      refuse(408, "deadline_exceeded", `the request body did not arrive within ${guard.bodyTimeoutMs} ms`);
+    }
+  });
+  stream.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= maxBody) {
+      chunks.push(chunk);
+      return;
+    }
+    if (!refused) refuse(413, "resource_exhausted", `request body exceeds the limit of ${maxBody} bytes`);
+  });
+  stream.on("error", () => {});
+  stream.once("close", () => watch.done());
+  stream.on("end", () => {
+    if (refused) return;
+    watch.done();
+    const reply = replyOfStream(stream);
+    const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    l.processing++;
+    handleBinaryUnary(l, reply, head, bytes, () => finishProcessing(l));
+  });
+}
+
+/**
+ * Lets `handleFastStream` take HTTP/2 streams in the registry's form before the compatibility layer
+ * (which builds request/response objects) sees them; every other stream goes on to that layer.
+ * If the server's listeners are not laid out as expected, everything stays with the compatibility layer.
+ */
+function takeFastStreams(l: ListenerCore, h2server: http2.Http2Server | http2.Http2SecureServer): void {
+  const compat = h2server.listeners("stream");
+  if (compat.length !== 1) return;
+  const toCompat = compat[0] as (...args: unknown[]) => void;
+  h2server.removeListener("stream", toCompat);
+  const onStream = (
+    stream: http2.ServerHttp2Stream,
+    headers: http2.IncomingHttpHeaders,
+    flags: number,
+    rawHeaders: string[],
+  ) => {
+    if (isFast(l, headers)) handleFastStream(l, stream, headers);
+    else toCompat(stream, headers, flags, rawHeaders);
+  };
+  (h2server as http2.Http2Server).on("stream", onStream);
 }
 
 /** Node's timeout options take 0 for none. */
