@@ -135,152 +135,9 @@ function newLinker(
   const built = new Map<string, DescFile>();
   const registries = new Map<string, FileRegistry>();
 
-  // Symbols of the added files first; the well-known files' as a fallback for sloppy producers that
-  // reference google.protobuf types without importing them.
-  const fileSymbols = new Map<string, SymbolEntry>();
-  // Built on the first look-up of a name that can be one of theirs (building them costs start-up time).
-  let wellKnownSymbols: Map<string, SymbolEntry> | undefined;
-  const wellKnownSymbol = (name: string): SymbolEntry | undefined => {
-    const dot = name.indexOf(".");
-    if (!WELL_KNOWN_PACKAGE_ROOTS.has(dot < 0 ? name : name.slice(0, dot))) return undefined;
-    if (!wellKnownSymbols) {
-      wellKnownSymbols = new Map();
-      for (const desc of wkt.values()) addSymbols(wellKnownSymbols, desc.proto);
-    }
-    return wellKnownSymbols.get(name);
-  };
-  const symbols: SymbolTable & { entry(name: string): SymbolEntry | undefined } = {
-    get: (name) => fileSymbols.get(name) ?? wellKnownSymbol(name),
-    entry: (name) => fileSymbols.get(name) ?? wellKnownSymbol(name),
-  };
+  const { fileSymbols, symbols } = linkSymbols(wkt);
 
   const isWellKnown = (name: string) => wkt.has(name);
-
-  // Resolves the references of one file, writes them fully qualified, and fills what compilers
-  // always set. Imports it was missing (names it uses from files it does not import) are added.
-  const complete = (file: FileDescriptorProto) => {
-    const addImport = (name: string) => {
-      if (name !== file.name && !file.dependency.includes(name)) file.dependency.push(name);
-    };
-    const resolve = (
-      name: string,
-      relativeTo: string,
-      want: "type" | "message" | "enum",
-      what: string,
-    ): { fqn: string; kind: SymbolKind } => {
-      const found = lookup(symbols, name, relativeTo, want);
-      if (!found) {
-        const kind = want === "type" ? "message or enum" : want;
-        throw new UnresolvedReferenceError(
-          `${prefix}cannot resolve ${kind} "${name}" referenced by ${what} in file "${file.name}". ` +
-            "The file that defines it is missing from the schema, or the name is misspelled.",
-          candidateNames(name, relativeTo),
-        );
-      }
-      const entry = symbols.entry(found) as SymbolEntry;
-      addImport(entry.file);
-      return { fqn: found, kind: entry.kind };
-    };
-
-    const linkField = (field: FieldDescriptorProto, scope: string, isExtension: boolean) => {
-      const fqn = scope ? `${scope}.${field.name}` : field.name;
-      const what = `${isExtension ? "extension" : "field"} ${fqn}`;
-      // In descriptor.proto (proto2) an unset enum reads as its first value, so ask what is set.
-      if (!isSet(field, "label")) field.label = LABEL_OPTIONAL;
-      const typeSet = isSet(field, "type");
-      if (field.typeName) {
-        const want = !typeSet
-          ? "type"
-          : field.type === TYPE_ENUM
-            ? "enum"
-            : field.type === TYPE_MESSAGE || field.type === TYPE_GROUP
-              ? "message"
-              : "type";
-        const target = resolve(field.typeName, fqn, want, what);
-        field.typeName = `.${target.fqn}`;
-        if (!typeSet) {
-          field.type = target.kind === "enum" ? TYPE_ENUM : TYPE_MESSAGE;
-        }
-      } else if (
-        !typeSet ||
-        field.type === TYPE_MESSAGE ||
-        field.type === TYPE_ENUM ||
-        field.type === TYPE_GROUP
-      ) {
-        fail(`${what} in file "${file.name}" has no type`);
-      }
-      if (isExtension) {
-        if (!field.extendee) fail(`${what} in file "${file.name}" does not name the message it extends`);
-        field.extendee = `.${resolve(field.extendee, fqn, "message", what).fqn}`;
-      }
-      if (!isSet(field, "jsonName") || field.jsonName === "") {
-        field.jsonName = protoCamelCase(field.name);
-      }
-    };
-
-    const linkMessage = (msg: DescriptorProto, scope: string) => {
-      const fqn = scope ? `${scope}.${msg.name}` : msg.name;
-      // protobufjs (behind @grpc/reflection) also lists each extension of a message as a field of it,
-      // named ".full.name", with the declaring file's types; the real extension is declared where it
-      // belongs. No field can have such a name: drop them, or the two files would import each other.
-      if (msg.field.some((f) => f.name.startsWith("."))) {
-        msg.field = msg.field.filter((f) => !f.name.startsWith("."));
-      }
-      for (const field of msg.field) linkField(field, fqn, false);
-      for (const ext of msg.extension) linkField(ext, fqn, true);
-      // proto3 `optional` written by protobufjs (@grpc/reflection) as what it means, without the flag:
-      // a oneof named `_` + field name whose only member is that field. Mark it so that the oneof is
-      // the synthetic one protoc would have made, not a real oneof.
-      if (file.syntax === "proto3") {
-        for (const field of msg.field) {
-          if (field.proto3Optional || !isSet(field, "oneofIndex")) continue;
-          const oneof = msg.oneofDecl[field.oneofIndex];
-          const members = msg.field.filter(
-            (f) => f.oneofIndex === field.oneofIndex && isSet(f, "oneofIndex"),
-          );
-          if (oneof?.name === `_${field.name}` && members.length === 1 && field.label !== LABEL_REPEATED) {
-            field.proto3Optional = true;
-          }
-        }
-      }
-      // proto3 `optional`: each such field is the only member of a synthetic oneof, declared after the
-      // real oneofs and named like protoc names it (`_` + field name).
-      for (const field of msg.field) {
-        if (!field.proto3Optional) continue;
-        if (isSet(field, "oneofIndex") && msg.oneofDecl[field.oneofIndex]) continue;
-        let name = `_${field.name}`;
-        while (msg.oneofDecl.some((o) => o.name === name)) name = `X${name}`;
-        field.oneofIndex = msg.oneofDecl.length;
-        msg.oneofDecl.push(
-          createDescriptorMessage<OneofDescriptorProto>("google.protobuf.OneofDescriptorProto", { name }),
-        );
-      }
-      if (msg.options?.mapEntry) {
-        const key = msg.field.find((f) => f.number === 1);
-        const value = msg.field.find((f) => f.number === 2);
-        if (!key || !value || msg.field.length !== 2) {
-          fail(`map entry ${fqn} in file "${file.name}" must have exactly the fields key = 1 and value = 2`);
-        }
-      }
-      for (const nested of msg.nestedType) linkMessage(nested, fqn);
-    };
-
-    // Compilers always set the syntax; no syntax statement means proto2.
-    if (!file.syntax) file.syntax = "proto2";
-    const pkg = file.package;
-    for (const msg of file.messageType) linkMessage(msg, pkg);
-    for (const ext of file.extension) linkField(ext, pkg, true);
-    for (const svc of file.service) {
-      const svcName = pkg ? `${pkg}.${svc.name}` : svc.name;
-      for (const m of svc.method) {
-        const what = `method ${svcName}.${m.name}`;
-        const relativeTo = `${svcName}.${m.name}`;
-        if (!m.inputType || !m.outputType) fail(`${what} in file "${file.name}" has no input or output type`);
-        m.inputType = `.${resolve(m.inputType, relativeTo, "message", what).fqn}`;
-        m.outputType = `.${resolve(m.outputType, relativeTo, "message", what).fqn}`;
-      }
-    }
-  };
 
   // Lists `name` and everything it imports, imports first, completing each file once; fails on a
   // missing import or a cycle. With `stopAtBuilt`, a built file stands for its imports (built too).
@@ -296,10 +153,7 @@ function newLinker(
     let file = protos.get(name);
     if (!file || (stopAtBuilt && built.has(name))) {
       if (!file && !isWellKnown(name)) {
-        fail(
-          `file "${importedBy}" imports "${name}", which is missing. ` +
-            "Include all imports in the schema (buf build, or protoc --include_imports).",
-        );
+        fail(missingImport(importedBy, name));
       }
       seen.add(name);
       out.push(name);
@@ -315,10 +169,7 @@ function newLinker(
         // A missing import explains unresolvable names better than the names do.
         for (const dep of file.dependency) {
           if (!protos.has(dep) && !isWellKnown(dep)) {
-            fail(
-              `file "${name}" imports "${dep}", which is missing. ` +
-                "Include all imports in the schema (buf build, or protoc --include_imports).",
-            );
+            fail(missingImport(name, dep));
           }
         }
         // Copied only now, when it is needed: a look-up in a large set copies just its files.
@@ -327,7 +178,7 @@ function newLinker(
           protos.set(name, file);
           copied.add(name);
         }
-        complete(file);
+        completeFile(file, symbols, prefix, fail);
         completed.add(name);
       }
       for (const dep of file.dependency) order(dep, name, stopAtBuilt, seen, out);
@@ -371,45 +222,21 @@ function newLinker(
     return desc;
   };
 
-  const registryOf = (name: string): FileRegistry => {
-    const registry = registries.get(name);
-    if (registry) return registry;
-    // A well-known file asked for on its own (nothing imports it): build a registry for it once.
-    let wk = wellKnownRegistries.get(name);
-    if (!wk) {
-      const desc = wkt.get(name) as DescFile;
-      wk = createFileRegistry(desc.proto, (dep) => wkt.get(dep));
-      wellKnownRegistries.set(name, wk);
-    }
-    return wk;
-  };
-
-  const add = (files: readonly FileDescriptorProto[]): string[] => {
-    const names: string[] = [];
-    for (const input of files) {
-      if (!input.name) fail("a file descriptor has no name; every FileDescriptorProto needs its file name");
-      names.push(input.name);
-      // The runtime's well-known files stand for given ones of the same name (same content, and
-      // already built), unless the given one carries source info (comments for docs).
-      if (protos.has(input.name) || (isWellKnown(input.name) && !input.sourceCodeInfo)) continue;
-      protos.set(input.name, input);
-      addSymbols(fileSymbols, input);
-    }
-    return names;
-  };
+  const add = (files: readonly FileDescriptorProto[]) =>
+    addFiles(files, protos, fileSymbols, isWellKnown, fail);
 
   return {
     link(files, roots) {
       const names = add(files);
       const wanted = [...new Set(roots ?? names)];
       for (const name of orderAll(wanted, true)) buildOne(name);
-      if (wanted.length === 1) return registryOf(wanted[0]);
+      if (wanted.length === 1) return registryOf(registries, wkt, wanted[0]);
       // One registry over all: merge the registries of the files no other wanted file needs.
       const covered = new Set<string>();
       const tops: FileRegistry[] = [];
       for (const name of [...wanted].reverse()) {
         if (covered.has(name)) continue;
-        const registry = registryOf(name);
+        const registry = registryOf(registries, wkt, name);
         for (const f of registry.files) covered.add(f.proto.name);
         tops.push(registry);
       }
@@ -431,6 +258,215 @@ function newLinker(
       }
     },
   };
+}
+
+/** A symbol table with the entry (kind and file) of each name. */
+type LinkSymbols = SymbolTable & { entry(name: string): SymbolEntry | undefined };
+
+/**
+ * The linker's symbols: those of the added files (`fileSymbols`, filled as files are added) first;
+ * the well-known files' as a fallback for sloppy producers that reference google.protobuf types
+ * without importing them.
+ */
+function linkSymbols(wkt: ReturnType<typeof wellKnownFiles>): {
+  fileSymbols: Map<string, SymbolEntry>;
+  symbols: LinkSymbols;
+} {
+  const fileSymbols = new Map<string, SymbolEntry>();
+  // Built on the first look-up of a name that can be one of theirs (building them costs start-up time).
+  let wellKnownSymbols: Map<string, SymbolEntry> | undefined;
+  const wellKnownSymbol = (name: string): SymbolEntry | undefined => {
+    const dot = name.indexOf(".");
+    if (!WELL_KNOWN_PACKAGE_ROOTS.has(dot < 0 ? name : name.slice(0, dot))) return undefined;
+    if (!wellKnownSymbols) {
+      wellKnownSymbols = new Map();
+      for (const desc of wkt.values()) addSymbols(wellKnownSymbols, desc.proto);
+    }
+    return wellKnownSymbols.get(name);
+  };
+  const symbols: LinkSymbols = {
+    get: (name) => fileSymbols.get(name) ?? wellKnownSymbol(name),
+    entry: (name) => fileSymbols.get(name) ?? wellKnownSymbol(name),
+  };
+  return { fileSymbols, symbols };
+}
+
+// Resolves the references of one file, writes them fully qualified, and fills what compilers
+// always set. Imports it was missing (names it uses from files it does not import) are added.
+function completeFile(
+  file: FileDescriptorProto,
+  symbols: LinkSymbols,
+  prefix: string,
+  fail: (message: string) => never,
+): void {
+  const addImport = (name: string) => {
+    if (name !== file.name && !file.dependency.includes(name)) file.dependency.push(name);
+  };
+  const resolve = (
+    name: string,
+    relativeTo: string,
+    want: "type" | "message" | "enum",
+    what: string,
+  ): { fqn: string; kind: SymbolKind } => {
+    const found = lookup(symbols, name, relativeTo, want);
+    if (!found) {
+      const kind = want === "type" ? "message or enum" : want;
+      throw new UnresolvedReferenceError(
+        `${prefix}cannot resolve ${kind} "${name}" referenced by ${what} in file "${file.name}". ` +
+          "The file that defines it is missing from the schema, or the name is misspelled.",
+        candidateNames(name, relativeTo),
+      );
+    }
+    const entry = symbols.entry(found) as SymbolEntry;
+    addImport(entry.file);
+    return { fqn: found, kind: entry.kind };
+  };
+
+  const linkField = (field: FieldDescriptorProto, scope: string, isExtension: boolean) => {
+    const fqn = scope ? `${scope}.${field.name}` : field.name;
+    const what = `${isExtension ? "extension" : "field"} ${fqn}`;
+    // In descriptor.proto (proto2) an unset enum reads as its first value, so ask what is set.
+    if (!isSet(field, "label")) field.label = LABEL_OPTIONAL;
+    const typeSet = isSet(field, "type");
+    if (field.typeName) {
+      const want = !typeSet
+        ? "type"
+        : field.type === TYPE_ENUM
+          ? "enum"
+          : field.type === TYPE_MESSAGE || field.type === TYPE_GROUP
+            ? "message"
+            : "type";
+      const target = resolve(field.typeName, fqn, want, what);
+      field.typeName = `.${target.fqn}`;
+      if (!typeSet) {
+        field.type = target.kind === "enum" ? TYPE_ENUM : TYPE_MESSAGE;
+      }
+    } else if (
+      !typeSet ||
+      field.type === TYPE_MESSAGE ||
+      field.type === TYPE_ENUM ||
+      field.type === TYPE_GROUP
+    ) {
+      fail(`${what} in file "${file.name}" has no type`);
+    }
+    if (isExtension) {
+      if (!field.extendee) fail(`${what} in file "${file.name}" does not name the message it extends`);
+      field.extendee = `.${resolve(field.extendee, fqn, "message", what).fqn}`;
+    }
+    if (!isSet(field, "jsonName") || field.jsonName === "") {
+      field.jsonName = protoCamelCase(field.name);
+    }
+  };
+
+  const linkMessage = (msg: DescriptorProto, scope: string) => {
+    const fqn = scope ? `${scope}.${msg.name}` : msg.name;
+    // protobufjs (behind @grpc/reflection) also lists each extension of a message as a field of it,
+    // named ".full.name", with the declaring file's types; the real extension is declared where it
+    // belongs. No field can have such a name: drop them, or the two files would import each other.
+    if (msg.field.some((f) => f.name.startsWith("."))) {
+      msg.field = msg.field.filter((f) => !f.name.startsWith("."));
+    }
+    for (const field of msg.field) linkField(field, fqn, false);
+    for (const ext of msg.extension) linkField(ext, fqn, true);
+    // proto3 `optional` written by protobufjs (@grpc/reflection) as what it means, without the flag:
+    // a oneof named `_` + field name whose only member is that field. Mark it so that the oneof is
+    // the synthetic one protoc would have made, not a real oneof.
+    if (file.syntax === "proto3") {
+      for (const field of msg.field) {
+        if (field.proto3Optional || !isSet(field, "oneofIndex")) continue;
+        const oneof = msg.oneofDecl[field.oneofIndex];
+        const members = msg.field.filter((f) => f.oneofIndex === field.oneofIndex && isSet(f, "oneofIndex"));
+        if (oneof?.name === `_${field.name}` && members.length === 1 && field.label !== LABEL_REPEATED) {
+          field.proto3Optional = true;
+        }
+      }
+    }
+    // proto3 `optional`: each such field is the only member of a synthetic oneof, declared after the
+    // real oneofs and named like protoc names it (`_` + field name).
+    for (const field of msg.field) {
+      if (!field.proto3Optional) continue;
+      if (isSet(field, "oneofIndex") && msg.oneofDecl[field.oneofIndex]) continue;
+      let name = `_${field.name}`;
+      while (msg.oneofDecl.some((o) => o.name === name)) name = `X${name}`;
+      field.oneofIndex = msg.oneofDecl.length;
+      msg.oneofDecl.push(
+        createDescriptorMessage<OneofDescriptorProto>("google.protobuf.OneofDescriptorProto", { name }),
+      );
+    }
+    if (msg.options?.mapEntry) {
+      const key = msg.field.find((f) => f.number === 1);
+      const value = msg.field.find((f) => f.number === 2);
+      if (!key || !value || msg.field.length !== 2) {
+        fail(`map entry ${fqn} in file "${file.name}" must have exactly the fields key = 1 and value = 2`);
+      }
+    }
+    for (const nested of msg.nestedType) linkMessage(nested, fqn);
+  };
+
+  // Compilers always set the syntax; no syntax statement means proto2.
+  if (!file.syntax) file.syntax = "proto2";
+  const pkg = file.package;
+  for (const msg of file.messageType) linkMessage(msg, pkg);
+  for (const ext of file.extension) linkField(ext, pkg, true);
+  for (const svc of file.service) {
+    const svcName = pkg ? `${pkg}.${svc.name}` : svc.name;
+    for (const m of svc.method) {
+      const what = `method ${svcName}.${m.name}`;
+      const relativeTo = `${svcName}.${m.name}`;
+      if (!m.inputType || !m.outputType) fail(`${what} in file "${file.name}" has no input or output type`);
+      m.inputType = `.${resolve(m.inputType, relativeTo, "message", what).fqn}`;
+      m.outputType = `.${resolve(m.outputType, relativeTo, "message", what).fqn}`;
+    }
+  }
+}
+
+/** The registry of a built file, or of a well-known file asked for on its own. */
+function registryOf(
+  registries: Map<string, FileRegistry>,
+  wkt: ReturnType<typeof wellKnownFiles>,
+  name: string,
+): FileRegistry {
+  const registry = registries.get(name);
+  if (registry) return registry;
+  // A well-known file asked for on its own (nothing imports it): build a registry for it once.
+  let wk = wellKnownRegistries.get(name);
+  if (!wk) {
+    const desc = wkt.get(name) as DescFile;
+    wk = createFileRegistry(desc.proto, (dep) => wkt.get(dep));
+    wellKnownRegistries.set(name, wk);
+  }
+  return wk;
+}
+
+/**
+ * Adds the files of names not known yet (the first file of a name wins) and their symbols; returns
+ * the names of all of `files`.
+ */
+function addFiles(
+  files: readonly FileDescriptorProto[],
+  protos: Map<string, FileDescriptorProto>,
+  fileSymbols: Map<string, SymbolEntry>,
+  isWellKnown: (name: string) => boolean,
+  fail: (message: string) => never,
+): string[] {
+  const names: string[] = [];
+  for (const input of files) {
+    if (!input.name) fail("a file descriptor has no name; every FileDescriptorProto needs its file name");
+    names.push(input.name);
+    // The runtime's well-known files stand for given ones of the same name (same content, and
+    // already built), unless the given one carries source info (comments for docs).
+    if (protos.has(input.name) || (isWellKnown(input.name) && !input.sourceCodeInfo)) continue;
+    protos.set(input.name, input);
+    addSymbols(fileSymbols, input);
+  }
+  return names;
+}
+
+function missingImport(importer: string | undefined, name: string): string {
+  return (
+    `file "${importer}" imports "${name}", which is missing. ` +
+    "Include all imports in the schema (buf build, or protoc --include_imports)."
+  );
 }
 
 /** Adds the names a file declares (packages, messages, enums, services, extensions). */
