@@ -196,13 +196,22 @@ function describeLookup(request: Lookup): string {
   }
 }
 
-/** Creates a schema source backed by server reflection. Nothing is sent until the first look-up. */
-export function createReflectionSource(options: ReflectionSourceOptions): ReflectionSource {
-  const label = options.label ?? "server reflection";
+/**
+ * The reflection stream a source shares between its look-ups: opened on first use, one request at a
+ * time, with the v1 → v1alpha fallback of auto mode, reopened once when it broke while idle, and
+ * closed after a while without requests.
+ */
+function reflectionChannel(
+  options: ReflectionSourceOptions,
+  label: string,
+  log: (line: string) => void,
+): {
+  send(request: Lookup): Promise<ServerReflectionResponse>;
+  serviceName(): string | undefined;
+  close(): void;
+} {
   const mode = options.version ?? "auto";
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const log = options.log ?? (() => {});
-
   let version: "v1" | "v1alpha" = mode === "grpc-v1alpha" ? "v1alpha" : "v1";
   let stream: ReflectionStream | undefined;
   let closed = false;
@@ -210,21 +219,6 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
   const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
   let idleTimer: NodeJS.Timeout | undefined;
   let pending = 0;
-
-  const files = new Map<string, FileDescriptorProto>();
-  const knownTypes = new Map<string, DescService | DescMessage | DescEnum | DescExtension>();
-  const knownExtensions = new Map<string, DescExtension>();
-  const rememberedFiles = new Set<string>();
-  /** Received files not handed to the linker yet. */
-  const unlinked: FileDescriptorProto[] = [];
-  /** Received files whose imports have not been checked yet. */
-  const depsToCheck: FileDescriptorProto[] = [];
-  const linker = createLinker({ label, owned: true });
-  const missingSymbols = new Set<string>();
-  /** Names asked for to complete a reference (each at most once). */
-  const askedFor = new Set<string>();
-  const missingExtensions = new Set<string>();
-  let services: string[] | undefined;
 
   const wrap = (err: unknown, what: string): Error => {
     if (err instanceof ProtocallError) return err;
@@ -300,14 +294,63 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     return result;
   };
 
-  /** Throws the ConnectError an error_response stands for. */
-  const checkError = (response: ServerReflectionResponse, what: string) => {
-    if (response.messageResponse.case === "errorResponse") {
-      const { errorCode, errorMessage: message } = response.messageResponse.value;
-      const code = errorCode in Code && errorCode !== 0 ? (errorCode as Code) : Code.Unknown;
-      throw new ConnectError(`${label}: ${what}: ${message || "error without a message"}`, code);
-    }
+  return {
+    send,
+    serviceName: () => stream?.serviceName,
+    close() {
+      closed = true;
+      clearTimeout(idleTimer);
+      stream?.close();
+    },
   };
+}
+
+/** Throws the ConnectError an error_response stands for. */
+function checkError(label: string, response: ServerReflectionResponse, what: string): void {
+  if (response.messageResponse.case === "errorResponse") {
+    const { errorCode, errorMessage: message } = response.messageResponse.value;
+    const code = errorCode in Code && errorCode !== 0 ? (errorCode as Code) : Code.Unknown;
+    throw new ConnectError(`${label}: ${what}: ${message || "error without a message"}`, code);
+  }
+}
+
+/** Decodes one file of a file_descriptor_response; it must have a name. */
+function decodeFile(label: string, bytes: Uint8Array, what: string): FileDescriptorProto {
+  let file: FileDescriptorProto;
+  try {
+    file = decodeFileDescriptorProto(bytes);
+  } catch (err) {
+    throw new ProtocallError(
+      `${label}: the server answered ${what} with a file descriptor that cannot be decoded (${errorMessage(err)})`,
+    );
+  }
+  if (!file.name) {
+    throw new ProtocallError(`${label}: the server answered ${what} with a file descriptor that has no name`);
+  }
+  return file;
+}
+
+/** Creates a schema source backed by server reflection. Nothing is sent until the first look-up. */
+export function createReflectionSource(options: ReflectionSourceOptions): ReflectionSource {
+  const label = options.label ?? "server reflection";
+  const log = options.log ?? (() => {});
+  const channel = reflectionChannel(options, label, log);
+  const send = channel.send;
+
+  const files = new Map<string, FileDescriptorProto>();
+  const knownTypes = new Map<string, DescService | DescMessage | DescEnum | DescExtension>();
+  const knownExtensions = new Map<string, DescExtension>();
+  const rememberedFiles = new Set<string>();
+  /** Received files not handed to the linker yet. */
+  const unlinked: FileDescriptorProto[] = [];
+  /** Received files whose imports have not been checked yet. */
+  const depsToCheck: FileDescriptorProto[] = [];
+  const linker = createLinker({ label, owned: true });
+  const missingSymbols = new Set<string>();
+  /** Names asked for to complete a reference (each at most once). */
+  const askedFor = new Set<string>();
+  const missingExtensions = new Set<string>();
+  let services: string[] | undefined;
 
   /** Decodes the files of a file_descriptor_response and stores the new ones. */
   const addFiles = (response: ServerReflectionResponse, what: string): FileDescriptorProto[] => {
@@ -318,19 +361,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     }
     const out: FileDescriptorProto[] = [];
     for (const bytes of response.messageResponse.value.fileDescriptorProto) {
-      let file: FileDescriptorProto;
-      try {
-        file = decodeFileDescriptorProto(bytes);
-      } catch (err) {
-        throw new ProtocallError(
-          `${label}: the server answered ${what} with a file descriptor that cannot be decoded (${errorMessage(err)})`,
-        );
-      }
-      if (!file.name) {
-        throw new ProtocallError(
-          `${label}: the server answered ${what} with a file descriptor that has no name`,
-        );
-      }
+      const file = decodeFile(label, bytes, what);
       if (!files.has(file.name)) {
         files.set(file.name, file);
         log(`* Server reflection has resolved file "${file.name}"`);
@@ -357,7 +388,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
             `${label}: the server did not send file "${dep}", imported by "${file.name}" (${response.messageResponse.value.errorMessage || "not found"})`,
           );
         }
-        checkError(response, what);
+        checkError(label, response, what);
         addFiles(response, what);
         if (!files.has(dep)) {
           throw new ProtocallError(
@@ -399,7 +430,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
         continue;
       }
       const what = `file_containing_symbol ${candidate}`;
-      checkError(response, what);
+      checkError(label, response, what);
       addFiles(response, what);
       await fetchMissingDependencies();
       const added = [...files.keys()].filter((n) => !before.has(n));
@@ -438,7 +469,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     ) {
       return undefined;
     }
-    checkError(response, what);
+    checkError(label, response, what);
     const received = addFiles(response, what);
     await fetchMissingDependencies();
     return linkFor(received.map((f) => f.name));
@@ -472,13 +503,13 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
   return {
     label,
     get serviceName() {
-      return stream?.serviceName;
+      return channel.serviceName();
     },
     listServices: () =>
       exclusive(async () => {
         if (services) return services;
         const response = await send({ case: "listServices", value: "*" });
-        checkError(response, "list_services");
+        checkError(label, response, "list_services");
         if (response.messageResponse.case !== "listServicesResponse") {
           throw new ProtocallError(
             `${label}: the server answered list_services with ${response.messageResponse.case ?? "an empty response"}`,
@@ -507,9 +538,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
       return (await findType(name))?.file;
     },
     async close() {
-      closed = true;
-      clearTimeout(idleTimer);
-      stream?.close();
+      channel.close();
     },
   };
 }
