@@ -18,7 +18,7 @@ import { fieldComments, fieldTypeText } from "../core/analysis/schema-docs";
 import type { SchemaStore } from "../core/analysis/schema-store";
 import { pathStart } from "../core/analysis/url-parts";
 import { curlFlags } from "../core/invoke/curl-flags";
-import { isProtocolOwnedHeader } from "../core/invoke/header-line";
+import { isProtocolOwnedHeader } from "../core/header-line";
 import { captureSources } from "../core/rpcfile/context";
 import { positionIn } from "../core/rpcfile/parse";
 import { requestAt } from "../core/rpcfile/request-at";

@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ProtocallError } from "../errors";
-import { toWireValue } from "./header-line";
+import { toWireValue } from "../header-line";
 import { type HeaderList, hasHeader } from "./headers";
 import type { InputIo } from "./io";
 import { findNetrcEntry, parseNetrc } from "./netrc";

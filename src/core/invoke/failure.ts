@@ -9,7 +9,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { errorMessage, ProtocallError } from "../errors";
 import type { Resolver } from "../schema/resolver";
-import { InvalidHeaderValue } from "./header-line";
+import { InvalidHeaderValue } from "../header-line";
 import { createMessageFormatter } from "./output";
 import { formatRpcError, rpcExitCode } from "./rpc-error";
 

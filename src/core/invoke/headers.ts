@@ -6,7 +6,7 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
 import { ByteLines } from "./byte-lines";
-import { isIgnoredHeader, parseHeaderLine, toWireValue } from "./header-line";
+import { isIgnoredHeader, parseHeaderLine, toWireValue } from "../header-line";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
 

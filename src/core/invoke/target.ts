@@ -9,7 +9,7 @@
 
 import type { ReflectionSource } from "../schema/reflection-client";
 import { applyCredentials } from "./credentials";
-import { checkHeaderValues } from "./header-line";
+import { checkHeaderValues } from "../header-line";
 import { type HeaderList, hasHeader, readCurlHeaders } from "./headers";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";

@@ -2,7 +2,7 @@
 // `buf curl` refuses, plus what Node cannot do (HTTP/3). Each failure is a ProtocallError whose
 // message says what is wrong and how to fix it.
 import { ProtocallError } from "../errors";
-import { parseHeaderLine } from "./header-line";
+import { parseHeaderLine } from "../header-line";
 import type { CurlOptions } from "./options";
 import { isListMode, parseCurlUrl, usesReflection } from "./url";
 

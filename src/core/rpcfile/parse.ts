@@ -18,7 +18,7 @@
 
 import { closest } from "../closest";
 import { curlFlagsByName } from "../invoke/curl-flags";
-import { isProtocolOwnedHeader } from "../invoke/header-line";
+import { isProtocolOwnedHeader } from "../header-line";
 import { findJsonProblem } from "../invoke/json-error";
 import { parseAssertion, parseCapture } from "./assertion-syntax";
 import { checkOptionValue, extraOptionNames, optionFlag } from "./option-value";

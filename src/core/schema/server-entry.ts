@@ -1,7 +1,7 @@
 // The input of "Add server…" in the Services view, checked before it is saved to `protocall.servers`:
 // the server's base URL and its headers (typed as `Name: value; Other: value`).
 import { errorMessage } from "../errors";
-import { parseHeaderLine } from "../invoke/header-line";
+import { parseHeaderLine } from "../header-line";
 
 /** Why `text` is not a usable server base URL (a message saying how to write one), or undefined when it is. */
 export function serverUrlProblem(text: string): string | undefined {

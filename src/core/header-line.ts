@@ -1,7 +1,7 @@
 // One `name: value` header, as given to -H / --reflect-header or read from a header file, and the
 // headers the RPC protocols own (which a user may not set).
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ProtocallError } from "../errors";
+import { ProtocallError } from "./errors";
 
 const owned = new Set([
   "accept",
