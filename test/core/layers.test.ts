@@ -1,8 +1,9 @@
 // The engine's layers, checked on the sources: src/core imports no front end (the language server,
-// the CLI, the extension) and neither `vscode` nor the language server library; the schema engine
-// does not import the request-file format (rpcfile uses schema, never the reverse); the call engine
-// does not import the assertions (assertions use invoke, never the reverse); and the CLI
-// takes what `protocall check` needs from the core, not from the language server's modules.
+// the CLI, the extension) and neither `vscode` nor the language server library; every folder of
+// src/core imports only the folders its row of `allowedImports` names (the schema engine does not
+// import the request-file format, the call engine not the assertions, and so on), so the folders
+// form layers without cycles; and the CLI takes what `protocall check` needs from the core, not from
+// the language server's modules.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -35,7 +36,79 @@ function offending(dir: string, bad: (spec: string) => boolean): string[] {
   );
 }
 
+/**
+ * Which src/core folder may import which ("." is the shared files directly in src/core: errors,
+ * closest names, the flag tokenizer, header lines). A folder imports itself freely. A new folder
+ * gets a row here; an import not in its row is a layering error.
+ */
+const allowedImports: Record<string, readonly string[]> = {
+  ".": [],
+  serve: ["."],
+  schema: ["."],
+  invoke: [".", "schema"],
+  registry: [".", "schema", "invoke", "rpcfile"],
+  rpcfile: [".", "schema", "invoke"],
+  assertions: [".", "schema", "invoke", "rpcfile"],
+  analysis: [".", "schema", "invoke", "rpcfile", "registry", "assertions"],
+  webhooks: [".", "schema", "invoke", "registry", "serve"],
+};
+
+/** The src/core folder a repository path is in ("." for a file directly in src/core), if any. */
+function coreFolder(path: string): string | undefined {
+  const m = /^src\/core\/([^/]+)(\/|$)/.exec(path);
+  if (!m) return undefined;
+  return m[2] === "/" ? m[1] : ".";
+}
+
+/** The imports between src/core folders that `allowed` does not permit, as `file: import` lines. */
+function layerViolations(allowed: Record<string, readonly string[]>): string[] {
+  return files(join(repoRoot, "src/core")).flatMap((f) => {
+    const file = relative(repoRoot, f);
+    const from = coreFolder(file) as string;
+    const row = allowed[from];
+    if (!row) return [`${file}: src/core/${from} has no row in allowedImports: add one`];
+    return imports(f)
+      .filter((spec) => {
+        const to = coreFolder(spec);
+        return to !== undefined && to !== from && !row.includes(to);
+      })
+      .map((spec) => `${file}: ${spec} (${from} may import ${row.join(", ") || "nothing"} of src/core)`);
+  });
+}
+
 describe("layers", () => {
+  it("every src/core folder imports only the folders its row allows", () => {
+    assert.deepEqual(layerViolations(allowedImports), []);
+  });
+
+  it("the table admits no cycle, and the check catches an import outside a row", () => {
+    // A cycle: some folder reachable from itself through the table.
+    const reach = (from: string, seen = new Set<string>()): Set<string> => {
+      for (const to of allowedImports[from] ?? []) {
+        if (!seen.has(to)) {
+          seen.add(to);
+          reach(to, seen);
+        }
+      }
+      return seen;
+    };
+    for (const folder of Object.keys(allowedImports)) {
+      assert.ok(!reach(folder).has(folder), `${folder} can reach itself`);
+      for (const to of allowedImports[folder])
+        assert.ok(to in allowedImports, `${folder} names unknown ${to}`);
+    }
+    const without = { ...allowedImports, invoke: ["."] };
+    const found = layerViolations(without);
+    assert.ok(
+      found.some((l) =>
+        /^src\/core\/invoke\/.*: src\/core\/schema\/.* \(invoke may import \. of src\/core\)$/.test(l),
+      ),
+      found.join("\n"),
+    );
+    const { serve: _, ...noServe } = allowedImports;
+    assert.ok(layerViolations(noServe).some((l) => l.includes("src/core/serve has no row")));
+  });
+
   it("src/core imports no front end, no vscode and not the language server library", () => {
     const bad = (s: string) =>
       /^src\/(server|cli|extension)(\/|$)/.test(s) ||
@@ -43,20 +116,6 @@ describe("layers", () => {
       s === "vscode-languageserver" ||
       s.startsWith("vscode-languageserver/");
     assert.deepEqual(offending("src/core", bad), []);
-  });
-
-  it("the schema engine does not import the request-file format", () => {
-    assert.deepEqual(
-      offending("src/core/schema", (s) => s.startsWith("src/core/rpcfile")),
-      [],
-    );
-  });
-
-  it("the call engine does not import the assertions (the checked-request runner uses invoke, never the reverse)", () => {
-    assert.deepEqual(
-      offending("src/core/invoke", (s) => s.startsWith("src/core/assertions")),
-      [],
-    );
   });
 
   it("the CLI does not import the language server's modules", () => {
