@@ -25,7 +25,7 @@ const allowed: Record<string, number> = {
   "src/core/rpcfile/parse.ts: parseBody": 151,
   "src/core/schema/reflection-client.ts: createReflectionSource": 211,
   "src/core/schema/resolver.ts: createResolver": 188,
-  "src/core/webhooks/emulator/webhook-api.ts: registerWebhookApi": 199,
+  "src/core/registry-emulator/webhook-api.ts: registerWebhookApi": 199,
   "src/server/language-server.ts: startLanguageServer": 212,
 };
 

@@ -20,8 +20,8 @@ import {
 } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { parseRegistryConfig } from "../../src/core/webhooks/emulator/config";
-import { startRegistryEmulator } from "../../src/core/webhooks/emulator/server";
+import { parseRegistryConfig } from "../../src/core/registry-emulator/config";
+import { startRegistryEmulator } from "../../src/core/registry-emulator/server";
 import { startDemoServer } from "../../src/demo/server";
 import { createTestPki } from "../../test/support/tls";
 

@@ -51,6 +51,7 @@ const allowedImports: Record<string, readonly string[]> = {
   assertions: [".", "schema", "invoke", "rpcfile"],
   analysis: [".", "schema", "invoke", "rpcfile", "registry", "assertions"],
   webhooks: [".", "schema", "invoke", "registry", "serve"],
+  "registry-emulator": [".", "schema", "invoke", "registry", "serve", "webhooks"],
 };
 
 /** The src/core folder a repository path is in ("." for a file directly in src/core), if any. */

@@ -12,12 +12,12 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { parseRegistryConfig, type RegistryConfig } from "../../src/core/webhooks/emulator/config";
+import { parseRegistryConfig, type RegistryConfig } from "../../src/core/registry-emulator/config";
 import {
   type RegistryEmulator,
   type RegistryEmulatorOptions,
   startRegistryEmulator,
-} from "../../src/core/webhooks/emulator/server";
+} from "../../src/core/registry-emulator/server";
 import { type CliServer, startCliServer } from "../core/webhooks/support";
 import { bufPath } from "./buf";
 import { type RunOptions, type RunResult, runProcess } from "./cli";

@@ -5,8 +5,8 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { registryTransport } from "../../core/registry/transport";
 import { registryTrust } from "../../core/registry/trust";
-import { defaultRegistryConfig, loadRegistryConfig } from "../../core/webhooks/emulator/config";
-import { startRegistryEmulator } from "../../core/webhooks/emulator/server";
+import { defaultRegistryConfig, loadRegistryConfig } from "../../core/registry-emulator/config";
+import { startRegistryEmulator } from "../../core/registry-emulator/server";
 import {
   ListDeliveriesResponseSchema,
   PushResponseSchema,

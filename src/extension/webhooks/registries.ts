@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import * as vscode from "vscode";
 import { errorMessage, ProtocallError } from "../../core/errors";
-import type { LocalRegistry } from "../../core/webhooks/local-registry";
+import type { LocalRegistry } from "../../core/registry-emulator/local-registry";
 import { registryBaseUrl, registryUrlProblem } from "../../core/webhooks/registry-url";
 import { parseRepositoryName, repositoryNameProblem } from "../../core/webhooks/repository-name";
 import type { ProtocallContext } from "../context";

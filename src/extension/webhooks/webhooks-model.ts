@@ -220,7 +220,7 @@ export class WebhooksModel implements WebhooksApi {
     const { owner, repository: repo } = repositoryOf(repository);
     const token = (await this.store.token(local.entry)) ?? local.registry.token;
     try {
-      const { pushToRegistry } = await import("../../core/webhooks/local-registry");
+      const { pushToRegistry } = await import("../../core/registry-emulator/local-registry");
       const res = await pushToRegistry(
         local.registry.url,
         token,
@@ -253,7 +253,7 @@ export class WebhooksModel implements WebhooksApi {
       log.warn(`The local registry does not trust the listener's certificate: ${errorMessage(err)}`);
     }
     try {
-      const { startLocalRegistry } = await import("../../core/webhooks/local-registry");
+      const { startLocalRegistry } = await import("../../core/registry-emulator/local-registry");
       const local = await startLocalRegistry({
         certDir: this.ctx.globalStoragePath,
         trustCa,

@@ -16,7 +16,7 @@ import { provideRegistryModules } from "../../../src/core/registry/provide";
 import { openSchema } from "../../../src/core/schema/open-schema";
 import { createWebhookClient } from "../../../src/core/webhooks/client";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
-import { pushToRegistry } from "../../../src/core/webhooks/local-registry";
+import { pushToRegistry } from "../../../src/core/registry-emulator/local-registry";
 import { runCli } from "../../support/cli";
 import { createTestPki, type TestPki } from "../../support/tls";
 import {

@@ -9,8 +9,8 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { parseRegistryConfig } from "../../../src/core/webhooks/emulator/config";
-import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
+import { parseRegistryConfig } from "../../../src/core/registry-emulator/config";
+import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/registry-emulator/server";
 import { type Listener, startListener } from "../../../src/core/webhooks/listener";
 import { EventStore } from "../../../src/core/webhooks/store";
 

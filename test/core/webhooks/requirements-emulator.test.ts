@@ -13,8 +13,8 @@ import {
   defaultRegistryConfig,
   loadRegistryConfig,
   parseRegistryConfig,
-} from "../../../src/core/webhooks/emulator/config";
-import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
+} from "../../../src/core/registry-emulator/config";
+import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/registry-emulator/server";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
 import { ensureSelfSignedCert } from "../../../src/core/webhooks/self-signed";
 import { WebhookEvent, WebhookService } from "../../../src/gen/buf/alpha/registry/v1alpha1/webhook_pb";

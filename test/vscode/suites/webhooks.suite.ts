@@ -6,8 +6,8 @@
 // push delivered over verified https to the listener.
 import assert from "node:assert/strict";
 import * as vscode from "vscode";
-import { defaultRegistryConfig } from "../../../src/core/webhooks/emulator/config";
-import { startRegistryEmulator } from "../../../src/core/webhooks/emulator/server";
+import { defaultRegistryConfig } from "../../../src/core/registry-emulator/config";
+import { startRegistryEmulator } from "../../../src/core/registry-emulator/server";
 import type { DeliveriesApi } from "../../../src/extension/deliveries/api";
 import type { WebhooksApi, WebhooksTreeSnapshot } from "../../../src/extension/webhooks/api";
 import { createTestPki } from "../../support/tls";

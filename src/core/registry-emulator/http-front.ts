@@ -14,8 +14,8 @@ import net from "node:net";
 import { Code, type ContextValues, createContextKey, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
-import { errorMessage } from "../../errors";
-import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../../serve/refusal";
+import { errorMessage } from "../errors";
+import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
 import type { RegistryUser } from "./config";
 import { asClientFault } from "./decode-errors";
 

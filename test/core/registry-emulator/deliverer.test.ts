@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { test } from "node:test";
-import { Deliverer } from "../../../../src/core/webhooks/emulator/deliverer";
-import { closePostConnections } from "../../../../src/core/webhooks/http-post";
-import { waitFor } from "../support";
+import { Deliverer } from "../../../src/core/registry-emulator/deliverer";
+import { closePostConnections } from "../../../src/core/webhooks/http-post";
+import { waitFor } from "../webhooks/support";
 
 test("batches of up to batch-size, one per interval, each event POSTed as Connect binary; no retries", async () => {
   const seen: { body: string; type: string; at: number }[] = [];

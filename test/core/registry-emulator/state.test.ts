@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { journalMagic } from "../../../../src/core/webhooks/emulator/journal";
-import { newId, normalizeId, ownerIdFor, RegistryState } from "../../../../src/core/webhooks/emulator/state";
+import { journalMagic } from "../../../src/core/registry-emulator/journal";
+import { newId, normalizeId, ownerIdFor, RegistryState } from "../../../src/core/registry-emulator/state";
 
 test("an older JSON state file is migrated to the journal: webhooks, repositories and their commits", async () => {
   const file = join(mkdtempSync(join(tmpdir(), "protocall-state-")), "state.json");

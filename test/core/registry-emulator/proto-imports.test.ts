@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { protoImports } from "../../../../src/core/webhooks/emulator/proto-imports";
+import { protoImports } from "../../../src/core/registry-emulator/proto-imports";
 
 test("imports, public and weak imports, adjacent strings; not in comments, strings or field names", () => {
   const text = [

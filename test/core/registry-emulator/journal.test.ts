@@ -5,7 +5,7 @@ import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { Journal, journalMagic } from "../../../../src/core/webhooks/emulator/journal";
+import { Journal, journalMagic } from "../../../src/core/registry-emulator/journal";
 
 const newFile = () => join(mkdtempSync(join(tmpdir(), "protocall-journal-")), "state");
 const noFailure = () => assert.fail("no write should fail");

@@ -2,8 +2,8 @@
 // members and visibility, organizations with their Admins and members, and whether webhooks are
 // enabled. Read from a JSON file (see examples/registry/config.json).
 import { readFileSync } from "node:fs";
-import { errorMessage, ProtocallError } from "../../errors";
-import { jsonProblemAt } from "../../invoke/json-error";
+import { errorMessage, ProtocallError } from "../errors";
+import { jsonProblemAt } from "../invoke/json-error";
 
 export interface RegistryUser {
   readonly name: string;

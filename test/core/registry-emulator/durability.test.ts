@@ -8,10 +8,10 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { WebhookEvent, WebhookService } from "../../../../src/gen/buf/alpha/registry/v1alpha1/webhook_pb";
-import { CommitService } from "../../../../src/gen/buf/registry/module/v1/commit_service_pb";
-import { UploadService } from "../../../../src/gen/buf/registry/module/v1/upload_service_pb";
-import { startCliServer } from "../support";
+import { WebhookEvent, WebhookService } from "../../../src/gen/buf/alpha/registry/v1alpha1/webhook_pb";
+import { CommitService } from "../../../src/gen/buf/registry/module/v1/commit_service_pb";
+import { UploadService } from "../../../src/gen/buf/registry/module/v1/upload_service_pb";
+import { startCliServer } from "../webhooks/support";
 
 const repositories = 1200;
 const callbackUrl = "https://127.0.0.1:1/buf.alpha.webhook.v1alpha1.EventService/Event";

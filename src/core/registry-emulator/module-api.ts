@@ -15,48 +15,48 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
-import { type Commit, CommitSchema } from "../../../gen/buf/registry/module/v1/commit_pb";
+import { type Commit, CommitSchema } from "../../gen/buf/registry/module/v1/commit_pb";
 import {
   CommitService,
   ListCommitsRequest_Order,
-} from "../../../gen/buf/registry/module/v1/commit_service_pb";
-import { DigestType } from "../../../gen/buf/registry/module/v1/digest_pb";
-import { DownloadService } from "../../../gen/buf/registry/module/v1/download_service_pb";
-import { FileType } from "../../../gen/buf/registry/module/v1/file_pb";
-import { GraphService } from "../../../gen/buf/registry/module/v1/graph_service_pb";
+} from "../../gen/buf/registry/module/v1/commit_service_pb";
+import { DigestType } from "../../gen/buf/registry/module/v1/digest_pb";
+import { DownloadService } from "../../gen/buf/registry/module/v1/download_service_pb";
+import { FileType } from "../../gen/buf/registry/module/v1/file_pb";
+import { GraphService } from "../../gen/buf/registry/module/v1/graph_service_pb";
 import {
   CommitCheckStatus,
   type Label,
   type LabelRef,
   LabelSchema,
   type ScopedLabelRef,
-} from "../../../gen/buf/registry/module/v1/label_pb";
+} from "../../gen/buf/registry/module/v1/label_pb";
 import {
   LabelService,
   ListLabelHistoryRequest_Order,
   ListLabelsRequest_ArchiveFilter,
   ListLabelsRequest_Order,
-} from "../../../gen/buf/registry/module/v1/label_service_pb";
+} from "../../gen/buf/registry/module/v1/label_service_pb";
 import {
   type Module,
   type ModuleRef,
   ModuleSchema,
   ModuleState,
   ModuleVisibility,
-} from "../../../gen/buf/registry/module/v1/module_pb";
-import { ModuleService } from "../../../gen/buf/registry/module/v1/module_service_pb";
+} from "../../gen/buf/registry/module/v1/module_pb";
+import { ModuleService } from "../../gen/buf/registry/module/v1/module_service_pb";
 import {
   type Resource,
   type ResourceRef,
   ResourceSchema,
-} from "../../../gen/buf/registry/module/v1/resource_pb";
-import { ResourceService } from "../../../gen/buf/registry/module/v1/resource_service_pb";
-import { UploadService } from "../../../gen/buf/registry/module/v1/upload_service_pb";
-import { OrganizationVerificationStatus } from "../../../gen/buf/registry/owner/v1/organization_pb";
-import { type Owner, type OwnerRef, OwnerSchema } from "../../../gen/buf/registry/owner/v1/owner_pb";
-import { OwnerService } from "../../../gen/buf/registry/owner/v1/owner_service_pb";
-import { UserState, UserType } from "../../../gen/buf/registry/owner/v1/user_pb";
-import { b5Digest, type ModuleFile, moduleFileKind, selectModuleFiles } from "../../registry/b5-digest";
+} from "../../gen/buf/registry/module/v1/resource_pb";
+import { ResourceService } from "../../gen/buf/registry/module/v1/resource_service_pb";
+import { UploadService } from "../../gen/buf/registry/module/v1/upload_service_pb";
+import { OrganizationVerificationStatus } from "../../gen/buf/registry/owner/v1/organization_pb";
+import { type Owner, type OwnerRef, OwnerSchema } from "../../gen/buf/registry/owner/v1/owner_pb";
+import { OwnerService } from "../../gen/buf/registry/owner/v1/owner_service_pb";
+import { UserState, UserType } from "../../gen/buf/registry/owner/v1/user_pb";
+import { b5Digest, type ModuleFile, moduleFileKind, selectModuleFiles } from "../registry/b5-digest";
 import type { Access, OwnerInfo } from "./access";
 import type { RegistryUser } from "./config";
 import {

@@ -8,7 +8,7 @@
 // rewritten per change) is migrated to the journal when opened.
 import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { ModuleFile } from "../../registry/b5-digest";
+import type { ModuleFile } from "../registry/b5-digest";
 import { Journal, type JournalRecord, scanJournal } from "./journal";
 
 export interface StoredWebhook {

@@ -8,8 +8,8 @@
 // - events of one repository are delivered one at a time in push order; repositories in parallel;
 // - no retries: a failed attempt is recorded and the event is dropped;
 // - an event keeps the callback URL it was queued with, so deleting a webhook does not cancel it.
-import { errorMessage } from "../../errors";
-import { post } from "../http-post";
+import { errorMessage } from "../errors";
+import { post } from "../webhooks/http-post";
 
 export interface QueuedEvent {
   readonly webhookId: string;

@@ -10,12 +10,12 @@ import net from "node:net";
 import { after, before, test } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
-import { parseRegistryConfig } from "../../../../src/core/webhooks/emulator/config";
-import { type RegistryEmulator, startRegistryEmulator } from "../../../../src/core/webhooks/emulator/server";
-import { CommitService } from "../../../../src/gen/buf/registry/module/v1/commit_service_pb";
-import { OwnerService } from "../../../../src/gen/buf/registry/owner/v1/owner_service_pb";
-import { createTestPki, type TestPki } from "../../../support/tls";
-import { waitFor } from "../support";
+import { parseRegistryConfig } from "../../../src/core/registry-emulator/config";
+import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/registry-emulator/server";
+import { CommitService } from "../../../src/gen/buf/registry/module/v1/commit_service_pb";
+import { OwnerService } from "../../../src/gen/buf/registry/owner/v1/owner_service_pb";
+import { createTestPki, type TestPki } from "../../support/tls";
+import { waitFor } from "../webhooks/support";
 
 const config = parseRegistryConfig({
   users: [{ name: "alice", token: "alice-token" }],

@@ -18,14 +18,14 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   type RepositoryCommit,
   RepositoryCommitSchema,
-} from "../../../gen/buf/alpha/registry/v1alpha1/repository_commit_pb";
+} from "../../gen/buf/alpha/registry/v1alpha1/repository_commit_pb";
 import {
   type Repository,
   RepositorySchema,
   Visibility,
-} from "../../../gen/buf/alpha/registry/v1alpha1/repository_pb";
-import { RepositoryTagSchema } from "../../../gen/buf/alpha/registry/v1alpha1/repository_tag_pb";
-import { filesDigest, formatB5 } from "../../registry/b5-digest";
+} from "../../gen/buf/alpha/registry/v1alpha1/repository_pb";
+import { RepositoryTagSchema } from "../../gen/buf/alpha/registry/v1alpha1/repository_tag_pb";
+import { filesDigest, formatB5 } from "../registry/b5-digest";
 import type { OwnerInfo } from "./access";
 import type { CommitData, LabelData, ModuleData } from "./state";
 

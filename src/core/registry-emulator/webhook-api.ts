@@ -7,17 +7,17 @@
 import { create, toJson } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
-import { AuthnService } from "../../../gen/buf/alpha/registry/v1alpha1/authn_pb";
-import { RepositoryCommitSchema } from "../../../gen/buf/alpha/registry/v1alpha1/repository_commit_pb";
+import { AuthnService } from "../../gen/buf/alpha/registry/v1alpha1/authn_pb";
+import { RepositoryCommitSchema } from "../../gen/buf/alpha/registry/v1alpha1/repository_commit_pb";
 import {
   type Webhook,
   WebhookEvent,
   WebhookSchema,
   WebhookService,
-} from "../../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
-import { DeliverySchema, RegistryService } from "../../../gen/protocall/registry/v1/registry_pb";
-import { callbackUrlProblems } from "../callback-url";
-import { newCommit } from "../event";
+} from "../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
+import { DeliverySchema, RegistryService } from "../../gen/protocall/registry/v1/registry_pb";
+import { callbackUrlProblems } from "../webhooks/callback-url";
+import { newCommit } from "../webhooks/event";
 import type { Access } from "./access";
 import type { RegistryUser } from "./config";
 import type { DeliveryAttempt } from "./deliverer";

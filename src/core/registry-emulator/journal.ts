@@ -15,8 +15,8 @@
 import { readFileSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { crc32 } from "node:zlib";
-import { errorMessage, ProtocallError } from "../../errors";
-import { lockFile, renameDurably, unlockFile } from "../durable-file";
+import { errorMessage, ProtocallError } from "../errors";
+import { lockFile, renameDurably, unlockFile } from "../webhooks/durable-file";
 
 export const journalMagic = Buffer.from("PCREG01\n", "latin1");
 const HEADER = 12;

@@ -8,9 +8,9 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { createConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { compressionGzip } from "@connectrpc/connect-node";
-import type { RepositoryCommit } from "../../../gen/buf/alpha/registry/v1alpha1/repository_commit_pb";
-import { encodeEvent, pushEvent } from "../event";
-import { defaultPrefix } from "../paths";
+import type { RepositoryCommit } from "../../gen/buf/alpha/registry/v1alpha1/repository_commit_pb";
+import { encodeEvent, pushEvent } from "../webhooks/event";
+import { defaultPrefix } from "../webhooks/paths";
 import { Access } from "./access";
 import type { RegistryConfig, RegistryUser } from "./config";
 import { Deliverer, type DeliveryAttempt, type SetTimer } from "./deliverer";

@@ -5,7 +5,7 @@
 // uploaded modules first, then in the dependency commits and everything they depend on. A module's
 // direct dependencies are the modules that supply a file it imports; its digest then covers those and
 // all of theirs (b5-digest.ts).
-import { moduleFileKind } from "../../registry/b5-digest";
+import { moduleFileKind } from "../registry/b5-digest";
 import { protoImports } from "./proto-imports";
 import type { CommitData, ModuleData } from "./state";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { ProtocallError } from "../../../src/core/errors";
 import { createWebhookClient } from "../../../src/core/webhooks/client";
-import { parseRegistryConfig } from "../../../src/core/webhooks/emulator/config";
+import { parseRegistryConfig } from "../../../src/core/registry-emulator/config";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
 import { type Listener, startListener } from "../../../src/core/webhooks/listener";
 import {
@@ -13,11 +13,11 @@ import {
   type LocalRegistry,
   pushToRegistry,
   startLocalRegistry,
-} from "../../../src/core/webhooks/local-registry";
+} from "../../../src/core/registry-emulator/local-registry";
 import { ensureSelfSignedCert } from "../../../src/core/webhooks/self-signed";
 import { EventStore } from "../../../src/core/webhooks/store";
 import { accessFor } from "../../support/registry-access";
-import { waitFor } from "./support";
+import { waitFor } from "../webhooks/support";
 
 let dir: string;
 let registry: LocalRegistry;

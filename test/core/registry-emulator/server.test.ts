@@ -5,17 +5,17 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { createWebhookClient } from "../../../../src/core/webhooks/client";
-import { loadRegistryConfig, parseRegistryConfig } from "../../../../src/core/webhooks/emulator/config";
-import { type RegistryEmulator, startRegistryEmulator } from "../../../../src/core/webhooks/emulator/server";
-import { WebhookError } from "../../../../src/core/webhooks/errors";
-import { closePostConnections, post } from "../../../../src/core/webhooks/http-post";
-import { type Listener, startListener } from "../../../../src/core/webhooks/listener";
-import { EventStore } from "../../../../src/core/webhooks/store";
-import { RegistryService } from "../../../../src/gen/protocall/registry/v1/registry_pb";
-import { accessFor } from "../../../support/registry-access";
-import { createTestPki, type TestPki } from "../../../support/tls";
-import { waitFor } from "../support";
+import { createWebhookClient } from "../../../src/core/webhooks/client";
+import { loadRegistryConfig, parseRegistryConfig } from "../../../src/core/registry-emulator/config";
+import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/registry-emulator/server";
+import { WebhookError } from "../../../src/core/webhooks/errors";
+import { closePostConnections, post } from "../../../src/core/webhooks/http-post";
+import { type Listener, startListener } from "../../../src/core/webhooks/listener";
+import { EventStore } from "../../../src/core/webhooks/store";
+import { RegistryService } from "../../../src/gen/protocall/registry/v1/registry_pb";
+import { accessFor } from "../../support/registry-access";
+import { createTestPki, type TestPki } from "../../support/tls";
+import { waitFor } from "../webhooks/support";
 
 const config = parseRegistryConfig({
   users: [
