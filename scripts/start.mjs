@@ -162,7 +162,7 @@ async function main() {
     logLevel: "warning",
   });
   const { codeServerInstalled, startCodeServer } = await import("../test/support/code-server.ts");
-  const { ensureSelfSignedCert } = await import("../src/core/webhooks/self-signed.ts");
+  const { ensureSelfSignedCert } = await import("../src/core/serve/self-signed.ts");
   if (!codeServerInstalled()) {
     process.stdout.write("Installing code-server (VS Code in the browser) into .tools/, once...\n");
     const r = spawnSync("bash", [join(root, "scripts/install-code-server.sh"), "--no-chromium"], {

@@ -3,7 +3,7 @@
 // started in the editor can trust it). One handle per activation, on the context: the Deliveries part
 // sets it when the listener starts or stops; the others only read it.
 import * as vscode from "vscode";
-import { ensureSelfSignedCert, type SelfSignedCert } from "../core/webhooks/self-signed";
+import { ensureSelfSignedCert, type SelfSignedCert } from "../core/serve/self-signed";
 
 /** The running listener. */
 export interface ListenerInfo {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { ensureSelfSignedCert } from "../../src/core/webhooks/self-signed";
+import { ensureSelfSignedCert } from "../../src/core/serve/self-signed";
 import { startCliServer, waitFor } from "../core/webhooks/support";
 import { runCli } from "../support/cli";
 

@@ -2,7 +2,7 @@
 // package prefix of the webhook paths, and TLS (a generated self-signed certificate or the user's).
 import { ProtocallError } from "../../core/errors";
 import { defaultPrefix, isValidPrefix } from "../../core/webhooks/paths";
-import { configDir, ensureSelfSignedCert } from "../../core/webhooks/self-signed";
+import { configDir, ensureSelfSignedCert } from "../../core/serve/self-signed";
 import { defineFlags } from "../args";
 import type { CliContext } from "../context";
 import { readFlagFile } from "../io";

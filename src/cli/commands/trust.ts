@@ -6,7 +6,7 @@
 // localhost and 127.0.0.1, so it verifies only the server that holds its key. -k turns verification
 // off. A certificate failure that remains says which flag fixes it.
 import { type RegistryTrustOptions, registryTrust } from "../../core/registry/trust";
-import { configDir, generatedCerts } from "../../core/webhooks/self-signed";
+import { configDir, generatedCerts } from "../../core/serve/self-signed";
 import type { CliContext } from "../context";
 
 /** The trust of one https call the CLI makes (http-post's options). */

@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { crc32 } from "node:zlib";
 import { errorMessage, ProtocallError } from "../errors";
-import { lockFile, renameDurably, unlockFile } from "../webhooks/durable-file";
+import { lockFile, renameDurably, unlockFile } from "../serve/durable-file";
 
 export const journalMagic = Buffer.from("PCREG01\n", "latin1");
 const HEADER = 12;

@@ -9,7 +9,7 @@ import { remoteAccess } from "../registry/access";
 import { registryTransport } from "../registry/transport";
 import { defaultRegistryConfig, type RegistryConfig, type RegistryUser } from "./config";
 import { startRegistryEmulator } from "./server";
-import { ensureSelfSignedCert } from "../webhooks/self-signed";
+import { ensureSelfSignedCert } from "../serve/self-signed";
 
 export interface LocalRegistryOptions {
   /** Where the registry's self-signed certificate is generated once and kept. */

@@ -8,7 +8,7 @@ import { errorMessage, ProtocallError } from "../errors";
 import type { PostResult } from "./http-post";
 import { type Listener, startListener } from "./listener";
 import { replayDelivery } from "./replay";
-import { ensureSelfSignedCert, type SelfSignedCert } from "./self-signed";
+import { ensureSelfSignedCert, type SelfSignedCert } from "../serve/self-signed";
 import { sendTestEvent, testEventFromJson } from "./send-test";
 import { describeRecovery, EventStore, readStore, type StoredDelivery } from "./store";
 

@@ -32,7 +32,7 @@ import {
 } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage } from "../errors";
 import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
-import { ConnectionGuard, type ConnectionLimits, type TrackedConnection } from "./connection-guard";
+import { ConnectionGuard, type ConnectionLimits, type TrackedConnection } from "../serve/connection-guard";
 import { defaultForwarding, Forwarder } from "./forwarder";
 import { defaultPrefix, eventPath } from "./paths";
 import {

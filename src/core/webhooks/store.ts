@@ -15,7 +15,7 @@ import { crc32 } from "node:zlib";
 import { fromBinary, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { EventRequestSchema } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage, ProtocallError } from "../errors";
-import { lockFile, unlockFile } from "./durable-file";
+import { lockFile, unlockFile } from "../serve/durable-file";
 import {
   type AppendDone,
   type DamagedRange,
@@ -23,7 +23,7 @@ import {
   RecordLog,
   type ScannedRecord,
   scanLog,
-} from "./record-log";
+} from "../serve/record-log";
 
 const ACCEPTED_MAGIC = "PCEVT02\n";
 const ACCEPTED_LEGACY = ["PCEVT01\n"];

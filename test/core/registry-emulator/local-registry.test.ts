@@ -14,7 +14,7 @@ import {
   pushToRegistry,
   startLocalRegistry,
 } from "../../../src/core/registry-emulator/local-registry";
-import { ensureSelfSignedCert } from "../../../src/core/webhooks/self-signed";
+import { ensureSelfSignedCert } from "../../../src/core/serve/self-signed";
 import { EventStore } from "../../../src/core/webhooks/store";
 import { accessFor } from "../../support/registry-access";
 import { waitFor } from "../webhooks/support";

@@ -13,7 +13,7 @@ import {
   ListenerSession,
   type SessionChange,
 } from "../../../src/core/webhooks/listener-session";
-import { ensureSelfSignedCert } from "../../../src/core/webhooks/self-signed";
+import { ensureSelfSignedCert } from "../../../src/core/serve/self-signed";
 import { readStoreFile } from "../../../src/core/webhooks/store";
 
 /** The parts of a push event's protobuf JSON the tests read and change. */

@@ -16,7 +16,7 @@ import {
 } from "../../../src/core/registry-emulator/config";
 import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/registry-emulator/server";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
-import { ensureSelfSignedCert } from "../../../src/core/webhooks/self-signed";
+import { ensureSelfSignedCert } from "../../../src/core/serve/self-signed";
 import { WebhookEvent, WebhookService } from "../../../src/gen/buf/alpha/registry/v1alpha1/webhook_pb";
 import { RegistryService } from "../../../src/gen/protocall/registry/v1/registry_pb";
 import { repoRoot } from "../../support/cli";

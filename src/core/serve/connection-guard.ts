@@ -18,7 +18,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import type http2 from "node:http2";
 import type net from "node:net";
-import { lingerThenClose } from "../serve/refusal";
+import { lingerThenClose } from "./refusal";
 
 export interface ConnectionLimits {
   /**

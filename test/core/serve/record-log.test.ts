@@ -7,7 +7,7 @@ import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { frame, RecordLog, type RecordLogOptions, scanLog } from "../../../src/core/webhooks/record-log";
+import { frame, RecordLog, type RecordLogOptions, scanLog } from "../../../src/core/serve/record-log";
 
 const MAGIC = "PCTST01\n";
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import http2 from "node:http2";
 import net from "node:net";
 import { test } from "node:test";
-import { ConnectionGuard } from "../../../src/core/webhooks/connection-guard";
+import { ConnectionGuard } from "../../../src/core/serve/connection-guard";
 
 /** A server that accepts through the guard; each admitted connection is marked busy when `busy`. */
 async function guarded(maxConnections: number) {
