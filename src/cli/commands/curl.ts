@@ -13,7 +13,7 @@ export const command: Command = {
     }
     // Before anything creates a Headers: Node's own class costs ~30 ms to load (see light-headers.ts).
     (await import("../../core/invoke/light-headers")).installLightHeaders();
-    const { runCurl } = await import("../../core/invoke/run-curl");
+    const { runCurl } = await import("../run-curl");
     return runCurl(options, callIo(ctx));
   },
 };

@@ -13,7 +13,7 @@
 // `--timeout` bounds the whole call as in `buf curl` (call-context.ts owns it): every setup step
 // (schema loading, dialing, the TLS handshake, reflection) ends when it expires, and the RPC gets what
 // is left as its deadline, which the transport enforces in Go's words.
-// `protocall curl` and `protocall run` render the result to stdout and stderr (run-curl.ts); the
+// `protocall curl` and `protocall run` render the result to stdout and stderr (src/cli/run-curl.ts); the
 // editor's session adds only caching and its fallback sources (call-session.ts).
 
 import type { DescMethod, JsonValue } from "@bufbuild/protobuf";

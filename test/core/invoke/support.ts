@@ -7,7 +7,7 @@ import { PassThrough, Readable, Writable } from "node:stream";
 import { create, type DescFile, toBinary } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
-import { runCurl } from "../../../src/core/invoke/run-curl";
+import { runCurl } from "../../../src/cli/run-curl";
 import { demoFiles } from "../../../src/demo/server";
 
 export class Capture extends Writable {

@@ -4,9 +4,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type DemoServer, startDemoServer } from "../../../src/demo/server";
-import { createTestPki, type TestPki } from "../../support/tls";
-import { Capture, curl, interactiveStdin, writeDemoDescriptorSet } from "./support";
+import { type DemoServer, startDemoServer } from "../../src/demo/server";
+import { createTestPki, type TestPki } from "../support/tls";
+import { Capture, curl, interactiveStdin, writeDemoDescriptorSet } from "../core/invoke/support";
 
 let server: DemoServer;
 let h1Only: DemoServer;
@@ -215,8 +215,8 @@ describe("streams", () => {
   test("bidi stream is interactive: a response prints before stdin ends", async () => {
     const stdin = interactiveStdin();
     const stdout = new Capture();
-    const { runCurl } = await import("../../../src/core/invoke/run-curl");
-    const { defaultCurlOptions } = await import("../../../src/core/invoke/options");
+    const { runCurl } = await import("../../src/cli/run-curl");
+    const { defaultCurlOptions } = await import("../../src/core/invoke/options");
     const done = runCurl(
       {
         ...defaultCurlOptions(),

@@ -4,12 +4,12 @@
 // stderr; the exit code is the failure's (0, the gRPC code × 8, or below 8). Output that can no
 // longer be written ends the call: a closed pipe quietly exits 141, as a command killed by SIGPIPE.
 import type { Writable } from "node:stream";
-import { callConnections } from "./connections";
-import type { InputIo } from "./io";
-import type { CurlOptions } from "./options";
-import { sinkFor } from "./output-sink";
-import { runPipeline } from "./pipeline";
-import { createVerboseLog } from "./verbose";
+import { callConnections } from "../core/invoke/connections";
+import type { InputIo } from "../core/invoke/io";
+import type { CurlOptions } from "../core/invoke/options";
+import { sinkFor } from "../core/invoke/output-sink";
+import { runPipeline } from "../core/invoke/pipeline";
+import { createVerboseLog } from "../core/invoke/verbose";
 
 export interface CurlIo extends InputIo {
   stdout: Writable;
