@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { type DeliverySummary, summarizeDelivery } from "../../core/webhooks/delivery-summary";
 import type { ListenerSession } from "../../core/webhooks/listener-session";
+import { commandIds } from "../command-table";
 
 /** A tree element: one delivery, by id. */
 export interface DeliveryNode {
@@ -56,7 +57,7 @@ export class DeliveriesTree implements vscode.TreeDataProvider<DeliveryNode>, vs
       view.icon === "warning"
         ? new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"))
         : new vscode.ThemeIcon(view.icon);
-    item.command = { command: "protocall.deliveries.open", title: "Open Delivery", arguments: [node] };
+    item.command = { command: commandIds.deliveriesOpen, title: "Open Delivery", arguments: [node] };
     return item;
   }
 

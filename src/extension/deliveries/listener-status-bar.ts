@@ -2,6 +2,7 @@
 // stops it. Shown while the listener runs, and from the first time the Deliveries view is opened.
 import * as vscode from "vscode";
 import type { ListenerSession } from "../../core/webhooks/listener-session";
+import { commandIds } from "../command-table";
 
 export class ListenerStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -10,7 +11,7 @@ export class ListenerStatusBar implements vscode.Disposable {
   constructor(private readonly session: ListenerSession) {
     this.item = vscode.window.createStatusBarItem("protocall.listener", vscode.StatusBarAlignment.Left, 10);
     this.item.name = "Protocall Listener";
-    this.item.command = "protocall.deliveries.toggleListener";
+    this.item.command = commandIds.deliveriesToggleListener;
   }
 
   /** Keeps the item visible from now on (the Deliveries view was opened). */

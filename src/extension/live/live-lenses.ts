@@ -4,6 +4,7 @@
 // "Close Send" and "Save Session as Request" on the request.
 import * as vscode from "vscode";
 import { parseRpcFile } from "../../core/rpcfile/parse";
+import { commandIds } from "../command-table";
 
 export class LiveLenses implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -28,7 +29,7 @@ export class LiveLenses implements vscode.CodeLensProvider, vscode.Disposable {
           lenses.push(
             new vscode.CodeLens(at, {
               title: "⇄ Start Live Stream",
-              command: "protocall.live.start",
+              command: commandIds.liveStart,
               arguments: args,
             }),
           );
@@ -38,12 +39,12 @@ export class LiveLenses implements vscode.CodeLensProvider, vscode.Disposable {
       lenses.push(
         new vscode.CodeLens(at, {
           title: "Close Send",
-          command: "protocall.live.closeSend",
+          command: commandIds.liveCloseSend,
           arguments: args,
         }),
         new vscode.CodeLens(at, {
           title: "Save Session as Request",
-          command: "protocall.live.saveSession",
+          command: commandIds.liveSaveSession,
           arguments: args,
         }),
       );
@@ -53,7 +54,7 @@ export class LiveLenses implements vscode.CodeLensProvider, vscode.Disposable {
         lenses.push(
           new vscode.CodeLens(new vscode.Range(l, 0, l, 0), {
             title: "▶ Send Next",
-            command: "protocall.live.sendNext",
+            command: commandIds.liveSendNext,
             arguments: [uri, r.index, i],
           }),
         );

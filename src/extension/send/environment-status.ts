@@ -6,6 +6,7 @@ import { isAbsolute, join } from "node:path";
 import * as vscode from "vscode";
 import { errorMessage } from "../../core/errors";
 import { environmentFileName, environmentNames, readEnvironmentFiles } from "../../core/rpcfile/environment";
+import { commandIds } from "../command-table";
 import type { Settings } from "../settings";
 
 /** The environment file of the workspace: the setting (relative to the first folder), else protocall.env.json. */
@@ -27,7 +28,7 @@ export interface EnvironmentStatus extends vscode.Disposable {
 export function createEnvironmentStatus(settings: Settings): EnvironmentStatus {
   const item = vscode.window.createStatusBarItem("protocall.environment", vscode.StatusBarAlignment.Left, 50);
   item.name = "Protocall Environment";
-  item.command = "protocall.selectEnvironment";
+  item.command = commandIds.selectEnvironment;
   const disposables: vscode.Disposable[] = [item];
 
   const refresh = () => {

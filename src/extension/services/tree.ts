@@ -15,6 +15,7 @@ import {
   serviceChildrenRequest,
   serviceSourcesRequest,
 } from "../../server/protocol";
+import { commandIds } from "../command-table";
 import type { ProtocallContext } from "../context";
 
 export const servicesViewId = "protocall.services";
@@ -131,7 +132,7 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
         {
           type: "error",
           message: `The Protocall language server did not answer: ${err instanceof Error ? err.message : String(err)}\nSee the Protocall output, then restart the language server.`,
-          fix: { title: "Show Output", command: "protocall.showOutput" },
+          fix: { title: "Show Output", command: commandIds.showOutput },
         },
       ];
     }
@@ -286,7 +287,7 @@ function nodeItem(e: NodeElement): vscode.TreeItem {
   item.contextValue = "method";
   item.command = {
     title: "Add Request to .rpc File",
-    command: "protocall.services.addRequest",
+    command: commandIds.servicesAddRequest,
     arguments: [e],
   };
   return item;

@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import { callbackUrlInputMessage } from "../../core/webhooks/callback-url-input";
 import { registryUrlProblem } from "../../core/webhooks/registry-url";
 import { repositoryNameProblem } from "../../core/webhooks/repository-name";
+import { commandIds } from "../command-table";
 import type { ListenerHandle } from "../listener-handle";
 import type { RegistryEntry, RegistryStore } from "./registries";
 import type { WebhooksNode } from "./tree";
@@ -29,9 +30,9 @@ export async function pickRegistry(
       "Add Registry…",
       "Start Local Registry",
     );
-    if (choice === "Add Registry…") await vscode.commands.executeCommand("protocall.webhooks.addRegistry");
+    if (choice === "Add Registry…") await vscode.commands.executeCommand(commandIds.webhooksAddRegistry);
     if (choice === "Start Local Registry") {
-      await vscode.commands.executeCommand("protocall.webhooks.startLocalRegistry");
+      await vscode.commands.executeCommand(commandIds.webhooksStartLocalRegistry);
     }
     return undefined;
   }

@@ -7,6 +7,7 @@
 // the view is visible those are re-read every few seconds, and a webhook redrawn when they change.
 import * as vscode from "vscode";
 import { type WebhookFix, webhookErrorAdvice } from "../../core/webhooks/error-advice";
+import { commandIds } from "../command-table";
 import type { RegistryEntry, RegistryStore } from "./registries";
 import type { LastDelivery, ModuleHistory, WebhookInfo, WebhookService } from "./service";
 
@@ -382,13 +383,13 @@ function fixCommand(
   switch (fix) {
     case "signIn":
       return {
-        command: "protocall.webhooks.signIn",
+        command: commandIds.webhooksSignIn,
         title: "Sign In…",
         arguments: registry ? [registry.key] : [],
       };
     case "addRepository":
       return {
-        command: "protocall.webhooks.addRepository",
+        command: commandIds.webhooksAddRepository,
         title: "Add Repository…",
         arguments: registry ? [registry.key] : [],
       };

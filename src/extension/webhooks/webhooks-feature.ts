@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import { errorMessage } from "../../core/errors";
 import { inertText } from "../../core/webhooks/inert-text";
+import { commandIds } from "../command-table";
 import type { ProtocallContext, SignedInRegistry } from "../context";
 import type { LocalRegistryInfo, PushResult, WebhooksApi } from "./api";
 import {
@@ -79,7 +80,7 @@ export class WebhooksFeature {
     if (!asked) return undefined;
     try {
       const entry = await this.model.addRegistry(asked.name, asked.url);
-      void vscode.commands.executeCommand("protocall.webhooks.signIn", entry.key);
+      void vscode.commands.executeCommand(commandIds.webhooksSignIn, entry.key);
       return entry;
     } catch (err) {
       return this.showFailure(err);
@@ -288,7 +289,7 @@ export class WebhooksFeature {
     const action = e.fix === "signIn" ? "Sign In…" : e.fix === "openSettings" ? "Open Settings" : undefined;
     void vscode.window.showErrorMessage(inertText(e.message), ...(action ? [action] : [])).then((choice) => {
       if (choice === "Sign In…")
-        void vscode.commands.executeCommand("protocall.webhooks.signIn", e.registry?.key);
+        void vscode.commands.executeCommand(commandIds.webhooksSignIn, e.registry?.key);
       if (choice === "Open Settings") {
         void vscode.commands.executeCommand("workbench.action.openSettings", "protocall.registries");
       }
