@@ -12,6 +12,7 @@ import {
 } from "@bufbuild/protobuf";
 import { closest } from "../closest";
 import { closestFieldName, fieldByJsonKey, unknownFieldText } from "../schema/json-path";
+import { wrappedScalar } from "../schema/wrapper-types";
 import type { JsonNode } from "./json-tree";
 
 export interface BodyProblem {
@@ -25,18 +26,6 @@ export interface BodyProblem {
 }
 
 type Field = DescField | DescExtension;
-
-const wrappers: Record<string, ScalarType> = {
-  "google.protobuf.DoubleValue": ScalarType.DOUBLE,
-  "google.protobuf.FloatValue": ScalarType.FLOAT,
-  "google.protobuf.Int64Value": ScalarType.INT64,
-  "google.protobuf.UInt64Value": ScalarType.UINT64,
-  "google.protobuf.Int32Value": ScalarType.INT32,
-  "google.protobuf.UInt32Value": ScalarType.UINT32,
-  "google.protobuf.BoolValue": ScalarType.BOOL,
-  "google.protobuf.StringValue": ScalarType.STRING,
-  "google.protobuf.BytesValue": ScalarType.BYTES,
-};
 
 const scalarNames: Record<number, string> = Object.fromEntries(
   Object.entries(ScalarType)
@@ -297,7 +286,7 @@ function checkMapKey(key: JsonNode & { kind: "string" }, scalar: ScalarType, out
 /** Well-known types with their own JSON forms; false when `message` is not one of them. */
 function checkWellKnown(node: JsonNode, message: DescMessage, out: BodyProblem[]): boolean {
   const name = message.typeName;
-  const wrapped = wrappers[name];
+  const wrapped = wrappedScalar(name);
   if (wrapped !== undefined) {
     checkScalar(node, wrapped, out);
     return true;

@@ -21,6 +21,7 @@ import {
 } from "@bufbuild/protobuf";
 import { base64Encode } from "@bufbuild/protobuf/wire";
 import { ProtocallError } from "../errors";
+import { wrapperTypeNames } from "../schema/wrapper-types";
 
 export interface JsonOutputOptions {
   /** `--emit-defaults`: zero values, `[]`, `{}`, and `null` for unset fields with presence. */
@@ -35,17 +36,7 @@ export interface JsonOutputOptions {
 
 const IMPLICIT = 2; // google.protobuf.FeatureSet.FieldPresence.IMPLICIT
 
-const WRAPPERS = new Set([
-  "google.protobuf.DoubleValue",
-  "google.protobuf.FloatValue",
-  "google.protobuf.Int64Value",
-  "google.protobuf.UInt64Value",
-  "google.protobuf.Int32Value",
-  "google.protobuf.UInt32Value",
-  "google.protobuf.BoolValue",
-  "google.protobuf.StringValue",
-  "google.protobuf.BytesValue",
-]);
+const WRAPPERS = wrapperTypeNames;
 const GENERIC_WKT = new Set([
   "google.protobuf.Timestamp",
   "google.protobuf.Duration",

@@ -19,6 +19,7 @@ import {
   ScalarType,
 } from "@bufbuild/protobuf";
 import { closest } from "../closest";
+import { wrappedScalar } from "../schema/wrapper-types";
 import {
   errorMembers,
   type JsonType,
@@ -112,22 +113,10 @@ export function rootShape(path: ResponsePath["root"], method: DescMethod): Shape
   }
 }
 
-const wrappers: Record<string, ScalarType> = {
-  "google.protobuf.DoubleValue": ScalarType.DOUBLE,
-  "google.protobuf.FloatValue": ScalarType.FLOAT,
-  "google.protobuf.Int64Value": ScalarType.INT64,
-  "google.protobuf.UInt64Value": ScalarType.UINT64,
-  "google.protobuf.Int32Value": ScalarType.INT32,
-  "google.protobuf.UInt32Value": ScalarType.UINT32,
-  "google.protobuf.BoolValue": ScalarType.BOOL,
-  "google.protobuf.StringValue": ScalarType.STRING,
-  "google.protobuf.BytesValue": ScalarType.BYTES,
-};
-
 /** The shape of a message as proto JSON writes it (well-known types have their own forms). */
 export function messageShape(message: DescMessage, detail = false): Shape {
   const name = message.typeName;
-  const wrapped = wrappers[name];
+  const wrapped = wrappedScalar(name);
   if (wrapped !== undefined) return scalarShape(wrapped);
   switch (name) {
     case "google.protobuf.Timestamp":

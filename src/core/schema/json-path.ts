@@ -4,6 +4,7 @@
 // whose keys can be completed there.
 import type { DescExtension, DescField, DescMessage, Registry } from "@bufbuild/protobuf";
 import { closest } from "../closest";
+import { wrapperTypeNames } from "./wrapper-types";
 
 export type JsonPathSegment = string | number;
 
@@ -23,15 +24,7 @@ const customJson = new Set([
   "google.protobuf.Struct",
   "google.protobuf.Value",
   "google.protobuf.ListValue",
-  "google.protobuf.DoubleValue",
-  "google.protobuf.FloatValue",
-  "google.protobuf.Int64Value",
-  "google.protobuf.UInt64Value",
-  "google.protobuf.Int32Value",
-  "google.protobuf.UInt32Value",
-  "google.protobuf.BoolValue",
-  "google.protobuf.StringValue",
-  "google.protobuf.BytesValue",
+  ...wrapperTypeNames,
 ]);
 
 type State =

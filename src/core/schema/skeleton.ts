@@ -7,6 +7,7 @@ import {
   type JsonValue,
   ScalarType,
 } from "@bufbuild/protobuf";
+import { wrapperScalars } from "./wrapper-types";
 
 export interface SkeletonOptions {
   /**
@@ -32,15 +33,10 @@ const wktJson: Record<string, () => JsonValue> = {
   // An Any holds a message of a type named by "@type"; fromJson needs a resolvable type to read
   // more than that, so the skeleton leaves the type to fill in.
   "google.protobuf.Any": () => ({}),
-  "google.protobuf.DoubleValue": () => 0,
-  "google.protobuf.FloatValue": () => 0,
-  "google.protobuf.Int64Value": () => "0",
-  "google.protobuf.UInt64Value": () => "0",
-  "google.protobuf.Int32Value": () => 0,
-  "google.protobuf.UInt32Value": () => 0,
-  "google.protobuf.BoolValue": () => false,
-  "google.protobuf.StringValue": () => "",
-  "google.protobuf.BytesValue": () => "",
+  // A wrapper is written as the scalar it wraps.
+  ...Object.fromEntries(
+    Object.entries(wrapperScalars).map(([name, scalar]) => [name, () => scalarSkeleton(scalar)]),
+  ),
 };
 
 /** The example value of a scalar in protobuf JSON. */
