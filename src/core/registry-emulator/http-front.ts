@@ -15,6 +15,7 @@ import { Code, type ContextValues, createContextKey, createContextValues } from 
 import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { errorMessage } from "../errors";
+import { baseUrlOf, listenOn } from "../serve/listen";
 import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
 import type { RegistryUser } from "./config";
 import { asClientFault } from "./decode-errors";
@@ -240,17 +241,9 @@ export async function startFront(options: FrontOptions): Promise<Front> {
   };
   server.on("connection", track);
   server.on("secureConnection", track);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address() as net.AddressInfo;
-  const hostText = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const address = await listenOn(server, options.port, options.host);
   return {
-    url: `${options.tls ? "https" : "http"}://${hostText}:${address.port}`,
+    url: baseUrlOf(address, Boolean(options.tls)),
     port: address.port,
     async close() {
       await new Promise<void>((resolve) => {

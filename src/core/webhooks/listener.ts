@@ -31,8 +31,9 @@ import {
   EventService,
 } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage } from "../errors";
-import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
 import { ConnectionGuard, type ConnectionLimits, type TrackedConnection } from "../serve/connection-guard";
+import { baseUrlOf, listenOn } from "../serve/listen";
+import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
 import { defaultForwarding, Forwarder } from "./forwarder";
 import { defaultPrefix, eventPath } from "./paths";
 import {
@@ -177,16 +178,8 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
   const l = listenerCore(options);
   const { path, guard, forwarder } = l;
   const server = createServer(l);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address() as net.AddressInfo;
-  const hostText = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  l.baseUrl = `${options.tls ? "https" : "http"}://${hostText}:${address.port}`;
+  const address = await listenOn(server, options.port, options.host);
+  l.baseUrl = baseUrlOf(address, Boolean(options.tls));
   let closing: Promise<void> | undefined;
   return {
     url: l.baseUrl,
