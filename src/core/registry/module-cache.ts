@@ -18,6 +18,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { isPrivateDir } from "../private-dir";
 import { formatB5, type ModuleFile } from "./b5-digest";
 
 /** Protocall's cache directory for this user (see the header for the order). */
@@ -41,15 +42,6 @@ export interface CachedModule {
   readonly digest: string;
   /** Dependency commits, direct and transitive, each once. */
   readonly dependencies: readonly string[];
-}
-
-/** Whether `dir` is ours alone: owned by this user and writable by no one else. */
-async function isPrivateDir(dir: string): Promise<boolean> {
-  const st = await stat(dir).catch(() => undefined);
-  if (!st?.isDirectory()) return false;
-  if (process.platform === "win32") return true;
-  const uid = process.getuid?.();
-  return (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0;
 }
 
 export class ModuleCache {

@@ -6,6 +6,7 @@ import type { Dirent } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
+import { isPrivateDir } from "../private-dir";
 
 /** The files that decide what buf builds, besides the .proto files themselves. */
 const configFiles = new Set(["buf.yaml", "buf.work.yaml", "buf.lock"]);
@@ -17,18 +18,6 @@ const configFiles = new Set(["buf.yaml", "buf.work.yaml", "buf.lock"]);
 export function defaultBuildCacheDir(): string {
   const uid = process.getuid?.();
   return join(tmpdir(), uid === undefined ? "protocall-build-cache" : `protocall-build-cache-${uid}`);
-}
-
-/**
- * Whether a cache directory is ours alone: owned by this user and writable by no one else. Builds
- * read from a directory that others can write could be anything, so such a directory is not used.
- */
-async function isPrivateDir(dir: string): Promise<boolean> {
-  const st = await stat(dir).catch(() => undefined);
-  if (!st?.isDirectory()) return false;
-  if (process.platform === "win32") return true;
-  const uid = process.getuid?.();
-  return (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0;
 }
 
 export interface BuildKeyInput {
