@@ -7,9 +7,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { isPrivateDir } from "../../src/core/private-dir";
 
-test("only a directory of ours that no one else may write is private", {
-  skip: process.platform === "win32",
-}, async () => {
+test("only a directory of ours that no one else may write is private", async () => {
   const dir = mkdtempSync(join(tmpdir(), "protocall-private-"));
   try {
     chmodSync(dir, 0o700);
