@@ -1,4 +1,5 @@
-// The listener's `--tls` certificate: generated once with the selfsigned package (EC P-256, SANs
+// The self-signed certificate of our local servers (the listener's `--tls`, the editor's local
+// registry, the servers of `npm start`): generated once with the selfsigned package (EC P-256, SANs
 // localhost and 127.0.0.1), then reused from the config directory so a registered callback URL and a
 // trusted fingerprint stay valid across restarts.
 import { X509Certificate } from "node:crypto";

@@ -3,7 +3,7 @@
 // second, smaller log beside it (`<file>.rejected`), capped by count and size, holding only the first
 // bytes of each body. Rejections are kept apart so that no amount of bad requests can push an accepted
 // event out of the store: `maxBytes` prunes accepted deliveries only, and only by their own size.
-// The logs (framing, checksums, group commit, pruning, recovery) are in record-log.ts.
+// The logs (framing, checksums, group commit, pruning, recovery) are in ../serve/record-log.ts.
 //
 // A record's payload is a JSON head, then a newline and the raw request body (format version 02;
 // version 01 stored the body as base64 inside the JSON and is still read, and upgraded on open).
