@@ -7,8 +7,8 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
 import { errorMessage, ProtocallError } from "../core/errors";
-import type { CurlIo } from "./run-curl";
 import type { CliContext } from "./context";
+import type { CurlIo } from "./run-curl";
 import { version } from "./version";
 
 /**

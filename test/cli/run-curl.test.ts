@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type DemoServer, startDemoServer } from "../../src/demo/server";
-import { createTestPki, type TestPki } from "../support/tls";
 import { Capture, curl, interactiveStdin, writeDemoDescriptorSet } from "../core/invoke/support";
+import { createTestPki, type TestPki } from "../support/tls";
 
 let server: DemoServer;
 let h1Only: DemoServer;

@@ -1,8 +1,8 @@
 // The flags that `protocall listen` and `protocall registry serve` share: where to listen, the
 // package prefix of the webhook paths, and TLS (a generated self-signed certificate or the user's).
 import { ProtocallError } from "../../core/errors";
-import { defaultPrefix, isValidPrefix } from "../../core/webhooks/paths";
 import { configDir, ensureSelfSignedCert } from "../../core/serve/self-signed";
+import { defaultPrefix, isValidPrefix } from "../../core/webhooks/paths";
 import { defineFlags } from "../args";
 import type { CliContext } from "../context";
 import { readFlagFile } from "../io";

@@ -8,8 +8,8 @@ import { createRegistry, fromBinary, type Registry } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { errorMessage, ProtocallError } from "../errors";
-import type { Resolver } from "../schema/resolver";
 import { InvalidHeaderValue } from "../header-line";
+import type { Resolver } from "../schema/resolver";
 import { createMessageFormatter } from "./output";
 import { formatRpcError, rpcExitCode } from "./rpc-error";
 

@@ -5,8 +5,8 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
-import { ByteLines } from "./byte-lines";
 import { isIgnoredHeader, parseHeaderLine, toWireValue } from "../header-line";
+import { ByteLines } from "./byte-lines";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
 

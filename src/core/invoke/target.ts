@@ -7,9 +7,9 @@
 // server, so none of them can drop a setting, and caches key on the objects themselves
 // (settings-key.ts).
 
+import { checkHeaderValues } from "../header-line";
 import type { ReflectionSource } from "../schema/reflection-client";
 import { applyCredentials } from "./credentials";
-import { checkHeaderValues } from "../header-line";
 import { type HeaderList, hasHeader, readCurlHeaders } from "./headers";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";

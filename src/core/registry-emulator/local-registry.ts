@@ -7,9 +7,9 @@ import { type PushResponse, RegistryService } from "../../gen/protocall/registry
 import { errorMessage, ProtocallError } from "../errors";
 import { remoteAccess } from "../registry/access";
 import { registryTransport } from "../registry/transport";
+import { ensureSelfSignedCert } from "../serve/self-signed";
 import { defaultRegistryConfig, type RegistryConfig, type RegistryUser } from "./config";
 import { startRegistryEmulator } from "./server";
-import { ensureSelfSignedCert } from "../serve/self-signed";
 
 export interface LocalRegistryOptions {
   /** Where the registry's self-signed certificate is generated once and kept. */

@@ -16,10 +16,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { type Commit, CommitSchema } from "../../gen/buf/registry/module/v1/commit_pb";
-import {
-  CommitService,
-  ListCommitsRequest_Order,
-} from "../../gen/buf/registry/module/v1/commit_service_pb";
+import { CommitService, ListCommitsRequest_Order } from "../../gen/buf/registry/module/v1/commit_service_pb";
 import { DigestType } from "../../gen/buf/registry/module/v1/digest_pb";
 import { DownloadService } from "../../gen/buf/registry/module/v1/download_service_pb";
 import { FileType } from "../../gen/buf/registry/module/v1/file_pb";

@@ -17,8 +17,8 @@
 // (assertion-syntax.ts) say what the response must be and which of its values later requests use.
 
 import { closest } from "../closest";
-import { curlFlagsByName } from "../invoke/curl-flags";
 import { isProtocolOwnedHeader } from "../header-line";
+import { curlFlagsByName } from "../invoke/curl-flags";
 import { findJsonProblem } from "../invoke/json-error";
 import { parseAssertion, parseCapture } from "./assertion-syntax";
 import { checkOptionValue, extraOptionNames, optionFlag } from "./option-value";

@@ -5,10 +5,10 @@
 import { existsSync } from "node:fs";
 import type { JsonValue } from "@bufbuild/protobuf";
 import { errorMessage, ProtocallError } from "../errors";
+import { ensureSelfSignedCert, type SelfSignedCert } from "../serve/self-signed";
 import type { PostResult } from "./http-post";
 import { type Listener, startListener } from "./listener";
 import { replayDelivery } from "./replay";
-import { ensureSelfSignedCert, type SelfSignedCert } from "../serve/self-signed";
 import { sendTestEvent, testEventFromJson } from "./send-test";
 import { describeRecovery, EventStore, readStore, type StoredDelivery } from "./store";
 

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { PassThrough, Readable, Writable } from "node:stream";
 import { create, type DescFile, toBinary } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
-import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
 import { runCurl } from "../../../src/cli/run-curl";
+import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
 import { demoFiles } from "../../../src/demo/server";
 
 export class Capture extends Writable {

@@ -4,10 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { ProtocallError } from "../../../src/core/errors";
-import { createWebhookClient } from "../../../src/core/webhooks/client";
 import { parseRegistryConfig } from "../../../src/core/registry-emulator/config";
-import { closePostConnections } from "../../../src/core/webhooks/http-post";
-import { type Listener, startListener } from "../../../src/core/webhooks/listener";
 import {
   adminUserOf,
   type LocalRegistry,
@@ -15,6 +12,9 @@ import {
   startLocalRegistry,
 } from "../../../src/core/registry-emulator/local-registry";
 import { ensureSelfSignedCert } from "../../../src/core/serve/self-signed";
+import { createWebhookClient } from "../../../src/core/webhooks/client";
+import { closePostConnections } from "../../../src/core/webhooks/http-post";
+import { type Listener, startListener } from "../../../src/core/webhooks/listener";
 import { EventStore } from "../../../src/core/webhooks/store";
 import { accessFor } from "../../support/registry-access";
 import { waitFor } from "../webhooks/support";

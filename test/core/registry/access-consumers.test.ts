@@ -13,10 +13,10 @@ import { after, before, describe, test } from "node:test";
 import { remoteAccess } from "../../../src/core/registry/access";
 import { ModuleClient } from "../../../src/core/registry/module-client";
 import { provideRegistryModules } from "../../../src/core/registry/provide";
+import { pushToRegistry } from "../../../src/core/registry-emulator/local-registry";
 import { openSchema } from "../../../src/core/schema/open-schema";
 import { createWebhookClient } from "../../../src/core/webhooks/client";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
-import { pushToRegistry } from "../../../src/core/registry-emulator/local-registry";
 import { runCli } from "../../support/cli";
 import { createTestPki, type TestPki } from "../../support/tls";
 import {

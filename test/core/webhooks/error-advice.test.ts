@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { createWebhookClient } from "../../../src/core/webhooks/client";
 import { defaultRegistryConfig } from "../../../src/core/registry-emulator/config";
 import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/registry-emulator/server";
+import { createWebhookClient } from "../../../src/core/webhooks/client";
 import { webhookErrorAdvice } from "../../../src/core/webhooks/error-advice";
 import { WebhookError } from "../../../src/core/webhooks/errors";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";

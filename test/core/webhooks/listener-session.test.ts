@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import type { JsonValue } from "@bufbuild/protobuf";
+import { ensureSelfSignedCert } from "../../../src/core/serve/self-signed";
 import { eventToJson, samplePushEvent } from "../../../src/core/webhooks/event";
 import { closePostConnections, post } from "../../../src/core/webhooks/http-post";
 import {
@@ -13,7 +14,6 @@ import {
   ListenerSession,
   type SessionChange,
 } from "../../../src/core/webhooks/listener-session";
-import { ensureSelfSignedCert } from "../../../src/core/serve/self-signed";
 import { readStoreFile } from "../../../src/core/webhooks/store";
 
 /** The parts of a push event's protobuf JSON the tests read and change. */

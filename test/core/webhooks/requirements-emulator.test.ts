@@ -15,8 +15,8 @@ import {
   parseRegistryConfig,
 } from "../../../src/core/registry-emulator/config";
 import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/registry-emulator/server";
-import { closePostConnections } from "../../../src/core/webhooks/http-post";
 import { ensureSelfSignedCert } from "../../../src/core/serve/self-signed";
+import { closePostConnections } from "../../../src/core/webhooks/http-post";
 import { WebhookEvent, WebhookService } from "../../../src/gen/buf/alpha/registry/v1alpha1/webhook_pb";
 import { RegistryService } from "../../../src/gen/protocall/registry/v1/registry_pb";
 import { repoRoot } from "../../support/cli";
