@@ -28,14 +28,20 @@ export interface BufFinding {
   readonly elementId?: string;
 }
 
+/** buf's categories of breaking rules, strictest first (buf's default is FILE). */
+export const BREAKING_RULES = ["FILE", "PACKAGE", "WIRE_JSON", "WIRE"] as const;
+export type BreakingRules = (typeof BREAKING_RULES)[number];
+
 export interface BufBreakingOptions {
+  /** The category of rules (default FILE). */
+  rules?: BreakingRules;
   bufPath?: string;
   env?: NodeJS.ProcessEnv;
   signal?: AbortSignal;
 }
 
-/** The rules: buf's default category, stated so that no buf.yaml around the temporary files applies. */
-const CONFIG = JSON.stringify({ version: "v2", breaking: { use: ["FILE"] } });
+/** The rules, stated so that no buf.yaml around the temporary files applies. */
+const config = (rules: BreakingRules) => JSON.stringify({ version: "v2", breaking: { use: [rules] } });
 
 /** Files with one synthetic source line per element; returns the images' files and line → element id. */
 function withElementLines(files: readonly FileDescriptorProto[]) {
@@ -70,7 +76,15 @@ export async function bufBreaking(
     await writeFile(join(dir, "against.binpb"), image(withElementLines(against).files));
     const run = await runCompiler(
       buf,
-      ["breaking", "input.binpb", "--against", "against.binpb", "--error-format=json", "--config", CONFIG],
+      [
+        "breaking",
+        "input.binpb",
+        "--against",
+        "against.binpb",
+        "--error-format=json",
+        "--config",
+        config(options.rules ?? "FILE"),
+      ],
       {
         cwd: dir,
         env: { ...(options.env ?? process.env), BUF_CACHE_DIR: join(dir, "cache") },

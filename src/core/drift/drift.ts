@@ -9,8 +9,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { wellKnownFiles } from "../schema/well-known-files";
-import { type BufFinding, bufBreaking } from "./buf-breaking";
+import { type BreakingRules, type BufFinding, bufBreaking } from "./buf-breaking";
 import { compareSchemas, type PropertyChange, type StructuralDifference } from "./compare";
+import { withProtocMapEntryNames } from "./map-entries";
 import { type DriftSide, type DriftSideKind, type OpenSideOptions, openSide } from "./open-side";
 import { type SchemaElement, sourceLines } from "./schema-elements";
 
@@ -43,6 +44,8 @@ export interface DriftSideSummary {
 export interface DriftReport {
   readonly input: DriftSideSummary;
   readonly against: DriftSideSummary;
+  /** The category of buf's breaking rules the differences were judged by. */
+  readonly rules: BreakingRules;
   readonly differences: readonly Difference[];
   /** Services a server's files declare but it does not serve (not differences: the schema has them). */
   readonly unserved: readonly string[];
@@ -50,7 +53,10 @@ export interface DriftReport {
   readonly verdict: "same" | "breaking" | "compatible";
 }
 
-export interface DriftOptions extends OpenSideOptions {}
+export interface DriftOptions extends OpenSideOptions {
+  /** buf's rule category; default FILE, or PACKAGE when a server names its files otherwise (see chooseRules). */
+  rules?: BreakingRules;
+}
 
 /** Compares `input` with `against`. Throws when a side cannot be read or buf cannot run. */
 export async function runDrift(input: string, against: string, options: DriftOptions): Promise<DriftReport> {
@@ -62,15 +68,14 @@ export async function runDrift(input: string, against: string, options: DriftOpt
 export async function compareSides(
   a: DriftSide,
   b: DriftSide,
-  options: { bufPath?: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {},
+  options: { bufPath?: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal; rules?: BreakingRules } = {},
 ): Promise<DriftReport> {
   const servers = a.kind === "server" || b.kind === "server";
-  const filesA = inScope(a, servers);
-  const filesB = inScope(b, servers);
-  const wkt = wellKnownFiles();
-  const own = (files: FileDescriptorProto[]) => files.filter((f) => !wkt.has(f.name));
-  const structural = compareSchemas(own(filesA), own(filesB));
-  const findings = await bufBreaking(withWellKnown(filesA, filesB), withWellKnown(filesB, filesA), options);
+  const filesA = withProtocMapEntryNames(inScope(a, servers));
+  const filesB = withProtocMapEntryNames(inScope(b, servers));
+  const structural = compareSchemas(ownFiles(filesA), ownFiles(filesB));
+  const rules = options.rules ?? chooseRules(a, filesA, b, filesB);
+  const findings = await bufBreaking(withWellKnown(filesA), withWellKnown(filesB), { ...options, rules });
   const placeA = placer(a);
   const placeB = placer(b);
   const used = new Set<BufFinding>();
@@ -107,6 +112,7 @@ export async function compareSides(
   return {
     input: { spec: a.spec, kind: a.kind },
     against: { spec: b.spec, kind: b.kind },
+    rules,
     differences,
     unserved,
     verdict,
@@ -136,23 +142,48 @@ function inScope(side: DriftSide, servers: boolean): FileDescriptorProto[] {
   return side.files.filter((f) => keep.has(f.name));
 }
 
-/** A side's files with every well-known file either side uses in the runtime's version. */
-function withWellKnown(files: FileDescriptorProto[], other: FileDescriptorProto[]): FileDescriptorProto[] {
+/**
+ * A side's files for its image: a well-known file it has is replaced by the runtime's, and one it
+ * imports but lacks is added from the runtime (servers leave them out), so both sides have the same.
+ */
+function withWellKnown(files: FileDescriptorProto[]): FileDescriptorProto[] {
   const wkt = wellKnownFiles();
-  const names = new Set<string>();
-  for (const f of [...files, ...other]) {
-    if (wkt.has(f.name)) names.add(f.name);
-    for (const d of f.dependency) if (wkt.has(d)) names.add(d);
-  }
-  const well: FileDescriptorProto[] = [];
+  const present = new Set(files.map((f) => f.name));
+  const added: FileDescriptorProto[] = [];
   const add = (name: string) => {
     const file = wkt.get(name);
-    if (!file || well.some((w) => w.name === name)) return;
+    if (!file || present.has(name)) return;
+    present.add(name);
     for (const dep of file.dependencies) add(dep.name);
-    well.push(file.proto);
+    added.push(file.proto);
   };
-  for (const name of [...names].sort()) add(name);
-  return [...well, ...files.filter((f) => !wkt.has(f.name))];
+  for (const f of files) for (const d of f.dependency) add(d);
+  return [...added, ...files.map((f) => (wkt.has(f.name) ? (wkt.get(f.name)?.proto ?? f) : f))];
+}
+
+/** Files of the well-known packages, whatever their names: their types are fixed, never compared. */
+function ownFiles(files: FileDescriptorProto[]): FileDescriptorProto[] {
+  return files.filter((f) => f.package !== "google.protobuf" && !f.package.startsWith("google.protobuf."));
+}
+
+/**
+ * buf's rule category: FILE (buf's default), unless a server names its files otherwise than the
+ * other side (grpc-js names them after their package): then every file would count as deleted, and
+ * PACKAGE, which compares by package, says what clients see.
+ */
+function chooseRules(
+  a: DriftSide,
+  filesA: FileDescriptorProto[],
+  b: DriftSide,
+  filesB: FileDescriptorProto[],
+) {
+  const renamed = (server: FileDescriptorProto[], other: FileDescriptorProto[]) => {
+    const names = new Set(other.map((f) => f.name));
+    return ownFiles(server).some((f) => !names.has(f.name));
+  };
+  if (a.kind === "server" && renamed(filesA, filesB)) return "PACKAGE";
+  if (b.kind === "server" && renamed(filesB, filesA)) return "PACKAGE";
+  return "FILE";
 }
 
 /**

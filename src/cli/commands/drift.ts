@@ -1,0 +1,142 @@
+// `protocall drift`: is this server running the schema I think it is? Compares a server's reflection,
+// a registry module, a workspace or a descriptor set with another of these (core/drift), prints the
+// differences for people or as JSON, and exits with a code CI can act on.
+import { errorMessage, ProtocallError } from "../../core/errors";
+import { defaultCurlOptions, type Protocol } from "../../core/invoke/options";
+import { defineFlags, flagsHelp, parseArgs } from "../args";
+import type { CliContext, Command } from "../context";
+import { reportError } from "../report-error";
+
+const flags = defineFlags({
+  against: {
+    kind: "string",
+    value: "SOURCE",
+    help: "what to compare with: a directory or .proto file (built with buf), a descriptor set or image, a registry module (REMOTE/owner/module[:ref]), or a server URL",
+  },
+  format: { kind: "string", choices: ["text", "json"], default: "text", help: "output format" },
+  protocol: {
+    kind: "string",
+    choices: ["grpc", "connect", "grpcweb"],
+    default: "grpc",
+    help: "the protocol of server reflection",
+  },
+  "reflect-header": {
+    kind: "strings",
+    short: "H",
+    value: "HEADER",
+    help: "a header sent with reflection requests, name: value (repeatable)",
+  },
+  insecure: { kind: "bool", short: "k", help: "do not verify a server's TLS certificate" },
+  cacert: {
+    kind: "string",
+    value: "FILE",
+    help: "PEM file of the authorities that sign a server's or registry's certificate",
+  },
+  cert: { kind: "string", short: "E", value: "FILE", help: "PEM client certificate for a server" },
+  key: { kind: "string", value: "FILE", help: "PEM private key of --cert" },
+  timeout: {
+    kind: "duration",
+    default: 30_000,
+    min: 1,
+    help: "longest wait for a server to connect and answer each reflection request",
+  },
+});
+
+const help = `Compare the schema a server runs with its source (or any two schemas), classified by buf's breaking rules.
+
+Usage: protocall drift <URL | REMOTE/owner/module[:ref] | dir | set> --against <dir | set | REMOTE/owner/module[:ref] | URL>
+
+Each side is a running server (its gRPC reflection: the services it lists and the files they need),
+a registry module, a workspace directory or .proto file (built with the bundled buf), or a
+descriptor set or buf image. Printed, one per line, with its place in the source (file:line where
+the source has source info): services, methods, messages, fields, enums and enum values on one side
+only, and changes of a field's number, type, label, name or JSON name, of a method's types or
+streaming, and of an enum value's number or name.
+
+Each difference is classified by the bundled buf, as \`buf breaking <first> --against <--against>\`
+with buf's default rules (FILE) decides: "breaking" means a client built from the --against side
+may fail against the first (a server that lacks a method or a field the source has, a field
+renumbered); "compatible" means buf finds nothing (a method or field the server has beyond its
+source). A finding of buf that is not about one of the elements above (a file option, a file
+deleted) is a difference of its own. With a server on either side, a schema is compared only
+through its files that declare services and what they import, and the server's reflection services
+are left out; services that the server's files declare but it does not serve are noted, not
+counted.
+
+Exit codes: 0 no differences; 1 a difference breaks clients; 2 differences, all compatible;
+3 no comparison was made (bad flags, a server that cannot be reached or has no reflection, a
+schema that does not build, buf failing).
+
+Flags:
+${flagsHelp(flags)}
+Examples:
+  protocall drift http://localhost:8080 --against proto
+  protocall drift https://api.example.com --against buf.example.com/acme/weather:main --format json
+  protocall drift api.binpb --against proto
+`;
+
+export const command: Command = {
+  async run(args: string[], ctx: CliContext): Promise<number> {
+    try {
+      return await drift(args, ctx);
+    } catch (err) {
+      reportError(err instanceof ProtocallError ? err : new ProtocallError(describe(err)), ctx);
+      return (await import("../../core/drift/report-text")).DRIFT_ERROR_EXIT;
+    }
+  },
+};
+
+/** One line for a failure that is not already worded for the user (a reflection error). */
+function describe(err: unknown): string {
+  const e = err as { name?: string; rawMessage?: string };
+  return e?.name === "ConnectError" && e.rawMessage ? e.rawMessage : errorMessage(err);
+}
+
+async function drift(args: string[], ctx: CliContext): Promise<number> {
+  const {
+    values,
+    positionals,
+    help: helpWanted,
+  } = parseArgs(args, flags, {
+    command: "protocall drift",
+    positionals: Number.POSITIVE_INFINITY,
+  });
+  if (helpWanted) {
+    ctx.stdout.write(help);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    throw new ProtocallError(
+      `drift takes one server URL or schema to check, got ${positionals.length}${positionals.length ? `: ${positionals.join(" ")}` : ""}; run \`protocall drift --help\` for usage`,
+    );
+  }
+  if (!values.against) {
+    throw new ProtocallError(
+      "drift needs --against: the source to compare with (a directory, a descriptor set, a registry module or a server URL)",
+    );
+  }
+  const { runDrift } = await import("../../core/drift/drift");
+  const { driftExitCode, formatDriftText } = await import("../../core/drift/report-text");
+  const signal = ctx.interrupted();
+  const report = await runDrift(positionals[0], values.against, {
+    cwd: ctx.cwd,
+    stdin: ctx.stdin,
+    env: ctx.env,
+    signal,
+    cacert: values.cacert,
+    timeoutMs: values.timeout,
+    connection: {
+      ...defaultCurlOptions(),
+      protocol: values.protocol as Protocol,
+      reflectHeaders: values["reflect-header"],
+      insecure: values.insecure || undefined,
+      cacert: values.cacert,
+      cert: values.cert,
+      key: values.key,
+    },
+  });
+  ctx.stdout.write(
+    values.format === "json" ? `${JSON.stringify(report, null, 2)}\n` : formatDriftText(report, ctx.cwd),
+  );
+  return driftExitCode(report);
+}
