@@ -349,6 +349,20 @@ describe("drift refuses what it cannot compare, with exit code 3", () => {
     assert.match(format.stderr, /--format/);
   });
 
+  test("--rules names buf's category, reported in the JSON", async () => {
+    const r = await runCli(
+      ["drift", examplesDir, "--against", examplesDir, "--rules", "WIRE", "--format", "json"],
+      {
+        cwd: work,
+        timeoutMs: 120_000,
+      },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as JsonReport;
+    assert.equal(report.rules, "WIRE");
+    assert.deepEqual(report.input, { spec: examplesDir, kind: "workspace" });
+  });
+
   test("--help exits 0 and documents the exit codes", async () => {
     const r = await runCli(["drift", "--help"]);
     assert.equal(r.code, 0);

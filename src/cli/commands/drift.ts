@@ -14,6 +14,12 @@ const flags = defineFlags({
     help: "what to compare with: a directory or .proto file (built with buf), a descriptor set or image, a registry module (REMOTE/owner/module[:ref]), or a server URL",
   },
   format: { kind: "string", choices: ["text", "json"], default: "text", help: "output format" },
+  rules: {
+    kind: "string",
+    choices: ["FILE", "PACKAGE", "WIRE_JSON", "WIRE"],
+    defaultText: "FILE, or PACKAGE when a server names its files otherwise than its source",
+    help: "the category of buf's breaking rules that decides what breaks clients",
+  },
   protocol: {
     kind: "string",
     choices: ["grpc", "connect", "grpcweb"],
@@ -54,11 +60,13 @@ only, and changes of a field's number, type, label, name or JSON name, of a meth
 streaming, and of an enum value's number or name.
 
 Each difference is classified by the bundled buf, as \`buf breaking <first> --against <--against>\`
-with buf's default rules (FILE) decides: "breaking" means a client built from the --against side
+with buf's default rules (FILE; see --rules) decides: "breaking" means a client built from the --against side
 may fail against the first (a server that lacks a method or a field the source has, a field
 renumbered); "compatible" means buf finds nothing (a method or field the server has beyond its
 source). A finding of buf that is not about one of the elements above (a file option, a file
-deleted) is a difference of its own. With a server on either side, a schema is compared only
+deleted) is a difference of its own. A server that names its files otherwise than its source
+(grpc-js names them after their package) is judged by buf's PACKAGE rules, which compare by package:
+by FILE rules every file would count as deleted. With a server on either side, a schema is compared only
 through its files that declare services and what they import, and the server's reflection services
 are left out; services that the server's files declare but it does not serve are noted, not
 counted.
@@ -124,6 +132,7 @@ async function drift(args: string[], ctx: CliContext): Promise<number> {
     env: ctx.env,
     signal,
     cacert: values.cacert,
+    rules: values.rules,
     timeoutMs: values.timeout,
     connection: {
       ...defaultCurlOptions(),

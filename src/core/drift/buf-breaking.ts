@@ -10,6 +10,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import {
   type FileDescriptorProto,
   FileDescriptorSetSchema,
+  type SourceCodeInfo_Location,
   SourceCodeInfo_LocationSchema,
   SourceCodeInfoSchema,
 } from "@bufbuild/protobuf/wkt";
@@ -43,15 +44,24 @@ export interface BufBreakingOptions {
 /** The rules, stated so that no buf.yaml around the temporary files applies. */
 const config = (rules: BreakingRules) => JSON.stringify({ version: "v2", breaking: { use: [rules] } });
 
+/** The parts of an element that get a line too: the fields of its descriptor message up to this number. */
+const PARTS = 10;
+
 /** Files with one synthetic source line per element; returns the images' files and line → element id. */
 function withElementLines(files: readonly FileDescriptorProto[]) {
   const lines = new Map<string, Map<number, string>>();
   const out = files.map((file) => {
     const byLine = new Map<number, string>();
-    const location = fileElements(file).map((e, i) => {
-      byLine.set(i + 1, e.id);
-      return create(SourceCodeInfo_LocationSchema, { path: [...e.path], span: [i, 0, 1] });
-    });
+    const location: SourceCodeInfo_Location[] = [];
+    const add = (path: number[], id: string) => {
+      location.push(create(SourceCodeInfo_LocationSchema, { path, span: [location.length, 0, 1] }));
+      byLine.set(location.length, id);
+    };
+    for (const e of fileElements(file)) {
+      add([...e.path], e.id);
+      // buf places some findings at a part of the element (a field's type, a method's input type).
+      if (e.kind !== "file") for (let part = 1; part <= PARTS; part++) add([...e.path, part], e.id);
+    }
     lines.set(file.name, byLine);
     return { ...file, sourceCodeInfo: create(SourceCodeInfoSchema, { location }) } as FileDescriptorProto;
   });

@@ -187,20 +187,21 @@ function chooseRules(
 }
 
 /**
- * Whether a buf finding is about this difference: placed at its element in the input, or at the
- * element that encloses it there (where buf places deletions and renumberings) naming it by its
- * name or number on either side.
+ * Whether a buf finding is about this difference: placed at its element in the input, or at an
+ * element that encloses it there or at its file (where buf places deletions and renumberings),
+ * naming it by its name (`"Line"`, `"Order.Line"`) or number on either side.
  */
 function concerns(f: BufFinding, d: StructuralDifference): boolean {
   const input = d.inputElement;
   if (!input || f.elementId === undefined) return false;
   if (d.change !== "missing" && f.elementId === input.id) return true;
   const enclosing = d.change === "missing" ? input.id : input.parent;
-  if (f.elementId !== enclosing) return false;
+  if (f.elementId !== enclosing && f.elementId !== `file:${input.file}`) return false;
   const names = new Set<string>();
   for (const e of [d.change === "missing" ? undefined : input, d.againstElement]) {
-    if (!e || (d.change === "missing" && e === input)) continue;
-    names.add(e.name.split(".").pop() ?? e.name);
+    if (!e) continue;
+    const parts = e.name.split(".");
+    for (let i = parts.length - 1; i >= 0; i--) names.add(parts.slice(i).join("."));
     if (e.kind === "field" || e.kind === "value") names.add(String(e.proto.number));
   }
   return [...names].some((n) => f.message.includes(`"${n}"`));
