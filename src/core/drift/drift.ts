@@ -212,8 +212,11 @@ function placer(side: DriftSide) {
   const lines = new Map<string, Map<string, number>>();
   const display = (file: string) => {
     // A workspace's own files are named by their path on disk; a dependency's stay as imported.
-    const path = side.dir ? join(side.dir, file) : undefined;
-    return path && existsSync(path) ? path : file;
+    for (const root of side.roots ?? []) {
+      const path = join(root, file);
+      if (existsSync(path)) return path;
+    }
+    return file;
   };
   return (e: SchemaElement | undefined, fileName?: string): SourcePlace | undefined => {
     const file = e?.file ?? fileName;

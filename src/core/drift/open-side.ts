@@ -20,8 +20,8 @@ export interface DriftSide {
   readonly files: FileDescriptorProto[];
   /** A server's listed services (reflection's own left out); undefined for a schema. */
   readonly served?: string[];
-  /** For a workspace: the directory its file names are relative to, to name places on disk. */
-  readonly dir?: string;
+  /** For a workspace: the directories its file names may be relative to (its module roots), to name places on disk. */
+  readonly roots?: string[];
 }
 
 export interface OpenSideOptions extends OpenSchemaOptions {
@@ -56,15 +56,26 @@ export async function openSide(spec: string, options: OpenSideOptions): Promise<
       throw new ProtocallError(`${spec}: this kind of schema cannot be compared; give a file or directory`);
     const files = index.listFiles().map((name) => index.decode(name, true));
     if (!st) return { spec, kind: "module", files };
-    if (st.isDirectory()) return { spec, kind: "workspace", files, dir: path };
+    if (st.isDirectory()) return { spec, kind: "workspace", files, roots: await moduleRoots(path) };
     if (spec.endsWith(".proto")) {
       const { findBuildRoot } = await import("../schema/workspace");
-      return { spec, kind: "workspace", files, dir: (await findBuildRoot(path)).root };
+      return { spec, kind: "workspace", files, roots: await moduleRoots((await findBuildRoot(path)).root) };
     }
     return { spec, kind: "descriptor-set", files };
   } finally {
     await source.close();
   }
+}
+
+/** The directory and the module directories its buf.yaml (v2) or buf.work.yaml lists. */
+async function moduleRoots(dir: string): Promise<string[]> {
+  const { join } = await import("node:path");
+  const { readBufWorkYaml, readBufYaml } = await import("../schema/buf-config");
+  // Only to name places: a configuration that cannot be read was reported by the build, or is not used.
+  const yaml = await readBufYaml(dir).catch(() => undefined);
+  const work = await readBufWorkYaml(dir).catch(() => undefined);
+  const dirs = [...(yaml?.modules.map((m) => m.path) ?? []), ...(work?.directories ?? [])];
+  return [dir, ...dirs.map((d) => join(dir, d))];
 }
 
 async function openServer(url: string, options: OpenSideOptions): Promise<DriftSide> {
