@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { runCli } from "../support/cli";
 import { MONEY_PROTO, SHOP_PROTO, startGrpcJsReflectionServer } from "../support/grpc-js-reflection-server";
 import { buildInteropServers, type InteropServer, startInteropServer } from "../support/interop-servers";
-import { type DemoServer, examplesDir, startDemoServer } from "../support/servers";
+import { type DemoServer, demoDescriptorSet, examplesDir, startDemoServer } from "../support/servers";
 import { createTestPki } from "../support/tls";
 
 interface JsonDifference {
@@ -313,7 +313,7 @@ describe("drift against our own servers", () => {
   });
 });
 
-describe("drift refuses what it cannot compare, with exit code 3", () => {
+describe("drift's flags and inputs; what it cannot compare exits 3", () => {
   test("an unreachable server", async () => {
     const r = await runCli(["drift", "http://127.0.0.1:1", "--against", examplesDir], { cwd: work });
     assert.equal(r.code, 3);
@@ -361,6 +361,19 @@ describe("drift refuses what it cannot compare, with exit code 3", () => {
     const report = JSON.parse(r.stdout) as JsonReport;
     assert.equal(report.rules, "WIRE");
     assert.deepEqual(report.input, { spec: examplesDir, kind: "workspace" });
+  });
+
+  test("a descriptor set on stdin (-)", async () => {
+    const set = readFileSync(await demoDescriptorSet());
+    const r = await runCli(["drift", "-", "--against", examplesDir, "--format", "json"], {
+      cwd: work,
+      stdin: set,
+      timeoutMs: 120_000,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as JsonReport;
+    assert.deepEqual(report.input, { spec: "-", kind: "descriptor-set" });
+    assert.equal(report.verdict, "same");
   });
 
   test("--help exits 0 and documents the exit codes", async () => {

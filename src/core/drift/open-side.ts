@@ -55,6 +55,7 @@ export async function openSide(spec: string, options: OpenSideOptions): Promise<
     if (!index)
       throw new ProtocallError(`${spec}: this kind of schema cannot be compared; give a file or directory`);
     const files = index.listFiles().map((name) => index.decode(name, true));
+    if (spec === "-") return { spec, kind: "descriptor-set", files };
     if (!st) return { spec, kind: "module", files };
     if (st.isDirectory()) return { spec, kind: "workspace", files, roots: await moduleRoots(path) };
     if (spec.endsWith(".proto")) {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { after, before, test } from "node:test";
+import { runDrift } from "../../../src/core/drift/drift";
 import { serverDrift } from "../../../src/core/drift/server-drift";
 import { defaultCurlOptions } from "../../../src/core/invoke/options";
 import { type DemoServer, examplesDir, startDemoServer } from "../../support/servers";
@@ -50,6 +51,8 @@ test("the first schema that declares a served service is the one compared", asyn
     found.report.differences.map((d) => d.name),
     ["demo.v1.GreetRequest.title"],
   );
+  // The editor's badge and `protocall drift` answer the same question the same way.
+  assert.deepEqual(found.report, await runDrift(demo.url, changed, options()));
   const same = await serverDrift(demo.url, [examplesDir, changed], options());
   assert.equal(same?.against, examplesDir);
   assert.equal(same?.report.verdict, "same");
