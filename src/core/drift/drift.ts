@@ -13,7 +13,7 @@ import { type BreakingRules, type BufFinding, bufBreaking } from "./buf-breaking
 import { compareSchemas, type PropertyChange, type StructuralDifference } from "./compare";
 import { withProtocMapEntryNames } from "./map-entries";
 import { type DriftSide, type DriftSideKind, type OpenSideOptions, openSide } from "./open-side";
-import { type SchemaElement, sourceLines } from "./schema-elements";
+import { fileElements, type SchemaElement, sourceLines } from "./schema-elements";
 
 /** A place in a side's source: the file (a path on disk for a workspace) and its 1-based line. */
 export interface SourcePlace {
@@ -93,17 +93,26 @@ export async function compareSides(
       rules: mine.map((f) => ({ rule: f.rule, message: f.message })),
     };
   });
-  // A finding of no difference above (a file option, a file moved or deleted) is a difference too.
+  // A finding of no difference above (a file option, a oneof, a file moved or deleted) is a
+  // difference too, of the element buf placed it at.
+  const elementsA = new Map(filesA.flatMap((f) => fileElements(f).map((e) => [e.id, e] as const)));
+  const byPlace = new Map<string, BufFinding[]>();
   for (const f of findings) {
     if (used.has(f)) continue;
+    const key = f.elementId ?? `file:${f.file}`;
+    byPlace.set(key, [...(byPlace.get(key) ?? []), f]);
+  }
+  for (const [key, group] of byPlace) {
+    const at = elementsA.get(key);
+    const file = group[0].file;
     differences.push({
       change: "rule",
-      element: "file",
-      name: f.file,
+      element: at?.kind ?? "file",
+      name: at?.name ?? file,
       properties: [],
-      input: f.file ? { file: placeA(undefined, f.file)?.file ?? f.file } : undefined,
+      input: at ? placeA(at) : file ? { file: placeA(undefined, file)?.file ?? file } : undefined,
       breaking: true,
-      rules: [{ rule: f.rule, message: f.message }],
+      rules: group.map((f) => ({ rule: f.rule, message: f.message })),
     });
   }
   const unserved = unservedServices(a).concat(unservedServices(b));

@@ -59,10 +59,14 @@ export class DriftBadges {
       const { formatDriftText } = await import("../../core/drift/report-text");
       const { Readable } = await import("node:stream");
       const connection = serverCurlOptions(server);
+      // Registry modules among the candidates are read with the tokens of the registries signed in to.
+      const access = await this.ctx.registryAccess().catch(() => ({ tokens: {}, cas: {} }));
       const drift = await serverDrift(connection.url as string, candidates, {
         cwd: folder,
         stdin: Readable.from([]),
         env: process.env,
+        registryTokens: access.tokens,
+        registryCas: access.cas,
         connection,
         timeoutMs: this.ctx.settings.reflectionTimeoutMs(),
       });

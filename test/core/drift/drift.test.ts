@@ -186,7 +186,7 @@ test("a buf finding about no compared element (a file option) is a difference of
   assert.equal(d.breaking, true);
   assert.match(
     formatDriftText(report, work),
-    /shop\/v1\/shop\.proto: breaking: .*go_package.* \(FILE_SAME_GO_PACKAGE\)/,
+    /shop\/v1\/shop\.proto:1: breaking: File option "go_package" changed from .* \(FILE_SAME_GO_PACKAGE\)\n/,
   );
 });
 
@@ -201,4 +201,19 @@ test("the rule category can be chosen: WIRE does not mind a renamed field", asyn
   const d = only(report.differences);
   assert.equal(d.breaking, false);
   assert.equal(report.verdict, "compatible");
+});
+
+test("a buf finding placed at an element no compared property covers (oneof membership) is a difference of that element", async () => {
+  const report = await drift(edit("  string id = 1;\n", "  oneof key {\n    string id = 1;\n  }\n"), BASE);
+  const d = only(report.differences);
+  assert.equal(d.change, "rule");
+  assert.equal(d.element, "field");
+  assert.equal(d.name, "shop.v1.Order.id");
+  assert.equal(d.input?.line, 7);
+  assert.deepEqual(d.rules.map((r) => r.rule).sort(), ["FIELD_SAME_CARDINALITY", "FIELD_SAME_ONEOF"]);
+  assert.equal(d.breaking, true);
+  assert.match(
+    formatDriftText(report, work),
+    /shop\.proto:7: breaking: .*oneof.* \(FIELD_SAME_.*, FIELD_SAME_.*\)/,
+  );
 });
