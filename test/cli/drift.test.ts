@@ -270,6 +270,31 @@ describe("drift against our own servers", () => {
     }
   });
 
+  test("without --against, a server is compared with the current directory's workspace", async () => {
+    const ws = join(work, "workspace-default");
+    cpSync(examplesDir, ws, { recursive: true });
+    const other = join(ws, "other");
+    mkdirSync(other);
+    writeFileSync(
+      join(other, "other.proto"),
+      'syntax = "proto3";\npackage other.v1;\nmessage M {}\nservice S {\n  rpc Get(M) returns (M);\n}\n',
+    );
+    const r = await runCli(["drift", demo.url, "--format", "json"], { cwd: ws, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const report = JSON.parse(r.stdout) as JsonReport;
+    assert.deepEqual(report.against, { spec: ws, kind: "workspace" });
+    assert.equal(report.verdict, "same");
+
+    const empty = join(work, "empty-workspace");
+    mkdirSync(empty);
+    const none = await runCli(["drift", demo.url], { cwd: empty, timeoutMs: 120_000 });
+    assert.equal(none.code, 3);
+    assert.equal(
+      none.stderr,
+      `protocall: no schema of the workspace at ${empty} declares a service that ${demo.url} serves: there are no schemas there; give the source with --against\n`,
+    );
+  });
+
   test("the grpc-js server (files named after their package) against its source: PACKAGE rules, no differences", async () => {
     const grpcJs = await startGrpcJsReflectionServer();
     try {

@@ -1,6 +1,8 @@
 // `protocall drift`: is this server running the schema I think it is? Compares a server's reflection,
 // a registry module, a workspace or a descriptor set with another of these (core/drift), prints the
 // differences for people or as JSON, and exits with a code CI can act on.
+
+import type { DriftOptions, DriftReport } from "../../core/drift/drift";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { defaultCurlOptions, type Protocol } from "../../core/invoke/options";
 import { defineFlags, flagsHelp, parseArgs } from "../args";
@@ -11,7 +13,7 @@ const flags = defineFlags({
   against: {
     kind: "string",
     value: "SOURCE",
-    help: "what to compare with: a directory or .proto file (built with buf), a descriptor set or image, a registry module (REMOTE/owner/module[:ref]), or a server URL",
+    help: "what to compare with: a directory or .proto file (built with buf), a descriptor set or image, a registry module (REMOTE/owner/module[:ref]), or a server URL; default for a server: the current directory's schemas",
   },
   format: { kind: "string", choices: ["text", "json"], default: "text", help: "output format" },
   rules: {
@@ -51,6 +53,11 @@ const flags = defineFlags({
 const help = `Compare the schema a server runs with its source (or any two schemas), classified by buf's breaking rules.
 
 Usage: protocall drift <URL | REMOTE/owner/module[:ref] | dir | set> --against <dir | set | REMOTE/owner/module[:ref] | URL>
+       protocall drift <URL>
+
+Without --against, a server is compared with the current directory's workspace: the first of its
+schemas (each build root, then each *.binpb file, in the order the editor reads them) that declares
+a service the server serves, as the editor's Services view does.
 
 Each side is a running server (its gRPC reflection: the services it lists and the files they need),
 a registry module, a workspace directory or .proto file (built with the bundled buf), or a
@@ -118,15 +125,16 @@ async function drift(args: string[], ctx: CliContext): Promise<number> {
       `drift takes one server URL or schema to check, got ${positionals.length}${positionals.length ? `: ${positionals.join(" ")}` : ""}; run \`protocall drift --help\` for usage`,
     );
   }
-  if (!values.against) {
+  const { isServerUrl } = await import("../../core/drift/open-side");
+  if (!values.against && !isServerUrl(positionals[0])) {
     throw new ProtocallError(
-      "drift needs --against: the source to compare with (a directory, a descriptor set, a registry module or a server URL)",
+      "drift needs --against: the source to compare with (a directory, a descriptor set, a registry module or a server URL); only a server URL may leave it out, to be compared with the current directory's schemas",
     );
   }
   const { runDrift } = await import("../../core/drift/drift");
   const { driftExitCode, formatDriftText } = await import("../../core/drift/report-text");
   const signal = ctx.interrupted();
-  const report = await runDrift(positionals[0], values.against, {
+  const options = {
     cwd: ctx.cwd,
     stdin: ctx.stdin,
     env: ctx.env,
@@ -143,9 +151,28 @@ async function drift(args: string[], ctx: CliContext): Promise<number> {
       cert: values.cert,
       key: values.key,
     },
-  });
+  };
+  const report = values.against
+    ? await runDrift(positionals[0], values.against, options)
+    : await againstWorkspace(positionals[0], options, ctx.cwd);
   ctx.stdout.write(
     values.format === "json" ? `${JSON.stringify(report, null, 2)}\n` : formatDriftText(report, ctx.cwd),
   );
   return driftExitCode(report);
+}
+
+/** A server against the first schema of the current directory's workspace that declares a service it serves. */
+async function againstWorkspace(url: string, options: DriftOptions, cwd: string): Promise<DriftReport> {
+  const { serverDrift, workspaceCandidates } = await import("../../core/drift/server-drift");
+  const { candidates, problems } = await workspaceCandidates(cwd, { env: options.env });
+  const found = await serverDrift(url, candidates, options);
+  if (!found) {
+    const tried =
+      candidates.length > 0 ? `the schemas there (${candidates.join(", ")})` : "there are no schemas there";
+    const failed = problems.length > 0 ? `; these could not be read: ${problems.join("; ")}` : "";
+    throw new ProtocallError(
+      `no schema of the workspace at ${cwd} declares a service that ${url} serves: ${tried}${failed}; give the source with --against`,
+    );
+  }
+  return found.report;
 }

@@ -1,7 +1,9 @@
-// A server's drift from the schemas a workspace has, for the editor's Services view: the server is
-// read once, and compared with the first of the workspace's schemas (its builds, descriptor sets and
-// configured schemas or registry modules, in the view's order) that declares a service the server
-// serves, so that a workspace with several APIs compares each server with its own.
+// A server's drift from the schemas a workspace has, for the editor's Services view and for
+// `protocall drift URL` without --against: the server is read once, and compared with the first of
+// the workspace's schemas (configured schemas or registry modules, its builds, descriptor sets, in
+// the one order of workspace-schemas.ts) that declares a service the server serves, so that a
+// workspace with several APIs compares each server with its own.
+import { openWorkspaceSchemas } from "../schema/workspace-schemas";
 import type { DriftReport } from "./drift";
 import { compareSides } from "./drift";
 import { type DriftSide, type OpenSideOptions, openSide } from "./open-side";
@@ -38,4 +40,27 @@ export async function serverDrift(
     return { against: spec, report: await compareSides(server, side, options) };
   }
   return undefined;
+}
+
+/**
+ * The schemas of a workspace folder as drift candidates, in the order of openWorkspaceSchemas (the
+ * one the language server and Send read): each build root, then each descriptor-set file. Entries
+ * that fail are left out (their problem is what `problems` lists).
+ */
+export async function workspaceCandidates(
+  folder: string,
+  options: { bufPath?: string; env?: NodeJS.ProcessEnv },
+): Promise<{ candidates: string[]; problems: string[] }> {
+  const entries = await openWorkspaceSchemas({
+    schemas: [],
+    baseDir: folder,
+    folders: [folder],
+    build: { bufPath: options.bufPath },
+    openSetting: async () => ({ problem: "no settings here" }),
+  });
+  await Promise.all(entries.map((e) => e.source?.close()));
+  return {
+    candidates: entries.filter((e) => !e.problem).map((e) => e.origin),
+    problems: entries.flatMap((e) => (e.problem ? [`${e.origin}: ${e.problem.split("\n")[0]}`] : [])),
+  };
 }
