@@ -190,5 +190,5 @@ export function compareSchemas(
       againstElement: e,
     });
   }
-  return out as StructuralDifference[];
+  return out;
 }

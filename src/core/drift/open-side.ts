@@ -2,6 +2,8 @@
 // files of the services it lists, and what they import), or any `--schema` value (a workspace
 // directory or .proto file built with the compiler, a descriptor set or image, a registry module),
 // opened through the same `openSchema` as calls use, so drift reads a schema exactly as a call does.
+import { stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import type { FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { reflectionTarget } from "../analysis/reflection-source";
 import { ProtocallError } from "../errors";
@@ -45,8 +47,6 @@ export function isServerUrl(spec: string): boolean {
 /** Opens one side. Throws ProtocallError (or the reflection's ConnectError) when it cannot be read. */
 export async function openSide(spec: string, options: OpenSideOptions): Promise<DriftSide> {
   if (isServerUrl(spec)) return openServer(spec, options);
-  const { stat } = await import("node:fs/promises");
-  const { resolve } = await import("node:path");
   const path = resolve(options.cwd, spec);
   const st = await stat(path).catch(() => undefined);
   const source = await openSchema(spec, options);
@@ -70,7 +70,6 @@ export async function openSide(spec: string, options: OpenSideOptions): Promise<
 
 /** The directory and the module directories its buf.yaml (v2) or buf.work.yaml lists. */
 async function moduleRoots(dir: string): Promise<string[]> {
-  const { join } = await import("node:path");
   const { readBufWorkYaml, readBufYaml } = await import("../schema/buf-config");
   // Only to name places: a configuration that cannot be read was reported by the build, or is not used.
   const yaml = await readBufYaml(dir).catch(() => undefined);
