@@ -66,17 +66,17 @@ the source has source info): services, methods, messages, fields, enums and enum
 only, and changes of a field's number, type, label, name or JSON name, of a method's types or
 streaming, and of an enum value's number or name.
 
-Each difference is classified by the bundled buf, as \`buf breaking <first> --against <--against>\`
-with buf's default rules (FILE; see --rules) decides: "breaking" means a client built from the --against side
-may fail against the first (a server that lacks a method or a field the source has, a field
-renumbered); "compatible" means buf finds nothing (a method or field the server has beyond its
-source). A finding of buf that is not about one of the elements above (a file option, a file
+Each difference is classified as the bundled \`buf breaking <first> --against <--against>\`
+classifies it, with buf's default rules (FILE; see --rules): "breaking" means a client built from
+the --against side may fail against the first (a server that lacks a method or a field the source
+has, a field renumbered); "compatible" means buf finds nothing (a method or field the server has
+beyond its source). A finding of buf about nothing compared above (a file option, a oneof, a file
 deleted) is a difference of its own. A server that names its files otherwise than its source
-(grpc-js names them after their package) is judged by buf's PACKAGE rules, which compare by package:
-by FILE rules every file would count as deleted. With a server on either side, a schema is compared only
-through its files that declare services and what they import, and the server's reflection services
-are left out; services that the server's files declare but it does not serve are noted, not
-counted.
+(grpc-js names them after their package) is judged by buf's PACKAGE rules, which compare by
+package: by FILE rules every file would count as deleted. With a server on either side, a schema is
+compared only through its files that declare services and what they import, and the server's
+reflection services are left out; services that the server's files declare but it does not serve
+are noted, not counted.
 
 Exit codes: 0 no differences; 1 a difference breaks clients; 2 differences, all compatible;
 3 no comparison was made (bad flags, a server that cannot be reached or has no reflection, a
