@@ -10,7 +10,13 @@ import { after, before, describe, test } from "node:test";
 import { runCli } from "../support/cli";
 import { MONEY_PROTO, SHOP_PROTO, startGrpcJsReflectionServer } from "../support/grpc-js-reflection-server";
 import { buildInteropServers, type InteropServer, startInteropServer } from "../support/interop-servers";
-import { type DemoServer, demoDescriptorSet, examplesDir, startDemoServer } from "../support/servers";
+import {
+  type DemoServer,
+  demoDescriptorSet,
+  examplesDir,
+  startDemoServer,
+  startTlsDemoServer,
+} from "../support/servers";
 import { createTestPki } from "../support/tls";
 
 interface JsonDifference {
@@ -267,6 +273,26 @@ describe("drift against our own servers", () => {
       });
       assert.equal(r.code, 0, `${protocol}: ${r.stdout}${r.stderr}`);
       assert.match(r.stdout, /^no differences/m);
+    }
+  });
+
+  test("a server over TLS with a client certificate: --cacert, -E/--key; without them the failure is exit 3", async () => {
+    const pki = await createTestPki(["127.0.0.1", "localhost"]);
+    const tls = await startTlsDemoServer(pki, { requestClientCert: true });
+    try {
+      const url = tls.url.replace("127.0.0.1", "localhost");
+      const args = ["drift", url, "--against", examplesDir];
+      const ok = await runCli(
+        [...args, "--cacert", pki.ca.certPath, "-E", pki.client.certPath, "--key", pki.client.keyPath],
+        { cwd: work, timeoutMs: 120_000 },
+      );
+      assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+      assert.match(ok.stdout, /^no differences/m);
+      const untrusted = await runCli(args, { cwd: work, timeoutMs: 120_000 });
+      assert.equal(untrusted.code, 3, untrusted.stdout);
+      assert.match(untrusted.stderr, /^protocall: .*certificate.*\n$/);
+    } finally {
+      await tls.close();
     }
   });
 
