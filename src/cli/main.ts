@@ -42,6 +42,11 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Run a registry emulator (the module API buf pushes to, webhooks, deliveries) for local testing",
     load: async () => (await import("./commands/registry")).command,
   },
+  drift: {
+    summary:
+      "Compare a server's schema (reflection) with its source or registry module, classified by buf breaking",
+    load: async () => (await import("./commands/drift")).command,
+  },
   convert: {
     summary: "Convert a message between JSON and binary (EventRequest built in)",
     load: async () => (await import("./commands/convert")).command,

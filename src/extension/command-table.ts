@@ -65,6 +65,7 @@ export const commandTable: readonly CommandEntry[] = [
   command("protocall.services.addRequest", (f, e: ServicesElement) => f.services.addRequest(e)),
   command("protocall.services.goToDefinition", (f, e?: ServicesElement) => f.services.goToDefinition(e)),
   command("protocall.services.copyName", (f, e?: ServicesElement) => f.services.copyName(e)),
+  command("protocall.services.showDriftReport", (f, e?: ServicesElement) => f.services.showDriftReport(e)),
 
   // The Webhooks view (webhooks/).
   command("protocall.webhooks.refresh", (f) => f.webhooks.refresh()),
