@@ -38,6 +38,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Run a registry emulator (the module API buf pushes to, webhooks, deliveries) for local testing",
     load: async () => (await import("./commands/registry")).command,
   },
+  mock: {
+    summary: "Run a mock server of a schema's services, answering from .rpc stub files or generated messages",
+    load: async () => (await import("./commands/mock")).command,
+  },
   convert: {
     summary: "Convert a message between JSON and binary (EventRequest built in)",
     load: async () => (await import("./commands/convert")).command,

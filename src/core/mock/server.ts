@@ -1,0 +1,436 @@
+// The mock server: every method of the schema on one port, over Connect (HTTP/1.1 and HTTP/2), gRPC
+// (h2c and TLS) and gRPC-Web, JSON and binary, gzip, all four streaming shapes (connect-node's
+// handlers), with CORS for pages, gRPC server reflection (v1 and v1alpha) and grpc.health.v1.
+//
+// A call goes to the first stub of its method whose checks hold (stub-match.ts); a method without
+// stubs answers a message generated from the schema (generate.ts), or unimplemented when generation
+// is off; a method whose stubs all fail answers not_found with the closest stubs and why each failed.
+// Every call is logged (call-log.ts) and listed on the admin path:
+//   GET  /.protocall/mock/calls   the calls so far, as JSON {"calls": [...]}
+//   POST /.protocall/mock/reset   forget the calls and start every sequence over
+//   GET  /.protocall/mock/stubs   the stubs being served
+import type { JsonValue, Message } from "@bufbuild/protobuf";
+import { create, type DescMethod, toJson } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ConnectRouter, cors, type HandlerContext } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import {
+  file_grpc_health_v1_health,
+  Health,
+  HealthCheckResponse_ServingStatus,
+} from "../../gen/grpc/health/v1/health_pb";
+import type { HeaderPair } from "../assertions/outcome";
+import { registerReflection } from "../schema/reflection-server";
+import type { ConnectionLimits } from "../webhooks/connection-guard";
+import { messageOf, playAnswer } from "./answer";
+import { CallLog, type MockCall } from "./call-log";
+import { generateMessage } from "./generate";
+import { type MockListener, type NodeHandler, startMockListener } from "./listen";
+import { type MockSchema, methodKey } from "./mock-schema";
+import type { LoadedAnswer, Stub } from "./stub-load";
+import { answerForMessage, noMatchMessage, outcomeOf, type RequestView, selectStub } from "./stub-match";
+import type { StubSet } from "./stub-set";
+import type { TemplateScope } from "./template";
+
+export const adminPrefix = "/.protocall/mock/";
+
+export interface MockServerOptions {
+  readonly schema: MockSchema;
+  readonly stubs: StubSet;
+  /** Answer methods without stubs with generated messages (default true); else unimplemented. */
+  readonly generate?: boolean;
+  /** The seed of generated messages (default 1). */
+  readonly seed?: number;
+  readonly host?: string;
+  readonly port?: number;
+  readonly tls?: { readonly cert: string; readonly key: string };
+  /** Largest request message, in bytes (default 4 MiB); larger ones are refused with resource_exhausted. */
+  readonly maxMessageBytes?: number;
+  readonly limits?: ConnectionLimits;
+  /** Called after each call (the CLI prints a line). */
+  readonly onCall?: (call: MockCall) => void;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export interface MockServer {
+  readonly url: string;
+  readonly port: number;
+  readonly calls: CallLog;
+  close(): Promise<void>;
+}
+
+function headerPairs(headers: Headers): HeaderPair[] {
+  const out: HeaderPair[] = [];
+  headers.forEach((value, name) => {
+    out.push([name, value]);
+  });
+  return out;
+}
+
+interface CallState {
+  readonly started: number;
+  readonly time: string;
+  readonly ctx: HandlerContext;
+  readonly method: DescMethod;
+  source: string;
+  readonly requests: JsonValue[];
+  readonly responses: JsonValue[];
+}
+
+export async function startMockServer(options: MockServerOptions): Promise<MockServer> {
+  const { schema, stubs } = options;
+  const generate = options.generate !== false;
+  const seed = options.seed ?? 1;
+  const env = options.env ?? process.env;
+  const log = new CallLog(1000, options.onCall);
+
+  const requestJson = (method: DescMethod, message: Message): JsonValue =>
+    toJson(method.input, message as never, { registry: schema.registry, alwaysEmitImplicit: true });
+
+  const begin = (method: DescMethod, ctx: HandlerContext): CallState => ({
+    started: performance.now(),
+    time: new Date().toISOString(),
+    ctx,
+    method,
+    source: "generated",
+    requests: [],
+    responses: [],
+  });
+
+  const finish = (state: CallState, err?: unknown) => {
+    const e = err === undefined ? undefined : ConnectError.from(err);
+    const headers: Record<string, string> = {};
+    state.ctx.requestHeader.forEach((v, k) => {
+      headers[k] = v;
+    });
+    log.add({
+      time: state.time,
+      method: methodKey(state.method),
+      protocol: state.ctx.protocolName,
+      source: state.source,
+      status: e ? Code[e.code].replace(/[A-Z]/g, (c, i) => (i > 0 ? "_" : "") + c.toLowerCase()) : "ok",
+      ...(e ? { message: e.rawMessage } : {}),
+      durationMs: Math.round(performance.now() - state.started),
+      headers,
+      requests: state.requests,
+      responses: state.responses,
+    });
+  };
+
+  const scopeOf = (stub: Stub, request: RequestView): TemplateScope => ({
+    outcome: outcomeOf(request),
+    variables: stub.variables,
+    env,
+    where: stub.file,
+  });
+
+  /** The stub for a request, or the error (or generated answer) when there is none. */
+  const choose = (state: CallState, request: RequestView): Stub | undefined => {
+    const key = methodKey(state.method);
+    const candidates = stubs.forMethod(key);
+    if (candidates.length === 0) {
+      if (generate) return undefined;
+      state.source = "unimplemented";
+      throw new ConnectError(
+        `${key} has no stub and generated answers are off (--no-generate); add a stub for it`,
+        Code.Unimplemented,
+      );
+    }
+    const selection = selectStub(candidates, request);
+    if (!selection.stub) {
+      state.source = "no match";
+      throw new ConnectError(noMatchMessage(key, selection.closest, candidates.length), Code.NotFound);
+    }
+    state.source = selection.stub.label;
+    return selection.stub;
+  };
+
+  /** The messages of one answer (or generated ones), collected for a unary or client-streaming reply. */
+  async function single(state: CallState, request: RequestView): Promise<Message> {
+    const { method, ctx } = state;
+    const stub = choose(state, request);
+    if (!stub) {
+      const json = generateMessage(method.output, { seed });
+      state.responses.push(json);
+      return messageOf(method.output, json, schema);
+    }
+    const { answer } = stubs.nextAnswer(stub);
+    let last: Message | undefined;
+    for await (const m of playAnswer(
+      answer,
+      stub,
+      ctx,
+      method.output,
+      scopeOf(stub, request),
+      schema,
+      state.responses,
+    )) {
+      last = m;
+    }
+    return last ?? create(method.output);
+  }
+
+  async function* stream(state: CallState, request: RequestView, count: number): AsyncGenerator<Message> {
+    const { method, ctx } = state;
+    const stub = choose(state, request);
+    if (!stub) {
+      for (let i = 0; i < count; i++) {
+        const json = generateMessage(method.output, { seed, index: i });
+        state.responses.push(json);
+        yield messageOf(method.output, json, schema);
+      }
+      return;
+    }
+    const { answer } = stubs.nextAnswer(stub);
+    yield* playAnswer(answer, stub, ctx, method.output, scopeOf(stub, request), schema, state.responses);
+  }
+
+  const routes = (router: ConnectRouter) => {
+    for (const method of schema.methods.values()) {
+      switch (method.methodKind) {
+        case "unary":
+          router.rpc(method, (async (req: Message, ctx: HandlerContext) => {
+            const state = begin(method, ctx);
+            try {
+              state.requests.push(requestJson(method, req));
+              const res = await single(state, {
+                headers: headerPairs(ctx.requestHeader),
+                messages: state.requests,
+              });
+              finish(state);
+              return res;
+            } catch (err) {
+              finish(state, err);
+              throw err;
+            }
+          }) as never);
+          break;
+        case "server_streaming":
+          router.rpc(method, async function* (req: Message, ctx: HandlerContext) {
+            const state = begin(method, ctx);
+            try {
+              state.requests.push(requestJson(method, req));
+              yield* stream(state, { headers: headerPairs(ctx.requestHeader), messages: state.requests }, 3);
+              finish(state);
+            } catch (err) {
+              finish(state, err);
+              throw err;
+            }
+          } as never);
+          break;
+        case "client_streaming":
+          router.rpc(method, (async (reqs: AsyncIterable<Message>, ctx: HandlerContext) => {
+            const state = begin(method, ctx);
+            try {
+              for await (const r of reqs) state.requests.push(requestJson(method, r));
+              const res = await single(state, {
+                headers: headerPairs(ctx.requestHeader),
+                messages: state.requests,
+              });
+              finish(state);
+              return res;
+            } catch (err) {
+              finish(state, err);
+              throw err;
+            }
+          }) as never);
+          break;
+        case "bidi_streaming":
+          router.rpc(method, async function* (reqs: AsyncIterable<Message>, ctx: HandlerContext) {
+            const state = begin(method, ctx);
+            try {
+              yield* bidi(state, reqs);
+              finish(state);
+            } catch (err) {
+              finish(state, err);
+              throw err;
+            }
+          } as never);
+          break;
+      }
+    }
+    const served = new Set(schema.services.map((s) => s.typeName));
+    if (
+      !served.has("grpc.reflection.v1.ServerReflection") &&
+      !served.has("grpc.reflection.v1alpha.ServerReflection")
+    ) {
+      registerReflection(router, [...schema.files, file_grpc_health_v1_health]);
+    }
+    if (!served.has("grpc.health.v1.Health")) router.service(Health, healthService(schema));
+  };
+
+  /**
+   * A bidirectional call: the stub is chosen on the request headers and the first message. A
+   * per-message stub answers each incoming message as it arrives; any other stub plays its answer
+   * after the first message and then reads the rest of the stream. Generated: one message per message.
+   */
+  async function* bidi(state: CallState, reqs: AsyncIterable<Message>): AsyncGenerator<Message> {
+    const { method, ctx } = state;
+    const headers = headerPairs(ctx.requestHeader);
+    const it = reqs[Symbol.asyncIterator]();
+    const first = await it.next();
+    if (first.done) {
+      // No message: the stub is chosen on the headers alone.
+      yield* stream(state, { headers, messages: [] }, 0);
+      return;
+    }
+    state.requests.push(requestJson(method, first.value));
+    const stub = choose(state, { headers, messages: state.requests });
+    if (!stub) {
+      let i = 0;
+      let next: IteratorResult<Message> = first;
+      while (!next.done) {
+        if (i > 0) state.requests.push(requestJson(method, next.value));
+        const json = generateMessage(method.output, { seed, index: i++ });
+        state.responses.push(json);
+        yield messageOf(method.output, json, schema);
+        next = await it.next();
+      }
+      return;
+    }
+    if (!stub.perMessage) {
+      const { answer } = stubs.nextAnswer(stub);
+      yield* playAnswer(
+        answer,
+        stub,
+        ctx,
+        method.output,
+        scopeOf(stub, { headers, messages: state.requests }),
+        schema,
+        state.responses,
+      );
+      for (let next = await it.next(); !next.done; next = await it.next()) {
+        state.requests.push(requestJson(method, next.value));
+      }
+      return;
+    }
+    stubs.nextAnswer(stub);
+    let n = 0;
+    let next: IteratorResult<Message> = first;
+    while (!next.done) {
+      const message = state.requests[n];
+      const answer: LoadedAnswer | undefined = answerForMessage(stub, message, n, headers);
+      if (answer) {
+        yield* playAnswer(
+          answer,
+          stub,
+          ctx,
+          method.output,
+          scopeOf(stub, { headers, messages: [message] }),
+          schema,
+          state.responses,
+        );
+      }
+      n++;
+      next = await it.next();
+      if (!next.done) state.requests.push(requestJson(method, next.value));
+    }
+  }
+
+  const handler = connectNodeAdapter({
+    routes,
+    readMaxBytes: options.maxMessageBytes ?? 4 * 1024 * 1024,
+  });
+
+  const admin = adminHandler(log, stubs);
+  const node: NodeHandler = (req, res) => {
+    const origin = req.headers.origin;
+    if (origin) {
+      res.setHeader("access-control-allow-origin", origin);
+      res.setHeader("vary", "origin");
+      if (req.method === "OPTIONS") {
+        res.writeHead(204, {
+          "access-control-allow-methods": cors.allowedMethods.join(", "),
+          "access-control-allow-headers": String(
+            req.headers["access-control-request-headers"] ?? cors.allowedHeaders.join(", "),
+          ),
+          "access-control-max-age": "7200",
+        });
+        res.end();
+        return;
+      }
+      res.setHeader("access-control-expose-headers", "*, " + cors.exposedHeaders.join(", "));
+    }
+    if ((req.url ?? "").startsWith(adminPrefix)) {
+      admin(req, res);
+      return;
+    }
+    handler(req as never, res as never);
+  };
+
+  const listener: MockListener = await startMockListener({
+    handler: node,
+    host: options.host,
+    port: options.port,
+    tls: options.tls,
+    limits: options.limits,
+  });
+  return {
+    url: listener.url,
+    port: listener.port,
+    calls: log,
+    close: async () => {
+      await listener.close();
+    },
+  };
+}
+
+/** grpc.health.v1.Health: SERVING for the server ("") and every served service. */
+function healthService(schema: MockSchema) {
+  const names = new Set(["", ...schema.services.map((s) => s.typeName)]);
+  const statusOf = (service: string) => {
+    if (!names.has(service)) {
+      throw new ConnectError(`unknown service ${service}`, Code.NotFound);
+    }
+    return { status: HealthCheckResponse_ServingStatus.SERVING };
+  };
+  return {
+    check: (req: { service: string }) => statusOf(req.service),
+    list: () => ({
+      statuses: Object.fromEntries(
+        [...names].map((n) => [n, { status: HealthCheckResponse_ServingStatus.SERVING }]),
+      ),
+    }),
+    async *watch(req: { service: string }, ctx: HandlerContext) {
+      yield names.has(req.service)
+        ? { status: HealthCheckResponse_ServingStatus.SERVING }
+        : { status: HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN };
+      await new Promise<void>((resolve) =>
+        ctx.signal.addEventListener("abort", () => resolve(), { once: true }),
+      );
+    },
+  };
+}
+
+function adminHandler(log: CallLog, stubs: StubSet): NodeHandler {
+  return (req, res) => {
+    const path = (req.url ?? "").split("?", 1)[0].slice(adminPrefix.length);
+    const send = (status: number, body: unknown) => {
+      const text = `${JSON.stringify(body, null, 2)}\n`;
+      res.writeHead(status, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(text),
+      });
+      res.end(text);
+    };
+    req.resume();
+    if (path === "calls" && req.method === "GET") return send(200, { calls: log.list() });
+    if (path === "stubs" && req.method === "GET") {
+      return send(200, {
+        stubs: stubs.all().map((s) => ({
+          stub: s.label,
+          method: methodKey(s.method),
+          priority: s.priority,
+          answers: s.answers.length,
+        })),
+      });
+    }
+    if (path === "reset" && req.method === "POST") {
+      log.clear();
+      stubs.reset();
+      return send(200, { reset: true });
+    }
+    send(404, {
+      error: `unknown admin path ${req.method} ${adminPrefix}${path}: use GET ${adminPrefix}calls, GET ${adminPrefix}stubs or POST ${adminPrefix}reset`,
+    });
+  };
+}
