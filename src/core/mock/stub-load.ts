@@ -222,7 +222,7 @@ function loadStub(
         const [hint] = closest(d.type, names);
         at(
           d.json.line,
-          d.json.character,
+          d.typeCharacter,
           `unknown detail type ${d.type}${hint ? ` (did you mean ${hint}?)` : ""}: a detail is a message of the schema or google.rpc.*`,
           "unknown-type",
         );

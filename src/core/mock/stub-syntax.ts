@@ -70,7 +70,7 @@ export interface StubAnswer {
   headers: RpcHeader[];
   trailers: RpcHeader[];
   /** `# @detail TYPE JSON`: an error detail. */
-  details: { type: string; json: StubDocument }[];
+  details: { type: string; typeCharacter: number; json: StubDocument }[];
   /** `# @when`: predicates on an incoming message (per-message stubs). */
   when: StubPredicate[];
   /** `# @when {json}`: a subset the incoming message must match (per-message stubs). */
@@ -552,7 +552,11 @@ function answerOption(
         return;
       }
       const jsonAt = text.indexOf(m[2], valueStart + m[1].length);
-      answer.details.push({ type: m[1], json: { text: m[2], line, character: jsonAt, delayMs: 0 } });
+      answer.details.push({
+        type: m[1],
+        typeCharacter: valueStart,
+        json: { text: m[2], line, character: jsonAt, delayMs: 0 },
+      });
       return;
     }
     case "when": {
