@@ -249,7 +249,18 @@ export function parseStubFile(text: string): ParsedStubFile {
     };
     const blockIndex = blocks.findIndex((b) => b.start <= line && line < b.end);
     for (const o of extraOptions) {
-      if (o.line < blocks[blockIndex].start || o.line >= line) continue;
+      if (o.line < blocks[blockIndex].start || o.line >= blocks[blockIndex].end) continue;
+      if (o.line > line) {
+        err(
+          diagnostics,
+          `@${o.name} goes before the request line, with the stub's other options; here it would be ignored`,
+          o.line,
+          0,
+          lines[o.line].trimEnd().length,
+          "misplaced-option",
+        );
+        continue;
+      }
       const lineText = lines[o.line];
       if (o.name === "priority") {
         if (!/^-?\d+$/.test(o.value)) {

@@ -125,6 +125,10 @@ test("malformed stubs are errors at file:line:col, and a file with an error yiel
       /^s\.rpc:3:1: @when chooses an answer per incoming message/,
     ],
     ["not a method\n\n>>> ok\n", /^s\.rpc:1:1: /],
+    [
+      '/demo.v1.GreetService/Greet\n# @match request.name == "x"\n\n>>> ok\n',
+      /^s\.rpc:2:1: @match goes before the request line/,
+    ],
   ];
   for (const [text, expected] of cases) {
     const r = load(text);
