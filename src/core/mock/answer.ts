@@ -9,6 +9,7 @@ import { errorMessage } from "../errors";
 import { statusCodeNames } from "../rpcfile/assertion-syntax";
 import type { MockSchema } from "./mock-schema";
 import type { LoadedAnswer, Stub } from "./stub-load";
+import type { StubDocument } from "./stub-syntax";
 import { fillTemplate, type TemplateScope } from "./template";
 
 /** Waits `ms`, or fails with deadline_exceeded (or canceled) when the call ends first. */
@@ -17,18 +18,17 @@ export function wait(ms: number, ctx: HandlerContext): Promise<void> {
   return new Promise((resolve, reject) => {
     const fail = () => {
       clearTimeout(timer);
+      // The deadline passed (here or, a moment earlier, at the client, which then closed the stream),
+      // or the client went away: either way nothing more is sent.
       const reason = ctx.signal.reason;
+      const remaining = ctx.timeoutMs();
+      const deadline =
+        (reason instanceof ConnectError && reason.code === Code.DeadlineExceeded) ||
+        (remaining !== undefined && remaining <= 0);
       reject(
-        reason instanceof ConnectError && reason.code !== Code.Unknown
-          ? reason
-          : new ConnectError(
-              ctx.timeoutMs() !== undefined && (ctx.timeoutMs() ?? 0) <= 0
-                ? "the call's deadline passed during the stub's delay"
-                : "the call was canceled during the stub's delay",
-              ctx.timeoutMs() !== undefined && (ctx.timeoutMs() ?? 0) <= 0
-                ? Code.DeadlineExceeded
-                : Code.Canceled,
-            ),
+        deadline
+          ? new ConnectError("the call's deadline passed during the stub's delay", Code.DeadlineExceeded)
+          : new ConnectError("the client ended the call during the stub's delay", Code.Canceled),
       );
     };
     const timer = setTimeout(() => {
@@ -61,6 +61,24 @@ export function messageFrom(desc: DescMessage, text: string, schema: MockSchema,
 /** A message from proto JSON known to be valid (generated answers). */
 export function messageOf(desc: DescMessage, json: JsonValue, schema: MockSchema): Message {
   return fromJson(desc, json, { registry: schema.registry });
+}
+
+/** Messages without references, read once: the same text is the same message on every call. */
+const staticMessages = new WeakMap<StubDocument, { message: Message; json: JsonValue }>();
+
+function staticMessage(
+  doc: StubDocument,
+  output: DescMessage,
+  schema: MockSchema,
+  stub: Stub,
+): { message: Message; json: JsonValue } {
+  let found = staticMessages.get(doc);
+  if (!found) {
+    const message = messageFrom(output, doc.text, schema, `${stub.file}:${doc.line + 1}`);
+    found = { message, json: toJson(output, message, { registry: schema.registry }) };
+    staticMessages.set(doc, found);
+  }
+  return found;
 }
 
 /** The error an answer ends with, details included. */
@@ -105,6 +123,12 @@ export async function* playAnswer(
   }
   for (const doc of answer.messages) {
     await wait(doc.delayMs, ctx);
+    const fixed = doc.text.includes("{{") ? undefined : staticMessage(doc, output, schema, stub);
+    if (fixed) {
+      sent.push(fixed.json);
+      yield fixed.message;
+      continue;
+    }
     const where = `${stub.file}:${doc.line + 1}`;
     const message = messageFrom(output, fillTemplate(doc.text, { ...scope, where }, true), schema, where);
     sent.push(toJson(output, message, { registry: schema.registry }));

@@ -82,6 +82,18 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
   const seed = options.seed ?? 1;
   const env = options.env ?? process.env;
   const log = new CallLog(1000, options.onCall);
+  // Generated answers depend only on the type, the seed and the index: made once each.
+  const generatedCache = new Map<string, { message: Message; json: JsonValue }>();
+  const generated = (method: DescMethod, index: number) => {
+    const key = `${method.output.typeName}#${index}`;
+    let found = generatedCache.get(key);
+    if (!found) {
+      const json = generateMessage(method.output, { seed, index });
+      found = { json, message: messageOf(method.output, json, schema) };
+      if (generatedCache.size < 10_000) generatedCache.set(key, found);
+    }
+    return found;
+  };
 
   const requestJson = (method: DescMethod, message: Message): JsonValue =>
     toJson(method.input, message as never, { registry: schema.registry, alwaysEmitImplicit: true });
@@ -149,9 +161,9 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     const { method, ctx } = state;
     const stub = choose(state, request);
     if (!stub) {
-      const json = generateMessage(method.output, { seed });
+      const { json, message } = generated(method, 0);
       state.responses.push(json);
-      return messageOf(method.output, json, schema);
+      return message;
     }
     const { answer } = stubs.nextAnswer(stub);
     let last: Message | undefined;
@@ -174,9 +186,9 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     const stub = choose(state, request);
     if (!stub) {
       for (let i = 0; i < count; i++) {
-        const json = generateMessage(method.output, { seed, index: i });
+        const { json, message } = generated(method, i);
         state.responses.push(json);
-        yield messageOf(method.output, json, schema);
+        yield message;
       }
       return;
     }
@@ -280,9 +292,9 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
       let next: IteratorResult<Message> = first;
       while (!next.done) {
         if (i > 0) state.requests.push(requestJson(method, next.value));
-        const json = generateMessage(method.output, { seed, index: i++ });
+        const { json, message } = generated(method, i++);
         state.responses.push(json);
-        yield messageOf(method.output, json, schema);
+        yield message;
         next = await it.next();
       }
       return;
