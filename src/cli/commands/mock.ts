@@ -5,6 +5,7 @@ import { callLine } from "../../core/mock/call-log";
 import { loadMockSchema } from "../../core/mock/mock-schema";
 import { adminPrefix, startMockServer } from "../../core/mock/server";
 import { StubSet } from "../../core/mock/stub-set";
+import { createUpstream, type UpstreamProtocol } from "../../core/mock/upstream";
 import type { SchemaSource } from "../../core/schema/types";
 import { defineFlags, flagsHelp, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
@@ -39,6 +40,18 @@ const flags = defineFlags({
     defaultText: "4MiB",
     help: "largest request message; larger ones are refused with resource_exhausted",
   },
+  upstream: {
+    kind: "string",
+    value: "URL",
+    help: "send the calls that no stub answers to this server and relay its answers (streams as they flow); without --schema, the schema is the upstream's server reflection",
+  },
+  "upstream-protocol": {
+    kind: "string",
+    value: "PROTOCOL",
+    choices: ["grpc", "connect", "grpcweb"],
+    default: "grpc",
+    help: "the protocol spoken to --upstream",
+  },
   "no-watch": { kind: "bool", help: "do not reload stub files when they change" },
   quiet: { kind: "bool", help: "do not print a line per call" },
 });
@@ -53,7 +66,9 @@ Calls are answered by the .rpc stub files given (every .rpc file below a directo
 the method whose request part matches (highest @priority first). A method without stubs answers a
 message generated from the schema (deterministic for --seed), or unimplemented with --no-generate. When
 a method has stubs and none matches, the call fails with not_found, naming the closest stubs and the
-check each failed. The stub syntax is in the README ("Mock server").
+check each failed. With --upstream, calls that no stub answers go to that server instead, and its
+answers are relayed as they come (headers, messages, trailers, errors with details). The stub
+syntax is in the README ("Mock server").
 
 Prints the base URL on the first line of stdout, then one line per call on stderr. Stub files reload
 when they change; a file with an error is reported at file:line:col and its previous stubs keep
@@ -78,12 +93,26 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
   const values = parsed.values;
   checkServerFlags({ ...values, prefix: "buf" });
   const stopped = untilStopped(ctx);
-  const specs = values.schema.length > 0 ? values.schema : ["."];
+  const upstream = values.upstream
+    ? createUpstream(values.upstream, values["upstream-protocol"] as UpstreamProtocol)
+    : undefined;
+  const specs = values.schema.length > 0 ? values.schema : upstream ? [] : ["."];
   const { openSchema } = await import("../../core/schema/open-schema");
   const sources: SchemaSource[] = [];
   try {
     for (const spec of specs) {
       sources.push(await openSchema(spec, { cwd: ctx.cwd, stdin: ctx.stdin, env: ctx.env }));
+    }
+    if (upstream && specs.length === 0) {
+      const { createReflectionSource } = await import("../../core/schema/reflection-client");
+      const { createGrpcTransport } = await import("@connectrpc/connect-node");
+      sources.push(
+        createReflectionSource({
+          transport: createGrpcTransport({ baseUrl: upstream.url }),
+          label: `reflection at ${upstream.url}`,
+          timeoutMs: 10_000,
+        }),
+      );
     }
     const schema = await loadMockSchema(sources);
     const log = (line: string) => ctx.stderr.write(`${line}\n`);
@@ -104,6 +133,7 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
       port: values.port,
       tls: tlsFiles,
       maxMessageBytes: values["max-message"],
+      upstream,
       env: ctx.env,
       onCall: values.quiet ? undefined : (call) => log(callLine(call)),
     });

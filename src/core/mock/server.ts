@@ -30,6 +30,7 @@ import type { LoadedAnswer, Stub } from "./stub-load";
 import { answerForMessage, noMatchMessage, outcomeOf, type RequestView, selectStub } from "./stub-match";
 import type { StubSet } from "./stub-set";
 import type { TemplateScope } from "./template";
+import { forward, type Upstream } from "./upstream";
 
 export const adminPrefix = "/.protocall/mock/";
 
@@ -46,6 +47,8 @@ export interface MockServerOptions {
   /** Largest request message, in bytes (default 4 MiB); larger ones are refused with resource_exhausted. */
   readonly maxMessageBytes?: number;
   readonly limits?: ConnectionLimits;
+  /** Where calls that no stub answers go (instead of generated answers or not_found). */
+  readonly upstream?: Upstream;
   /** Called after each call (the CLI prints a line). */
   readonly onCall?: (call: MockCall) => void;
   readonly env?: NodeJS.ProcessEnv;
@@ -73,7 +76,13 @@ interface CallState {
   readonly method: DescMethod;
   source: string;
   readonly requests: JsonValue[];
+  /** The request messages as received (what goes upstream). */
+  readonly inputs: Message[];
   readonly responses: JsonValue[];
+}
+
+async function* iterate<T>(items: readonly T[]): AsyncGenerator<T> {
+  for (const i of items) yield i;
 }
 
 export async function startMockServer(options: MockServerOptions): Promise<MockServer> {
@@ -95,8 +104,11 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     return found;
   };
 
+  const upstream = options.upstream;
   const requestJson = (method: DescMethod, message: Message): JsonValue =>
     toJson(method.input, message as never, { registry: schema.registry, alwaysEmitImplicit: true });
+  const responseJson = (method: DescMethod, message: Message): JsonValue =>
+    toJson(method.output, message as never, { registry: schema.registry });
 
   const begin = (method: DescMethod, ctx: HandlerContext): CallState => ({
     started: performance.now(),
@@ -105,6 +117,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     method,
     source: "generated",
     requests: [],
+    inputs: [],
     responses: [],
   });
 
@@ -135,11 +148,19 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     where: stub.file,
   });
 
-  /** The stub for a request, or the error (or generated answer) when there is none. */
-  const choose = (state: CallState, request: RequestView): Stub | undefined => {
+  /**
+   * The stub for a request; else "upstream" (with --upstream) or undefined for a generated answer; or
+   * the error when there is none.
+   */
+  const choose = (state: CallState, request: RequestView): Stub | "upstream" | undefined => {
     const key = methodKey(state.method);
     const candidates = stubs.forMethod(key);
+    const toUpstream = () => {
+      state.source = "upstream";
+      return "upstream" as const;
+    };
     if (candidates.length === 0) {
+      if (upstream) return toUpstream();
       if (generate) return undefined;
       state.source = "unimplemented";
       throw new ConnectError(
@@ -149,6 +170,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     }
     const selection = selectStub(candidates, request);
     if (!selection.stub) {
+      if (upstream) return toUpstream();
       state.source = "no match";
       throw new ConnectError(noMatchMessage(key, selection.closest, candidates.length), Code.NotFound);
     }
@@ -160,6 +182,16 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
   async function single(state: CallState, request: RequestView): Promise<Message> {
     const { method, ctx } = state;
     const stub = choose(state, request);
+    if (stub === "upstream") {
+      let last: Message | undefined;
+      const input = method.methodKind === "unary" ? (state.inputs[0] as Message) : iterate(state.inputs);
+      for await (const m of forward(upstream as Upstream, method, ctx, input, (r) =>
+        state.responses.push(responseJson(method, r)),
+      )) {
+        last = m;
+      }
+      return last ?? create(method.output);
+    }
     if (!stub) {
       const { json, message } = generated(method, 0);
       state.responses.push(json);
@@ -184,6 +216,14 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
   async function* stream(state: CallState, request: RequestView, count: number): AsyncGenerator<Message> {
     const { method, ctx } = state;
     const stub = choose(state, request);
+    if (stub === "upstream") {
+      const input =
+        method.methodKind === "server_streaming" ? (state.inputs[0] as Message) : iterate(state.inputs);
+      yield* forward(upstream as Upstream, method, ctx, input, (r) =>
+        state.responses.push(responseJson(method, r)),
+      );
+      return;
+    }
     if (!stub) {
       for (let i = 0; i < count; i++) {
         const { json, message } = generated(method, i);
@@ -204,6 +244,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
             const state = begin(method, ctx);
             try {
               state.requests.push(requestJson(method, req));
+              state.inputs.push(req);
               const res = await single(state, {
                 headers: headerPairs(ctx.requestHeader),
                 messages: state.requests,
@@ -221,6 +262,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
             const state = begin(method, ctx);
             try {
               state.requests.push(requestJson(method, req));
+              state.inputs.push(req);
               yield* stream(state, { headers: headerPairs(ctx.requestHeader), messages: state.requests }, 3);
               finish(state);
             } catch (err) {
@@ -233,7 +275,10 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
           router.rpc(method, (async (reqs: AsyncIterable<Message>, ctx: HandlerContext) => {
             const state = begin(method, ctx);
             try {
-              for await (const r of reqs) state.requests.push(requestJson(method, r));
+              for await (const r of reqs) {
+                state.requests.push(requestJson(method, r));
+                state.inputs.push(r);
+              }
               const res = await single(state, {
                 headers: headerPairs(ctx.requestHeader),
                 messages: state.requests,
@@ -287,6 +332,20 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     }
     state.requests.push(requestJson(method, first.value));
     const stub = choose(state, { headers, messages: state.requests });
+    if (stub === "upstream") {
+      // The first message, then the rest as the client sends them.
+      const rest = async function* () {
+        yield first.value;
+        for (let next = await it.next(); !next.done; next = await it.next()) {
+          state.requests.push(requestJson(method, next.value));
+          yield next.value;
+        }
+      };
+      yield* forward(upstream as Upstream, method, ctx, rest(), (r) =>
+        state.responses.push(responseJson(method, r)),
+      );
+      return;
+    }
     if (!stub) {
       let i = 0;
       let next: IteratorResult<Message> = first;

@@ -13,6 +13,7 @@ import type { MockCall } from "../../../src/core/mock/call-log";
 import { type MockSchema, mockSchemaOf } from "../../../src/core/mock/mock-schema";
 import { type MockServer, startMockServer } from "../../../src/core/mock/server";
 import { StubSet } from "../../../src/core/mock/stub-set";
+import type { Upstream } from "../../../src/core/mock/upstream";
 import { DemoService, file_demo_v1_demo } from "../../../src/gen/demo/v1/demo_pb";
 import { file_demo_v1_greet, GreetService } from "../../../src/gen/demo/v1/greet_pb";
 
@@ -34,7 +35,7 @@ export interface TestMock {
 /** Starts a mock with the given stub files (name → text). */
 export async function startTestMock(
   files: Record<string, string>,
-  options: { generate?: boolean; maxMessageBytes?: number; watch?: boolean } = {},
+  options: { generate?: boolean; maxMessageBytes?: number; watch?: boolean; upstream?: Upstream } = {},
 ): Promise<TestMock> {
   const dir = mkdtempSync(join(tmpdir(), "protocall-mock-"));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
@@ -48,6 +49,7 @@ export async function startTestMock(
     stubs,
     generate: options.generate,
     maxMessageBytes: options.maxMessageBytes,
+    upstream: options.upstream,
     onCall: (c) => calls.push(c),
   });
   if (options.watch) stubs.watch();
