@@ -1,8 +1,10 @@
 // `protocall mock [FILES|DIRS] [--schema S]...`: a local mock server of a schema's services, answering
 // from `.rpc` stub files and, for methods without stubs, with messages generated from the schema.
+import { resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
 import { callLine } from "../../core/mock/call-log";
 import { loadMockSchema } from "../../core/mock/mock-schema";
+import { Recorder } from "../../core/mock/record";
 import { adminPrefix, startMockServer } from "../../core/mock/server";
 import { StubSet } from "../../core/mock/stub-set";
 import { createUpstream, type UpstreamProtocol } from "../../core/mock/upstream";
@@ -52,6 +54,11 @@ const flags = defineFlags({
     default: "grpc",
     help: "the protocol spoken to --upstream",
   },
+  record: {
+    kind: "string",
+    value: "DIR",
+    help: "write every call that went to --upstream as a stub in DIR (a file per method), to serve later without the upstream",
+  },
   "no-watch": { kind: "bool", help: "do not reload stub files when they change" },
   quiet: { kind: "bool", help: "do not print a line per call" },
 });
@@ -67,8 +74,9 @@ the method whose request part matches (highest @priority first). A method withou
 message generated from the schema (deterministic for --seed), or unimplemented with --no-generate. When
 a method has stubs and none matches, the call fails with not_found, naming the closest stubs and the
 check each failed. With --upstream, calls that no stub answers go to that server instead, and its
-answers are relayed as they come (headers, messages, trailers, errors with details). The stub
-syntax is in the README ("Mock server").
+answers are relayed as they come (headers, messages, trailers, errors with details); --record DIR
+writes each of those calls as a stub, so that \`protocall mock DIR\` answers them the same way later.
+The stub syntax is in the README ("Mock server").
 
 Prints the base URL on the first line of stdout, then one line per call on stderr. Stub files reload
 when they change; a file with an error is reported at file:line:col and its previous stubs keep
@@ -93,6 +101,9 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
   const values = parsed.values;
   checkServerFlags({ ...values, prefix: "buf" });
   const stopped = untilStopped(ctx);
+  if (values.record && !values.upstream) {
+    throw new ProtocallError("--record writes the calls that go to --upstream: give --upstream URL too");
+  }
   const upstream = values.upstream
     ? createUpstream(values.upstream, values["upstream-protocol"] as UpstreamProtocol)
     : undefined;
@@ -134,6 +145,7 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
       tls: tlsFiles,
       maxMessageBytes: values["max-message"],
       upstream,
+      recorder: values.record ? new Recorder(resolve(ctx.cwd, values.record), schema, log) : undefined,
       env: ctx.env,
       onCall: values.quiet ? undefined : (call) => log(callLine(call)),
     });

@@ -26,6 +26,7 @@ import { CallLog, type MockCall } from "./call-log";
 import { generateMessage } from "./generate";
 import { type MockListener, type NodeHandler, startMockListener } from "./listen";
 import { type MockSchema, methodKey } from "./mock-schema";
+import type { Recorder } from "./record";
 import type { LoadedAnswer, Stub } from "./stub-load";
 import { answerForMessage, noMatchMessage, outcomeOf, type RequestView, selectStub } from "./stub-match";
 import type { StubSet } from "./stub-set";
@@ -49,6 +50,8 @@ export interface MockServerOptions {
   readonly limits?: ConnectionLimits;
   /** Where calls that no stub answers go (instead of generated answers or not_found). */
   readonly upstream?: Upstream;
+  /** Writes the calls that went upstream as stubs (--record). */
+  readonly recorder?: Recorder;
   /** Called after each call (the CLI prints a line). */
   readonly onCall?: (call: MockCall) => void;
   readonly env?: NodeJS.ProcessEnv;
@@ -123,6 +126,16 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
 
   const finish = (state: CallState, err?: unknown) => {
     const e = err === undefined ? undefined : ConnectError.from(err);
+    if (options.recorder && state.source === "upstream" && e?.code !== Code.Canceled) {
+      options.recorder.add({
+        method: state.method,
+        requests: state.inputs,
+        responseHeader: state.ctx.responseHeader,
+        responseTrailer: state.ctx.responseTrailer,
+        responses: state.responses,
+        error: e,
+      });
+    }
     const headers: Record<string, string> = {};
     state.ctx.requestHeader.forEach((v, k) => {
       headers[k] = v;
@@ -331,6 +344,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
       return;
     }
     state.requests.push(requestJson(method, first.value));
+    state.inputs.push(first.value);
     const stub = choose(state, { headers, messages: state.requests });
     if (stub === "upstream") {
       // The first message, then the rest as the client sends them.

@@ -11,6 +11,7 @@ import {
 } from "@connectrpc/connect-node";
 import type { MockCall } from "../../../src/core/mock/call-log";
 import { type MockSchema, mockSchemaOf } from "../../../src/core/mock/mock-schema";
+import type { Recorder } from "../../../src/core/mock/record";
 import { type MockServer, startMockServer } from "../../../src/core/mock/server";
 import { StubSet } from "../../../src/core/mock/stub-set";
 import type { Upstream } from "../../../src/core/mock/upstream";
@@ -35,13 +36,26 @@ export interface TestMock {
 /** Starts a mock with the given stub files (name → text). */
 export async function startTestMock(
   files: Record<string, string>,
-  options: { generate?: boolean; maxMessageBytes?: number; watch?: boolean; upstream?: Upstream } = {},
+  options: {
+    generate?: boolean;
+    maxMessageBytes?: number;
+    watch?: boolean;
+    upstream?: Upstream;
+    recorder?: Recorder;
+    /** Stub files and directories to serve instead of the temporary directory. */
+    paths?: string[];
+  } = {},
 ): Promise<TestMock> {
   const dir = mkdtempSync(join(tmpdir(), "protocall-mock-"));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   const log: string[] = [];
   const calls: MockCall[] = [];
-  const stubs = new StubSet({ paths: [dir], cwd: dir, schema: demoSchema, log: (l) => log.push(l) });
+  const stubs = new StubSet({
+    paths: options.paths ?? [dir],
+    cwd: dir,
+    schema: demoSchema,
+    log: (l) => log.push(l),
+  });
   const errors = stubs.load();
   if (errors > 0) throw new Error(`stub errors: ${log.join("\n")}`);
   const server = await startMockServer({
@@ -50,6 +64,7 @@ export async function startTestMock(
     generate: options.generate,
     maxMessageBytes: options.maxMessageBytes,
     upstream: options.upstream,
+    recorder: options.recorder,
     onCall: (c) => calls.push(c),
   });
   if (options.watch) stubs.watch();

@@ -2,14 +2,18 @@
 // answers come back as sent: messages, streams in both directions, request and response headers,
 // errors with their details; the stubs still answer what they match.
 import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { Recorder } from "../../../src/core/mock/record";
 import { createUpstream, type UpstreamProtocol } from "../../../src/core/mock/upstream";
 import { startDemoServer } from "../../../src/demo/server";
 import { ChatRequestSchema, Code as DemoCode, Detail } from "../../../src/gen/demo/v1/demo_pb";
 import { ErrorInfoSchema } from "../../../src/gen/google/rpc/error_details_pb";
-import { demoClient, greetClient, startTestMock, type TestMock } from "./support";
+import { demoClient, demoSchema, greetClient, startTestMock, type TestMock } from "./support";
 
 type Demo = Awaited<ReturnType<typeof startDemoServer>>;
 
@@ -84,6 +88,49 @@ for (const protocol of ["grpc", "connect", "grpcweb"] as UpstreamProtocol[]) {
     });
   });
 }
+
+test("--record writes the upstreamed calls as stubs that, served without the upstream, answer the same", async () => {
+  const demo = await startDemoServer();
+  const dir = mkdtempSync(join(tmpdir(), "protocall-record-"));
+  const calls = async (url: string) => {
+    const out: unknown[] = [];
+    const greet = greetClient(url, "grpc");
+    out.push(await greet.greet({ name: "ada" }));
+    out.push(await greet.greet({ name: "bob" }));
+    const demoGrpc = demoClient(url, "grpc");
+    for await (const m of demoGrpc.count({ count: 2, text: "n" })) out.push(m);
+    out.push(await demoGrpc.sum(messages({ number: 1n }, { number: 2n })));
+    try {
+      await demoGrpc.fail({ code: DemoCode.UNAVAILABLE, message: "down", details: [Detail.ERROR_INFO] });
+    } catch (err) {
+      const e = ConnectError.from(err);
+      out.push([e.code, e.rawMessage, e.findDetails(ErrorInfoSchema)]);
+    }
+    return out;
+  };
+  let live: unknown[];
+  const recording = await startTestMock(
+    {},
+    { upstream: createUpstream(demo.url), recorder: new Recorder(dir, demoSchema) },
+  );
+  try {
+    live = await calls(recording.url);
+  } finally {
+    await recording.close();
+    await demo.close();
+  }
+  assert.ok(readdirSync(dir).includes("demo.v1.GreetService.Greet.rpc"), String(readdirSync(dir)));
+  const replay = await startTestMock({}, { paths: [dir], generate: false });
+  try {
+    assert.deepEqual(await calls(replay.url), live);
+    assert.ok(
+      replay.calls.every((c) => c.source.includes("recorded")),
+      JSON.stringify(replay.calls.map((c) => c.source)),
+    );
+  } finally {
+    await replay.close();
+  }
+});
 
 test("an unreachable upstream is unavailable, naming it", async () => {
   const mock = await startTestMock({}, { upstream: createUpstream("http://127.0.0.1:1") });
