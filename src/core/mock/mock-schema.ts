@@ -38,17 +38,22 @@ export async function loadMockSchema(sources: readonly SchemaSource[]): Promise<
       services.push(found);
     }
   }
-  if (services.length === 0) {
+  const schema = mockSchemaOf(services);
+  if (schema.services.length === 0) {
     const labels = sources.map((s) => s.label).join(", ");
     throw new ProtocallError(
       `the schema (${labels || "none given"}) defines no service to serve; give --schema with the .proto files, descriptor set or module that define them`,
     );
   }
-  return mockSchemaOf(services);
+  return schema;
 }
 
-/** The mock schema of services already loaded. */
-export function mockSchemaOf(services: readonly DescService[]): MockSchema {
+/** Services the mock always serves itself (reflection of what it serves, and its own health). */
+const ownServices = /^(grpc\.reflection\.(v1|v1alpha)\.ServerReflection|grpc\.health\.v1\.Health)$/;
+
+/** The mock schema of services already loaded (reflection and health services left to the mock). */
+export function mockSchemaOf(given: readonly DescService[]): MockSchema {
+  const services = given.filter((s) => !ownServices.test(s.typeName));
   const methods = new Map<string, DescMethod>();
   for (const s of services) for (const m of s.methods) methods.set(methodKey(m), m);
   const files = [...new Set(services.map((s) => s.file))];

@@ -318,14 +318,8 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
           break;
       }
     }
-    const served = new Set(schema.services.map((s) => s.typeName));
-    if (
-      !served.has("grpc.reflection.v1.ServerReflection") &&
-      !served.has("grpc.reflection.v1alpha.ServerReflection")
-    ) {
-      registerReflection(router, [...schema.files, file_grpc_health_v1_health]);
-    }
-    if (!served.has("grpc.health.v1.Health")) router.service(Health, healthService(schema));
+    registerReflection(router, [...schema.files, file_grpc_health_v1_health]);
+    router.service(Health, healthService(schema));
   };
 
   /**
