@@ -3,7 +3,8 @@
 // three streaming shapes, and Fail with error details) on http://127.0.0.1:8080, a local registry
 // emulator with examples/registry/config.json, and a real VS Code (code-server, installed on first
 // use into .tools/) with the extension on the examples/ workspace, its settings pointing the Services
-// view at the demo server and the Webhooks view at the registry. Prints the URL to open, and runs
+// view at the demo server and the Webhooks view at the registry, and a mock server of the demo API
+// answering from examples/mocks (`protocall mock`), also in the Services view. Prints the URL to open, and runs
 // until Ctrl+C, then stops everything it started.
 // Usage: npm start [-- --cli | --port N | --editor-port N | --no-build]
 //   --cli             the command-line demo instead (scripts/demo.mjs; same as `npm run demo`)
@@ -129,6 +130,19 @@ async function main() {
   );
   children.push(registry.child);
   const registryUrl = registry.line;
+  const mock = await startChild(
+    [
+      join(root, "dist/cli.js"),
+      "mock",
+      join(root, "examples/mocks"),
+      "--schema",
+      join(root, "examples"),
+      "--quiet",
+    ],
+    "the mock server",
+  );
+  children.push(mock.child);
+  const mockUrl = mock.line;
 
   // The request files name http://127.0.0.1:8080: with the demo elsewhere, open a copy that names its port.
   let workspace = join(root, "examples");
@@ -148,7 +162,10 @@ async function main() {
     workspace,
     port: await freeOr(editorPortWanted),
     settings: {
-      "protocall.servers": [{ name: "demo server", url: demoUrl }],
+      "protocall.servers": [
+        { name: "demo server", url: demoUrl },
+        { name: "mock server", url: mockUrl },
+      ],
       "protocall.registries": [{ name: "local registry", url: registryUrl }],
     },
   });
@@ -159,6 +176,7 @@ async function main() {
       "",
       `Demo server (reflection on):  ${demoUrl}`,
       `Registry emulator:            ${registryUrl}   (sign in with the token alice-token; repository acme/petapis)`,
+      `Mock server:                  ${mockUrl}   (protocall mock examples/mocks: the stubs answer, other methods generate)`,
       `Workspace:                    ${workspace}`,
       "",
       "Open Protocall in VS Code:",

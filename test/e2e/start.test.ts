@@ -1,5 +1,6 @@
-// `npm start`: the demo server, the registry emulator and code-server with the extension start with
-// nothing to configure, the URL to open is printed, and Ctrl+C (SIGINT) stops all of them.
+// `npm start`: the demo server, the registry emulator, the mock server and code-server with the
+// extension start with nothing to configure, the URL to open is printed, and Ctrl+C (SIGINT) stops
+// all of them.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -9,7 +10,7 @@ import { runProcess } from "../support/cli";
 import { ensureCodeServer, repoRoot } from "../support/code-server";
 import { poll } from "../support/workbench";
 
-test("npm start serves the demo, the registry and VS Code, and stops them all on Ctrl+C", {
+test("npm start serves the demo, the registry, the mock and VS Code, and stops them all on Ctrl+C", {
   timeout: 180_000,
 }, async () => {
   ensureCodeServer();
@@ -45,8 +46,11 @@ test("npm start serves the demo, the registry and VS Code, and stops them all on
         const demo = /Demo server \(reflection on\):\s+(\S+)/.exec(out)?.[1];
         const registry = /Registry emulator:\s+(\S+)/.exec(out)?.[1];
         const workspace = /Workspace:\s+(\S+)/.exec(out)?.[1];
+        const mock = /Mock server:\s+(\S+)/.exec(out)?.[1];
         if (child.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
-        return editor && demo && registry && workspace ? { editor, demo, registry, workspace } : undefined;
+        return editor && demo && registry && workspace && mock
+          ? { editor, demo, registry, workspace, mock }
+          : undefined;
       },
       120_000,
     );
@@ -61,6 +65,14 @@ test("npm start serves the demo, the registry and VS Code, and stops them all on
       body: JSON.stringify({ name: "start" }),
     });
     assert.deepEqual(await greet.json(), { greeting: "Hello, start!" });
+    // The mock server answers from examples/mocks.
+    const mocked = await fetch(`${urls.mock}/demo.v1.GreetService/Greet`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "world" }),
+    });
+    assert.deepEqual(await mocked.json(), { greeting: "Hello, world!" });
+    assert.equal(mocked.headers.get("x-served-by"), "protocall-mock");
     // The registry emulator answers (and asks for a token).
     const reg = await fetch(`${urls.registry}/buf.alpha.registry.v1alpha1.WebhookService/ListWebhooks`, {
       method: "POST",
@@ -85,7 +97,7 @@ test("npm start serves the demo, the registry and VS Code, and stops them all on
 
     child.kill("SIGINT");
     await exited;
-    for (const url of [urls.demo, urls.registry, urls.editor]) {
+    for (const url of [urls.demo, urls.registry, urls.mock, urls.editor]) {
       await assert.rejects(fetch(url, { signal: AbortSignal.timeout(3000) }), `${url} is closed`);
     }
     assert.equal(existsSync(urls.workspace), false, "the workspace copy is removed");
