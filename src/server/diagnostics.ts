@@ -10,6 +10,7 @@ import type { DescMessage } from "@bufbuild/protobuf";
 import { DiagnosticSeverity, DiagnosticTag, type Diagnostic as LspDiagnostic } from "vscode-languageserver";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { closest } from "../core/closest";
+import { isStubText, parseStubFile } from "../core/mock/stub-syntax";
 import { positionIn } from "../core/rpcfile/parse";
 import type { Diagnostic, Range, Severity, Token } from "../core/rpcfile/types";
 import type { Analyzer, RequestInfo } from "./analysis";
@@ -59,6 +60,8 @@ export async function computeDiagnostics(
   doc: TextDocument,
   options: { prefetchDocs?: boolean } = {},
 ): Promise<LspDiagnostic[]> {
+  // A stub file of `protocall mock` is checked as stubs (its syntax; the mock checks the schema).
+  if (isStubText(doc.getText())) return parseStubFile(doc.getText()).diagnostics.map(toLsp);
   const a = analyzer.get(doc);
   const out = a.file.diagnostics.map(toLsp);
   const infos = await Promise.all(a.file.requests.map((r) => analyzer.request(doc, r)));

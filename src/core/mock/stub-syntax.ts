@@ -99,6 +99,11 @@ export interface ParsedStubFile {
   diagnostics: Diagnostic[];
 }
 
+/** Whether a `.rpc` text is a stub file of `protocall mock` (it has a `>>>` answer line). */
+export function isStubText(text: string): boolean {
+  return /^[ \t]*>>>/m.test(text);
+}
+
 /** Options of a stub's request part that request files do not have. */
 const stubOptions = new Set(["match", "priority", "per-message"]);
 const optionLine = /^(\s*(?:#|\/\/)\s*)@([^\s=]*)(?:\s+(.*?))?\s*$/;
