@@ -128,7 +128,7 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
     const schema = await loadMockSchema(sources);
     const log = (line: string) => ctx.stderr.write(`${line}\n`);
     const stubs = new StubSet({ paths: parsed.positionals, cwd: ctx.cwd, schema, env: ctx.env, log });
-    const errors = stubs.load();
+    const errors = await stubs.load();
     if (errors > 0) {
       throw new ProtocallError(
         `the stub files have ${errors} error${errors === 1 ? "" : "s"} (above); fix them and start again`,
@@ -153,7 +153,7 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
     ctx.stdout.write(`${server.url}\n`);
     const n = stubs.all().length;
     log(
-      `serving ${schema.services.length} service${schema.services.length === 1 ? "" : "s"} (${schema.methods.size} methods) with ${n} stub${n === 1 ? "" : "s"}${values["no-generate"] ? "" : "; methods without stubs answer generated messages"}`,
+      `serving ${schema.serviceNames.length} service${schema.serviceNames.length === 1 ? "" : "s"} with ${n} stub${n === 1 ? "" : "s"}${values["no-generate"] ? "" : "; methods without stubs answer generated messages"}`,
     );
     await stopped;
     stubs.close();

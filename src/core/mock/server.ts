@@ -10,7 +10,7 @@
 //   POST /.protocall/mock/reset   forget the calls and start every sequence over
 //   GET  /.protocall/mock/stubs   the stubs being served
 import type { JsonValue, Message } from "@bufbuild/protobuf";
-import { create, type DescMethod, toJson } from "@bufbuild/protobuf";
+import { create, type DescMethod, type DescService, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, cors, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import {
@@ -249,8 +249,9 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     yield* playAnswer(answer, stub, ctx, method.output, scopeOf(stub, request), schema, state.responses);
   }
 
-  const routes = (router: ConnectRouter) => {
-    for (const method of schema.methods.values()) {
+  /** A handler per method of a service (all four shapes). */
+  const serviceRoutes = (service: DescService) => (router: ConnectRouter) => {
+    for (const method of service.methods) {
       switch (method.methodKind) {
         case "unary":
           router.rpc(method, (async (req: Message, ctx: HandlerContext) => {
@@ -318,8 +319,6 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
           break;
       }
     }
-    registerReflection(router, [...schema.files, file_grpc_health_v1_health]);
-    router.service(Health, healthService(schema));
   };
 
   /**
@@ -405,10 +404,58 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     }
   }
 
-  const handler = connectNodeAdapter({
-    routes,
-    readMaxBytes: options.maxMessageBytes ?? 4 * 1024 * 1024,
-  });
+  const readMaxBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
+  // A service's handlers are made when it is first called (or at start for the stubs' services), so
+  // that a schema of thousands of services starts at once.
+  const adapters = new Map<string, Promise<NodeHandler | undefined>>();
+  const adapterFor = (name: string): Promise<NodeHandler | undefined> => {
+    let found = adapters.get(name);
+    if (!found) {
+      found = schema
+        .resolve(name)
+        .then((service) =>
+          service
+            ? (connectNodeAdapter({ routes: serviceRoutes(service), readMaxBytes }) as unknown as NodeHandler)
+            : undefined,
+        );
+      adapters.set(name, found);
+    }
+    return found;
+  };
+  // Health, and reflection of the whole schema: reflection links every service on its first call.
+  const health = connectNodeAdapter({
+    routes: (router) => router.service(Health, healthService(schema)),
+    readMaxBytes,
+  }) as unknown as NodeHandler;
+  let reflection: Promise<NodeHandler> | undefined;
+  const reflectionHandler = () => {
+    reflection ??= schema.resolveAll().then(
+      () =>
+        connectNodeAdapter({
+          routes: (router) => registerReflection(router, [...schema.files, file_grpc_health_v1_health]),
+          readMaxBytes,
+        }) as unknown as NodeHandler,
+    );
+    return reflection;
+  };
+  const notFound = connectNodeAdapter({ routes: () => {}, readMaxBytes }) as unknown as NodeHandler;
+  const handler: NodeHandler = (req, res) => {
+    const path = (req.url ?? "").split("?", 1)[0];
+    const service = path.slice(1, path.lastIndexOf("/"));
+    const fail = (err: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: "internal", message: String(err) }));
+      } else res.end();
+    };
+    if (service === "grpc.health.v1.Health") return health(req, res);
+    if (/^grpc\.reflection\.v1(alpha)?\.ServerReflection$/.test(service)) {
+      reflectionHandler().then((h) => h(req, res), fail);
+      return;
+    }
+    adapterFor(service).then((h) => (h ?? notFound)(req, res), fail);
+  };
+  for (const s of schema.services) void adapterFor(s.typeName);
 
   const admin = adminHandler(log, stubs);
   const node: NodeHandler = (req, res) => {
@@ -433,7 +480,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
       admin(req, res);
       return;
     }
-    handler(req as never, res as never);
+    handler(req, res);
   };
 
   const listener: MockListener = await startMockListener({
@@ -455,7 +502,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
 
 /** grpc.health.v1.Health: SERVING for the server ("") and every served service. */
 function healthService(schema: MockSchema) {
-  const names = new Set(["", ...schema.services.map((s) => s.typeName)]);
+  const names = new Set(["", ...schema.serviceNames]);
   const statusOf = (service: string) => {
     if (!names.has(service)) {
       throw new ConnectError(`unknown service ${service}`, Code.NotFound);

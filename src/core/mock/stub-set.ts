@@ -8,6 +8,7 @@ import { errorMessage, ProtocallError } from "../errors";
 import type { MockSchema } from "./mock-schema";
 import { type LoadedAnswer, loadStubText, type Stub } from "./stub-load";
 import { byPriority } from "./stub-match";
+import { parseStubFile } from "./stub-syntax";
 
 export interface StubSetOptions {
   /** Stub files and directories. */
@@ -63,10 +64,10 @@ export class StubSet {
   constructor(private readonly options: StubSetOptions) {}
 
   /** Loads every file. Returns the number of errors (problems are logged). */
-  load(): number {
+  async load(): Promise<number> {
     this.files = stubFiles(this.options.paths, this.options.cwd);
     let errors = 0;
-    for (const file of this.files) errors += this.loadFile(file);
+    for (const file of this.files) errors += await this.loadFile(file);
     this.index();
     return errors;
   }
@@ -77,7 +78,7 @@ export class StubSet {
     return rel.startsWith("..") ? file : rel;
   }
 
-  private loadFile(file: string): number {
+  private async loadFile(file: string): Promise<number> {
     let text: string;
     try {
       text = readFileSync(file, "utf8");
@@ -87,6 +88,9 @@ export class StubSet {
       );
       return 1;
     }
+    // The services the stubs name are linked first (the schema links services on first use).
+    const services = new Set(parseStubFile(text).stubs.map((s) => s.method.split("/")[0]));
+    await Promise.all([...services].map((name) => this.options.schema.resolve(name)));
     const loaded = loadStubText(text, this.shown(file), this.options.schema, this.options.env);
     for (const p of loaded.problems) this.options.log(p);
     if (loaded.errors > 0) {
@@ -156,7 +160,7 @@ export class StubSet {
         file,
         setTimeout(() => {
           this.timers.delete(file);
-          this.reload(file);
+          void this.reload(file);
         }, 100),
       );
     };
@@ -180,7 +184,7 @@ export class StubSet {
     }
   }
 
-  private reload(file: string): void {
+  private async reload(file: string): Promise<void> {
     let exists = true;
     try {
       statSync(file);
@@ -196,7 +200,7 @@ export class StubSet {
       return;
     }
     if (!this.files.includes(file)) this.files = [...this.files, file];
-    const errors = this.loadFile(file);
+    const errors = await this.loadFile(file);
     if (errors === 0) {
       this.index();
       const n = this.byFile.get(file)?.length ?? 0;

@@ -56,7 +56,7 @@ export async function startTestMock(
     schema: demoSchema,
     log: (l) => log.push(l),
   });
-  const errors = stubs.load();
+  const errors = await stubs.load();
   if (errors > 0) throw new Error(`stub errors: ${log.join("\n")}`);
   const server = await startMockServer({
     schema: demoSchema,
