@@ -11,12 +11,13 @@
 //      the peak resident memory of the mock process (--skip-large to leave it out).
 // Usage: node bench/mock.bench.mjs [--seconds N] [--rounds N] [--skip-large]   (builds dist/cli.js when missing)
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http2 from "node:http2";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
 import { bufBinary, ensureLargeSchemaSet } from "./lib/large-set.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -133,8 +134,25 @@ try {
   const schema = join(work, "demo.binpb");
   const built = spawnSync(bufBinary(), ["build", join(root, "examples"), "-o", schema], { cwd: root });
   if (built.status !== 0) throw new Error(`buf build failed: ${built.stderr}`);
-  const bare = await serve(process.execPath, ["--import", "tsx", join(root, "bench/lib/bare-greet-server.ts")]);
-  const mock = await serve(process.execPath, [cli, "mock", join(root, "examples/mocks"), "--schema", schema, "--quiet"]);
+  // Bundled as dist/cli.js is, so that both servers run plain JavaScript.
+  const bareJs = join(work, "bare-greet-server.js");
+  await esbuild.build({
+    entryPoints: [join(root, "bench/lib/bare-greet-server.ts")],
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    outfile: bareJs,
+    logLevel: "error",
+  });
+  const bare = await serve(process.execPath, [bareJs]);
+  const mock = await serve(process.execPath, [
+    cli,
+    "mock",
+    join(root, "examples/mocks"),
+    "--schema",
+    schema,
+    "--quiet",
+  ]);
   const greet = "/demo.v1.GreetService/Greet";
   const rates = { bare: [], stub: [], generated: [] };
   for (let round = 0; round < ROUNDS; round++) {
@@ -143,12 +161,18 @@ try {
     rates.generated.push(await throughput(mock.url, "/demo.v1.DemoService/Sample", emptyBody));
   }
   const floor = median(rates.bare);
-  console.log(`Unary gRPC calls over h2c, ${CONCURRENCY} in flight on one connection, median of ${ROUNDS} rounds of ${SECONDS} s:\n`);
+  console.log(
+    `Unary gRPC calls over h2c, ${CONCURRENCY} in flight on one connection, median of ${ROUNDS} rounds of ${SECONDS} s:\n`,
+  );
   console.log("| server | calls/s | of the bare server |");
   console.log("|---|---:|---:|");
   console.log(`| bare connect-node, fixed message | ${fmt(floor)} | 1.00 |`);
-  console.log(`| protocall mock, stub (examples/mocks "greet world") | ${fmt(median(rates.stub))} | ${(median(rates.stub) / floor).toFixed(2)} |`);
-  console.log(`| protocall mock, generated demo.v1.Everything | ${fmt(median(rates.generated))} | ${(median(rates.generated) / floor).toFixed(2)} |`);
+  console.log(
+    `| protocall mock, stub (examples/mocks "greet world") | ${fmt(median(rates.stub))} | ${(median(rates.stub) / floor).toFixed(2)} |`,
+  );
+  console.log(
+    `| protocall mock, generated demo.v1.Everything | ${fmt(median(rates.generated))} | ${(median(rates.generated) / floor).toFixed(2)} |`,
+  );
 
   const lb = await latency(bare.url, greet, body);
   const lm = await latency(mock.url, greet, body);
@@ -169,9 +193,15 @@ try {
     const big = await serve(process.execPath, [cli, "mock", "--schema", large, "--quiet"]);
     const mb = peakKb(big.pid) / 1024;
     await big.stop();
-    console.log(`\nStart-up with the google-proto-files set (${fmt(readFileSync(large).length / 1e6)} MB): ${fmt(big.startMs)} ms to the URL, peak RSS ${fmt(mb)} MB`);
+    console.log(
+      `\nStart-up with the google-proto-files set (${fmt(readFileSync(large).length / 1e6)} MB): ${fmt(big.startMs)} ms to the URL, peak RSS ${fmt(mb)} MB`,
+    );
   }
-  console.log(`\nLoad average: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `\nLoad average: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -5,7 +5,9 @@
 // A call goes to the first stub of its method whose checks hold (stub-match.ts); a method without
 // stubs answers a message generated from the schema (generate.ts), or unimplemented when generation
 // is off; a method whose stubs all fail answers not_found with the closest stubs and why each failed.
-// Every call is logged (call-log.ts) and listed on the admin path:
+// With an upstream, what no stub answers goes there instead (upstream.ts), and may be recorded
+// (record.ts). A service's handlers are made when it is first called (the schema links lazily,
+// mock-schema.ts), reflection's on its first call. Every call is logged (call-log.ts) and listed on the admin path:
 //   GET  /.protocall/mock/calls   the calls so far, as JSON {"calls": [...]}
 //   POST /.protocall/mock/reset   forget the calls and start every sequence over
 //   GET  /.protocall/mock/stubs   the stubs being served
