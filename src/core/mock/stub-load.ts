@@ -177,11 +177,11 @@ function loadStub(
     value: resolver.resolve(h.value, diagnostics),
     line: h.range.start.line + 1,
   }));
-  if (p.perMessage && method.methodKind !== "bidi_streaming" && method.methodKind !== "client_streaming") {
+  if (p.perMessage && method.methodKind !== "bidi_streaming") {
     at(
       p.line,
       0,
-      `@per-message answers each incoming message of a client or bidirectional stream; ${p.method} is ${method.methodKind.replace("_", " ")}`,
+      `@per-message answers each incoming message of a bidirectional stream; ${p.method} is ${method.methodKind.replace("_", " ")} (a client stream answers once, after its last message)`,
       "invalid-per-message",
     );
   }
@@ -199,7 +199,7 @@ function loadStub(
       checkMessage(m.text, method.output, schema, (msg) => at(m.line, m.character, msg, "invalid-body"));
     }
     const single = method.methodKind === "unary" || method.methodKind === "client_streaming";
-    if (single && !p.perMessage && a.messages.length > 1) {
+    if (single && a.messages.length > 1) {
       at(
         a.messages[1].line,
         a.messages[1].character,

@@ -24,7 +24,7 @@
 //   >>> unavailable "later"                    several answers: the Nth call of the stub gets the Nth,
 //                                              the last one repeats (a reset starts over)
 //
-// `# @per-message` (bidirectional and client streams): each incoming message gets an answer of its
+// `# @per-message` (bidirectional streams): each incoming message gets an answer of its
 // own: the first answer whose `# @when` predicates (or `# @when {subset}`) hold for that message, or,
 // without @when, the answers in order (a scripted exchange).
 //

@@ -126,6 +126,10 @@ test("malformed stubs are errors at file:line:col, and a file with an error yiel
     ],
     ["not a method\n\n>>> ok\n", /^s\.rpc:1:1: /],
     [
+      "# @per-message\n/demo.v1.DemoService/Sum\n\n>>> ok\n",
+      /^s\.rpc:2:1: @per-message answers each incoming message of a bidirectional stream; demo\.v1\.DemoService\/Sum is client streaming/,
+    ],
+    [
       '/demo.v1.GreetService/Greet\n# @match request.name == "x"\n\n>>> ok\n',
       /^s\.rpc:2:1: @match goes before the request line/,
     ],
