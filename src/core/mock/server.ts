@@ -13,7 +13,7 @@
 //   GET  /.protocall/mock/stubs   the stubs being served
 import type { JsonValue, Message } from "@bufbuild/protobuf";
 import { create, type DescMethod, type DescService, toJson } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter, cors, type HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import {
   file_grpc_health_v1_health,
@@ -26,6 +26,7 @@ import type { ConnectionLimits } from "../webhooks/connection-guard";
 import { messageOf, playAnswer } from "./answer";
 import { CallLog, type MockCall } from "./call-log";
 import { generateMessage } from "./generate";
+import { adminHandler, withCorsAndAdmin } from "./http-front";
 import { type MockListener, type NodeHandler, startMockListener } from "./listen";
 import { type MockSchema, methodKey } from "./mock-schema";
 import type { Recorder } from "./record";
@@ -35,7 +36,7 @@ import type { StubSet } from "./stub-set";
 import type { TemplateScope } from "./template";
 import { forward, type Upstream } from "./upstream";
 
-export const adminPrefix = "/.protocall/mock/";
+export { adminPrefix } from "./http-front";
 
 export interface MockServerOptions {
   readonly schema: MockSchema;
@@ -459,31 +460,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
   };
   for (const s of schema.services) void adapterFor(s.typeName);
 
-  const admin = adminHandler(log, stubs);
-  const node: NodeHandler = (req, res) => {
-    const origin = req.headers.origin;
-    if (origin) {
-      res.setHeader("access-control-allow-origin", origin);
-      res.setHeader("vary", "origin");
-      if (req.method === "OPTIONS") {
-        res.writeHead(204, {
-          "access-control-allow-methods": cors.allowedMethods.join(", "),
-          "access-control-allow-headers": String(
-            req.headers["access-control-request-headers"] ?? cors.allowedHeaders.join(", "),
-          ),
-          "access-control-max-age": "7200",
-        });
-        res.end();
-        return;
-      }
-      res.setHeader("access-control-expose-headers", "*, " + cors.exposedHeaders.join(", "));
-    }
-    if ((req.url ?? "").startsWith(adminPrefix)) {
-      admin(req, res);
-      return;
-    }
-    handler(req, res);
-  };
+  const node = withCorsAndAdmin(handler, adminHandler(log, stubs));
 
   const listener: MockListener = await startMockListener({
     handler: node,
@@ -526,39 +503,5 @@ function healthService(schema: MockSchema) {
         ctx.signal.addEventListener("abort", () => resolve(), { once: true }),
       );
     },
-  };
-}
-
-function adminHandler(log: CallLog, stubs: StubSet): NodeHandler {
-  return (req, res) => {
-    const path = (req.url ?? "").split("?", 1)[0].slice(adminPrefix.length);
-    const send = (status: number, body: unknown) => {
-      const text = `${JSON.stringify(body, null, 2)}\n`;
-      res.writeHead(status, {
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(text),
-      });
-      res.end(text);
-    };
-    req.resume();
-    if (path === "calls" && req.method === "GET") return send(200, { calls: log.list() });
-    if (path === "stubs" && req.method === "GET") {
-      return send(200, {
-        stubs: stubs.all().map((s) => ({
-          stub: s.label,
-          method: methodKey(s.method),
-          priority: s.priority,
-          answers: s.answers.length,
-        })),
-      });
-    }
-    if (path === "reset" && req.method === "POST") {
-      log.clear();
-      stubs.reset();
-      return send(200, { reset: true });
-    }
-    send(404, {
-      error: `unknown admin path ${req.method} ${adminPrefix}${path}: use GET ${adminPrefix}calls, GET ${adminPrefix}stubs or POST ${adminPrefix}reset`,
-    });
   };
 }
