@@ -175,6 +175,33 @@ describe("protocall mock with the example stubs, called by buf curl", () => {
   });
 });
 
+test("--tls serves https with a generated certificate that buf curl trusts with --cacert", async () => {
+  const config = mkdtempSync(join(tmpdir(), "protocall-mock-tls-"));
+  const mock = await startCliServer(
+    ["mock", "examples/mocks", "--schema", "examples", "--tls", "--no-watch"],
+    { XDG_CONFIG_HOME: config },
+    60_000,
+  );
+  try {
+    assert.match(mock.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+    const cert = join(config, "protocall", "mock-cert.pem");
+    for (const args of [[], ["--protocol", "grpc"]]) {
+      const r = await runBufCurl([
+        ...args,
+        "--cacert",
+        cert,
+        "-d",
+        '{"name": "world"}',
+        `${mock.url}/demo.v1.GreetService/Greet`,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), { greeting: "Hello, world!" });
+    }
+  } finally {
+    await mock.stop();
+  }
+});
+
 test("--help describes the stubs and the admin path", async () => {
   const r = await runCli(["mock", "--help"]);
   assert.equal(r.code, 0);

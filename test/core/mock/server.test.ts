@@ -3,6 +3,7 @@
 // per-message answers), the "nothing matched" error, generated answers, and the admin path.
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { create, fromBinary } from "@bufbuild/protobuf";
@@ -443,6 +444,26 @@ describe("mock server without stubs", () => {
       await mock.close();
     }
   });
+});
+
+test("a silent client is disconnected after the headers timeout, as the listener's are", async () => {
+  const mock = await startTestMock({}, { limits: { headersTimeoutMs: 300 } });
+  try {
+    const { port } = new URL(mock.url);
+    const closed = await new Promise<boolean>((resolve) => {
+      const socket = connect(Number(port), "127.0.0.1");
+      socket.on("error", () => {});
+      socket.once("close", () => resolve(true));
+      // A hang guard only: the guard closes the socket long before.
+      setTimeout(() => {
+        socket.destroy();
+        resolve(false);
+      }, 30_000).unref();
+    });
+    assert.equal(closed, true);
+  } finally {
+    await mock.close();
+  }
 });
 
 describe("stub reload", () => {

@@ -15,6 +15,7 @@ import type { Recorder } from "../../../src/core/mock/record";
 import { type MockServer, startMockServer } from "../../../src/core/mock/server";
 import { StubSet } from "../../../src/core/mock/stub-set";
 import type { Upstream } from "../../../src/core/mock/upstream";
+import type { ConnectionLimits } from "../../../src/core/webhooks/connection-guard";
 import { DemoService, file_demo_v1_demo } from "../../../src/gen/demo/v1/demo_pb";
 import { file_demo_v1_greet, GreetService } from "../../../src/gen/demo/v1/greet_pb";
 
@@ -42,6 +43,7 @@ export async function startTestMock(
     watch?: boolean;
     upstream?: Upstream;
     recorder?: Recorder;
+    limits?: ConnectionLimits;
     /** Stub files and directories to serve instead of the temporary directory. */
     paths?: string[];
   } = {},
@@ -65,6 +67,7 @@ export async function startTestMock(
     maxMessageBytes: options.maxMessageBytes,
     upstream: options.upstream,
     recorder: options.recorder,
+    limits: options.limits,
     onCall: (c) => calls.push(c),
   });
   if (options.watch) stubs.watch();
