@@ -3,6 +3,7 @@
 // example workspace's schema; its --help, its line per call, and malformed stub files.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -199,6 +200,22 @@ test("--tls serves https with a generated certificate that buf curl trusts with 
     }
   } finally {
     await mock.stop();
+  }
+});
+
+test("a port in use is a one-line error that says how to fix it", async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+  const { port } = taken.address() as AddressInfo;
+  try {
+    const r = await runCli(["mock", "--schema", "examples", "--port", String(port)], { timeoutMs: 60_000 });
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr.trim().split("\n").at(-1),
+      `protocall: cannot listen on 127.0.0.1:${port}: the port is in use; choose another with --port (0: any free port)`,
+    );
+  } finally {
+    taken.close();
   }
 });
 

@@ -7,6 +7,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { ProtocallError } from "../errors";
 import { ConnectionGuard, type ConnectionLimits } from "../webhooks/connection-guard";
 
 export type NodeHandler = (
@@ -79,9 +80,23 @@ export async function startMockListener(options: MockListenerOptions): Promise<M
     });
   }
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (err: NodeJS.ErrnoException) => {
+      guard.close();
+      const where = `${options.host ?? "127.0.0.1"}:${options.port ?? 0}`;
+      reject(
+        err.code === "EADDRINUSE"
+          ? new ProtocallError(
+              `cannot listen on ${where}: the port is in use; choose another with --port (0: any free port)`,
+            )
+          : err.code === "EADDRNOTAVAIL" || err.code === "EACCES"
+            ? new ProtocallError(
+                `cannot listen on ${where}: ${err.code === "EACCES" ? "permission denied" : "no such address on this machine"}; check --host and --port`,
+              )
+            : err,
+      );
+    });
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
+      server.removeAllListeners("error");
       resolve();
     });
   });
