@@ -2,6 +2,7 @@
 // and the features (diagnostics, quick fixes, completion, hover, code lenses, document symbols).
 // Work that needs a schema runs asynchronously; results are published when ready and dropped when
 // the document has changed since.
+
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
@@ -17,6 +18,7 @@ import {
 } from "vscode-languageserver";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { errorMessage } from "../core/errors";
+import { isStubText } from "../core/mock/stub-syntax";
 import { Analyzer } from "./analysis";
 import { codeActions } from "./code-actions";
 import { complete } from "./completion";
@@ -238,7 +240,8 @@ export function startLanguageServer(connection: Connection): void {
 
   connection.onCodeLens((params) => {
     const doc = documents.get(params.textDocument.uri);
-    return doc ? codeLenses(doc.uri, analyzer.get(doc).file) : [];
+    // A stub file of `protocall mock` holds answers, not requests to send.
+    return doc && !isStubText(doc.getText()) ? codeLenses(doc.uri, analyzer.get(doc).file) : [];
   });
 
   connection.onDocumentSymbol((params) => {

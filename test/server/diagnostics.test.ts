@@ -39,7 +39,7 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("checks a stub file of protocall mock as stubs, not as requests", async () => {
+  it("checks a stub file of protocall mock as stubs, not as requests, and offers no Send on it", async () => {
     const text = `### greet
 # @match request.name == "x"
 /acme.v1.ShopService/PlaceOrder
@@ -53,6 +53,8 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
       diagnostics.map((d) => [d.message.split(":")[0], d.range.start.line]),
       [['unknown status "nope"', 4]],
     );
+    // No "▶ Send" above a stub: it is not a request to send.
+    assert.deepEqual(await client.codeLenses(uri), []);
   });
 
   it("reports schema problems of the body with exact ranges", async () => {
