@@ -47,6 +47,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
       "Compare a server's schema (reflection) with its source or registry module, classified by buf breaking",
     load: async () => (await import("./commands/drift")).command,
   },
+  mock: {
+    summary: "Run a mock server of a schema's services, answering from .rpc stub files or generated messages",
+    load: async () => (await import("./commands/mock")).command,
+  },
   convert: {
     summary: "Convert a message between JSON and binary (EventRequest built in)",
     load: async () => (await import("./commands/convert")).command,
