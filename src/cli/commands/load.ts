@@ -189,6 +189,21 @@ export const command: Command = {
     if (interrupted.aborted) stop.abort();
     else interrupted.addEventListener("abort", onInterrupt, { once: true });
     const tty = (ctx.stderr as { isTTY?: boolean }).isTTY === true;
+    const level = (n: number) => (shape.model === "open" ? `${n} requests/s` : `${n} callers`);
+    const plan = [
+      shape.warmupMs > 0
+        ? `warmup ${shape.warmupMs / 1000} s at ${level(shape.start || shape.stages[0].target)}`
+        : "",
+      shape.stages
+        .map((st, i) => {
+          const from = i === 0 ? shape.start : shape.stages[i - 1].target;
+          return `${st.durationMs / 1000} s ${from === st.target ? "at" : "ramping to"} ${level(st.target)}`;
+        })
+        .join(", then "),
+      shape.requests !== undefined ? `at most ${shape.requests} requests` : "",
+      connections > 1 ? `over ${connections} connections` : "",
+    ].filter((x) => x !== "");
+    ctx.stderr.write(`load ${label}: ${plan.join("; ")} (Ctrl-C stops and reports)\n`);
     const startedAt = new Date();
     let result: Awaited<ReturnType<typeof runLoad>>;
     try {

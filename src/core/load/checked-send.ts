@@ -65,7 +65,7 @@ export function checkedSend(
   const varies = s.kind === "file" && (s.rows !== undefined || s.text.includes("{{$"));
   const fixed =
     s.kind === "fixed" ? { checked: s.request, cwd: s.cwd } : varies ? undefined : prepared(s, undefined);
-  return async (k) => {
+  return async (k, signal) => {
     const p = fixed ?? (s.kind === "file" ? prepared(s, s.rows?.[k % s.rows.length]) : undefined);
     if (p === undefined || typeof p === "string") {
       return {
@@ -86,6 +86,7 @@ export function checkedSend(
         p.checked,
         { ...io, cwd: p.cwd },
         {
+          signal,
           observer: {
             message: (json) => {
               firstMessageUs ??= (performance.now() - started) * 1000;

@@ -10,8 +10,11 @@
 import { type Outcome, Recorder, Timeline } from "./recorder";
 import { type LoadShape, openSchedule, shapeDurationMs, stageAt, targetAt } from "./shape";
 
-/** Sends request number `k` (from 0, warmup requests included); never rejects. */
-export type Send = (k: number) => Promise<Outcome>;
+/**
+ * Sends request number `k` (from 0, warmup requests included); never rejects. `signal` cancels the
+ * requests still in flight when the run ends (after the drain time).
+ */
+export type Send = (k: number, signal: AbortSignal) => Promise<Outcome>;
 
 export interface LoadRunOptions {
   shape: LoadShape;
@@ -23,6 +26,11 @@ export interface LoadRunOptions {
   /** Called about every `progressMs` (default 1000) with the run so far. */
   onProgress?(p: LoadProgress): void;
   progressMs?: number;
+  /**
+   * How long requests still in flight at the end are awaited before they are canceled (and counted as
+   * canceled), ms: default 10 s, 1 s after an interrupt.
+   */
+  drainMs?: number;
 }
 
 export interface LoadProgress {
@@ -65,6 +73,7 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
   let maxInFlight = 0;
   let k = 0;
   const pending = new Set<Promise<void>>();
+  const cancel = new AbortController();
   const aborted = () => o.signal?.aborted === true;
 
   // The warmup: the first level, counted nowhere.
@@ -142,7 +151,7 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
       const index = k++;
       inFlight++;
       if (inFlight > maxInFlight) maxInFlight = inFlight;
-      const p = o.send(index).then((outcome) => {
+      const p = o.send(index, cancel.signal).then((outcome) => {
         inFlight--;
         done(outcome, (clock() - from) * 1000, dueAt);
       });
@@ -183,14 +192,22 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
           const index = k++;
           inFlight++;
           if (inFlight > maxInFlight) maxInFlight = inFlight;
-          const outcome = await o.send(index);
+          const outcome = await o.send(index, cancel.signal);
           inFlight--;
           done(outcome, (clock() - t) * 1000, t);
         }
       };
       await Promise.all(Array.from({ length: callers }, (_, i) => caller(i)));
     }
-    while (pending.size > 0) await Promise.all([...pending]);
+    if (pending.size > 0) {
+      const drain = aborted() ? 1000 : (o.drainMs ?? 10_000);
+      const waited = Promise.all([...pending]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([waited, new Promise<void>((r) => (timer = setTimeout(r, drain)))]);
+      clearTimeout(timer);
+      if (pending.size > 0) cancel.abort();
+      while (pending.size > 0) await Promise.all([...pending]);
+    }
     return count;
   }
 }
