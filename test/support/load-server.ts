@@ -17,8 +17,8 @@ export interface LoadServer {
   names: string[];
   /** Greet calls answered. */
   greets(): number;
-  /** The next Greet call (and every one arriving meanwhile) waits `ms` before answering. */
-  stallOnce(ms: number): void;
+  /** The Greet call after `after` more calls (and every one arriving meanwhile) waits `ms` before answering. */
+  stallOnce(ms: number, after?: number): void;
   close(): Promise<void>;
 }
 
@@ -26,12 +26,13 @@ export async function startLoadServer(): Promise<LoadServer> {
   const names: string[] = [];
   let stall: Promise<void> | undefined;
   let stallNext = 0;
+  let stallAt = 0;
   let answered = 0;
   const routes = (router: ConnectRouter) => {
     router.service(GreetService, {
       async greet(req) {
         names.push(req.name);
-        if (stallNext > 0) {
+        if (stallNext > 0 && names.length >= stallAt) {
           const ms = stallNext;
           stallNext = 0;
           stall = new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,8 +62,9 @@ export async function startLoadServer(): Promise<LoadServer> {
     url: `http://127.0.0.1:${port}`,
     names,
     greets: () => answered,
-    stallOnce(ms) {
+    stallOnce(ms, after = 0) {
       stallNext = ms;
+      stallAt = names.length + after;
     },
     close() {
       return new Promise<void>((resolve) => {

@@ -124,7 +124,7 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
     stopProgress();
   }
   const elapsedMs = now();
-  timeline.advance(Math.min(elapsedMs, Math.ceil(elapsedMs / 1000) * 1000 - 0.001), target);
+  timeline.finish(elapsedMs, target);
   const result: LoadResult = {
     shape,
     total,

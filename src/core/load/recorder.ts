@@ -99,6 +99,12 @@ export class Timeline {
     if (!passed) this.failed++;
   }
 
+  /** Closes the seconds up to `atMs`, and the partial one after them when anything finished in it. */
+  finish(atMs: number, targetAt: (ms: number) => number): void {
+    this.advance(atMs, targetAt);
+    if (this.requests > 0) this.advance(this.second * 1000, targetAt);
+  }
+
   /** Closes every whole second before `atMs`. */
   advance(atMs: number, targetAt: (ms: number) => number): void {
     while (atMs >= this.second * 1000) {

@@ -74,7 +74,7 @@ export function stageAt(shape: LoadShape, t: number): number {
   let at = 0;
   for (let i = 0; i < shape.stages.length; i++) {
     at += shape.stages[i].durationMs;
-    if (t < at) return i;
+    if (t <= at) return i;
   }
   return shape.stages.length - 1;
 }
