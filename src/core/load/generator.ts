@@ -7,6 +7,7 @@
 // the rate the result says so. Closed model: a number of callers, each sending its next request when
 // the last answered; latency from the send. A warmup runs before the stages and counts nothing.
 
+import { setMaxListeners } from "node:events";
 import { type Outcome, Recorder, Timeline } from "./recorder";
 import { type LoadShape, openSchedule, shapeDurationMs, stageAt, targetAt } from "./shape";
 
@@ -74,6 +75,8 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
   let k = 0;
   const pending = new Set<Promise<void>>();
   const cancel = new AbortController();
+  // Every request in flight listens to it: thousands at once are expected, not a leak.
+  setMaxListeners(0, cancel.signal);
   const aborted = () => o.signal?.aborted === true;
 
   // The warmup: the first level, counted nowhere.
