@@ -107,7 +107,8 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.match(stderr, /stage 1 \(2\.0 s to 100\):\n {4}requests {3}100/);
   });
 
-  test("the closed model: C callers, --requests stops after exactly that many", async () => {
+  test("the closed model: C callers, --requests stops after exactly that many, over --connections K connections", async () => {
+    const before = server.connections();
     const { code, stderr, report } = await load([
       greet(),
       "--concurrency",
@@ -123,6 +124,7 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.equal(server.names.length, 50);
     assert.ok(report.maxInFlight <= 4);
     assert.equal(report.total.sendLag, undefined);
+    assert.equal(server.connections() - before, 2);
   });
 
   test("thresholds set the exit code and the report says which failed", async () => {

@@ -15,6 +15,8 @@ export interface LoadServer {
   url: string;
   /** Every name Greet was sent, in order of arrival. */
   names: string[];
+  /** HTTP/2 connections accepted so far. */
+  connections(): number;
   /** Greet calls answered. */
   greets(): number;
   /** The Greet call after `after` more calls (and every one arriving meanwhile) waits `ms` before answering. */
@@ -52,7 +54,9 @@ export async function startLoadServer(): Promise<LoadServer> {
   };
   const server = http2.createServer(connectNodeAdapter({ routes }) as never);
   const sessions = new Set<http2.ServerHttp2Session>();
+  let accepted = 0;
   server.on("session", (s) => {
+    accepted++;
     sessions.add(s);
     s.once("close", () => sessions.delete(s));
   });
@@ -62,6 +66,7 @@ export async function startLoadServer(): Promise<LoadServer> {
     url: `http://127.0.0.1:${port}`,
     names,
     greets: () => answered,
+    connections: () => accepted,
     stallOnce(ms, after = 0) {
       stallNext = ms;
       stallAt = names.length + after;
