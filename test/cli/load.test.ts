@@ -125,6 +125,7 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.ok(report.maxInFlight <= 4);
     assert.equal(report.total.sendLag, undefined);
     assert.equal(server.connections() - before, 2);
+    assert.match(stderr, /^load .*: at 4 callers; 50 requests at most; over 2 connections/);
   });
 
   test("thresholds set the exit code and the report says which failed", async () => {

@@ -194,13 +194,16 @@ export const command: Command = {
       shape.warmupMs > 0
         ? `warmup ${shape.warmupMs / 1000} s at ${level(shape.start || shape.stages[0].target)}`
         : "",
-      shape.stages
-        .map((st, i) => {
-          const from = i === 0 ? shape.start : shape.stages[i - 1].target;
-          return `${st.durationMs / 1000} s ${from === st.target ? "at" : "ramping to"} ${level(st.target)}`;
-        })
-        .join(", then "),
-      shape.requests !== undefined ? `at most ${shape.requests} requests` : "",
+      // Bounded by --requests alone: the run's length is theirs, not a stage's.
+      shape.requests !== undefined && one("duration") === undefined && one("stages") === undefined
+        ? `at ${level(shape.start)}`
+        : shape.stages
+            .map((st, i) => {
+              const from = i === 0 ? shape.start : shape.stages[i - 1].target;
+              return `${st.durationMs / 1000} s ${from === st.target ? "at" : "ramping to"} ${level(st.target)}`;
+            })
+            .join(", then "),
+      shape.requests !== undefined ? `${shape.requests} requests at most` : "",
       connections > 1 ? `over ${connections} connections` : "",
     ].filter((x) => x !== "");
     ctx.stderr.write(`load ${label}: ${plan.join("; ")} (Ctrl-C stops and reports)\n`);
