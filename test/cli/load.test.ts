@@ -128,6 +128,32 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.match(stderr, /^load .*: at 4 callers; 50 requests at most; over 2 connections/);
   });
 
+  test("--warmup runs first at the starting rate and counts nothing", async () => {
+    const { code, stderr, report } = await load([
+      greet(),
+      "--rate",
+      "20",
+      "--duration",
+      "1s",
+      "--warmup",
+      "1s",
+    ]);
+    assert.equal(code, 0, stderr);
+    assert.equal(report.total.requests, 20);
+    assert.equal(report.warmupMs, 1000);
+    assert.equal(server.names.length, 40);
+    assert.match(stderr, /: warmup 1 s at 20 requests\/s; 1 s at 20 requests\/s/);
+  });
+
+  test("stages ramp the callers of the closed model", async () => {
+    const { code, stderr, report } = await load([greet(), "--concurrency", "1", "--stages", "1s:1,2s:6"]);
+    assert.equal(code, 0, stderr);
+    assert.equal(report.model, "closed");
+    assert.equal(report.perStage.length, 2);
+    assert.ok(report.perStage[0].requests > 0 && report.perStage[1].requests > 0);
+    assert.ok(report.maxInFlight >= 3 && report.maxInFlight <= 6, `at most ${report.maxInFlight} in flight`);
+  });
+
   test("thresholds set the exit code and the report says which failed", async () => {
     const ok = await load([
       greet(),
