@@ -62,6 +62,11 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.equal(report.total.passed, 300);
     assert.deepEqual(report.total.statuses, { ok: 300 });
     assert.equal(server.names.length, 300);
+    // Bytes: each request's JSON body, each response message as JSON text.
+    assert.ok(report.total.bytes.sent >= 300 * '{"name":"x"}'.length && report.total.bytes.sent % 300 === 0);
+    assert.ok(
+      report.total.bytes.received >= 300 * '"Hello, x!"'.length && report.total.bytes.received % 300 === 0,
+    );
     // Spread over the 3 s (not sent in a burst), measured generously.
     assert.ok(report.elapsedMs >= 2900, `elapsed ${report.elapsedMs}`);
     assert.ok(report.total.rps > 40 && report.total.rps <= 105, `rps ${report.total.rps}`);

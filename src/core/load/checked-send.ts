@@ -90,7 +90,7 @@ export function checkedSend(
           observer: {
             message: (json) => {
               firstMessageUs ??= (performance.now() - started) * 1000;
-              bytesReceived += json.length;
+              bytesReceived += Buffer.byteLength(json);
             },
           },
         },
@@ -99,7 +99,7 @@ export function checkedSend(
       const o: Outcome = {
         status: call.code ?? "error",
         passed: verdict === "passed",
-        bytesSent: p.checked.options.data?.length ?? 0,
+        bytesSent: sentBytes(p.checked.options.data),
         bytesReceived,
         messages: call.messages.length,
       };
@@ -121,4 +121,9 @@ export function checkedSend(
       };
     }
   };
+}
+
+/** The bytes of an inline body (JSON text); a body read from a file or stdin (`@…`) is not counted. */
+function sentBytes(data: string | undefined): number {
+  return data === undefined || data.startsWith("@") ? 0 : Buffer.byteLength(data);
 }
