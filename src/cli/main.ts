@@ -26,6 +26,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Run the requests of a .rpc request file (with environments and variables)",
     load: async () => (await import("./commands/run")).command,
   },
+  load: {
+    summary: "Load-test a request: a rate or concurrency, latency percentiles, thresholds for CI",
+    load: async () => (await import("./commands/load")).command,
+  },
   check: {
     summary: "Check .rpc request files against their schema, as the editor does (for pre-commit hooks)",
     load: async () => (await import("./commands/check")).command,
