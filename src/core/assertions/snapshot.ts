@@ -190,14 +190,20 @@ export function readSnapshots(file: string): Record<string, JsonValue> {
   return requests as Record<string, JsonValue>;
 }
 
-/** Stores one request's snapshot, keeping the file's others (written to a temporary file, then renamed). */
-export function writeSnapshot(file: string, key: string, snapshot: JsonValue): void {
+/** The text of the snapshot file with one request's snapshot set, the others kept (what Accept would write). */
+export function snapshotFileText(file: string, key: string, snapshot: JsonValue): string {
   const requests = readSnapshots(file);
   requests[key] = snapshot;
   const sorted: Record<string, JsonValue> = {};
   for (const k of Object.keys(requests).sort()) sorted[k] = requests[k];
+  return `${JSON.stringify({ version: fileVersion, requests: sorted }, null, 2)}\n`;
+}
+
+/** Stores one request's snapshot, keeping the file's others (written to a temporary file, then renamed). */
+export function writeSnapshot(file: string, key: string, snapshot: JsonValue): void {
+  const text = snapshotFileText(file, key, snapshot);
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify({ version: fileVersion, requests: sorted }, null, 2)}\n`);
+  writeFileSync(tmp, text);
   renameSync(tmp, file);
 }
 
