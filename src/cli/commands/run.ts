@@ -103,7 +103,8 @@ host points the file at another server without editing it. Environments are read
 protocall.env.json at the workspace root (the nearest directory above the file with that file,
 else with .git), with values from protocall.env.private.json (meant to be git-ignored, for
 secrets) overriding them. {{$env NAME}}, {{$dotenv NAME}} (.env next to the file, then at
-the workspace root), {{$uuid}}, {{$timestamp}}, {{$isoTimestamp}} and {{$randomInt MIN MAX}} are
+the workspace root), {{$uuid}}, {{$timestamp}}, {{$isoTimestamp}}, {{$randomInt MIN MAX}} and, in a
+body, {{$file PATH}} (a file's bytes or text) are
 built in. Relative paths (includes, @cacert, @schema, ...) are relative to the .rpc file.
 
 Examples:
