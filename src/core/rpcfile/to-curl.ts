@@ -166,7 +166,7 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
       const before = diagnostics.length;
       const deferred = ctx.variables.deferred;
       // `{{$file PATH}}` becomes a marker the call expands by the field's type (invoke/file-values.ts).
-      const withFiles = part.text.replace(fileReference, (whole, path: string) => {
+      const withFiles = part.text.replace(fileReference, (_whole, path: string) => {
         const full = isAbsolute(path) ? path : resolve(ctx.baseDir, path);
         files.push({ path: full, access: "read", via: "{{$file}}" });
         if (!existsSync(full)) {
@@ -238,6 +238,13 @@ function localPath(option: string, value: string, baseDir: string): string {
     return isAbsolute(path) ? value : `@${resolve(baseDir, path)}`;
   }
   if (option === "schema") return looksLocal(value) ? resolve(baseDir, value) : value;
+  if (option === "stream-file") {
+    // FIELD=PATH: the path part.
+    const eq = value.indexOf("=");
+    const path = eq < 0 ? "" : value.slice(eq + 1).trim();
+    if (path === "" || isAbsolute(path)) return value;
+    return `${value.slice(0, eq)}=${resolve(baseDir, path)}`;
+  }
   return value;
 }
 
