@@ -22,6 +22,8 @@ interface CurlFlagDef {
   defaultText?: string;
   /** Inherited (global) flag: listed under "Global Flags". */
   global?: boolean;
+  /** A flag of protocall's own, which `buf curl` does not have (every other flag is buf's). */
+  protocallOnly?: boolean;
   /**
    * The option it sets: a bool, string or number field is set to the value, a list field (`strings`)
    * gets it appended. "Copy as" reads the options back to a command line through this field
@@ -70,7 +72,8 @@ const flagDefs: readonly CurlFlagDef[] = [
   {
     name: "stream-file",
     kind: "string",
-    help: "Send a file as a client or bidi stream, read as it is sent: FIELD=PATH makes one request message per chunk of the file (see --stream-chunk), with the chunk in the bytes field FIELD. Not with -d",
+    protocallOnly: true,
+    help: "(protocall only) Send a file as a client or bidi stream, read as it is sent: FIELD=PATH makes one request message per chunk of the file (see --stream-chunk), with the chunk in the bytes field FIELD. Not with -d",
     field: "streamFile",
     apply: (o, v) => {
       parseStreamFile(v as string);
@@ -80,7 +83,8 @@ const flagDefs: readonly CurlFlagDef[] = [
   {
     name: "stream-chunk",
     kind: "string",
-    help: "Bytes per message of --stream-file: a number, or with KiB or MiB",
+    protocallOnly: true,
+    help: "(protocall only) Bytes per message of --stream-file: a number, or with KiB or MiB",
     defaultText: '"64KiB"',
     field: "streamChunk",
     apply: (o, v) => {
