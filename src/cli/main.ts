@@ -59,6 +59,11 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Convert a message between JSON and binary (EventRequest built in)",
     load: async () => (await import("./commands/convert")).command,
   },
+  mcp: {
+    summary:
+      "Serve the workspace's services, schema and request files to AI coding assistants (Model Context Protocol, stdio)",
+    load: async () => (await import("./commands/mcp")).command,
+  },
   beta: {
     summary: "`beta registry webhook create|list|delete`, as the registry CLI spells it",
     load: async () => (await import("./commands/beta")).command,

@@ -40,6 +40,7 @@ export const commandTable: readonly CommandEntry[] = [
   ),
   command("protocall.selectEnvironment", (f) => f.send.selectEnvironment()),
   command("protocall.showResponse", (f) => f.send.showResponse()),
+  command("protocall.acceptSnapshot", (f, uri?: unknown) => f.send.snapshots.accept(uri)),
 
   // Live streams (live/).
   command("protocall.live.start", (f, uri?: unknown, index?: unknown) => f.live.start(uri, index)),
