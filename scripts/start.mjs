@@ -200,7 +200,14 @@ async function main() {
 
   // A mock server of the demo API answering from examples/mocks (any free port; printed below).
   const mock = await startChild(
-    [join(root, "dist/cli.js"), "mock", join(root, "examples/mocks"), "--schema", join(root, "examples"), "--quiet"],
+    [
+      join(root, "dist/cli.js"),
+      "mock",
+      join(root, "examples/mocks"),
+      "--schema",
+      join(root, "examples"),
+      "--quiet",
+    ],
     "the mock server",
   );
   children.push(mock.child);

@@ -14,9 +14,9 @@ import {
 } from "vscode-languageserver-protocol";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { closest } from "../closest";
+import { isStubText, parseStubFile } from "../mock/stub-syntax";
 import { positionIn } from "../rpcfile/parse";
 import type { Diagnostic, Range, Severity, Token } from "../rpcfile/types";
-import { isStubText, parseStubFile } from "../mock/stub-syntax";
 import type { Analyzer, RequestInfo } from "./analysis";
 import { assertionDiagnostics } from "./assertion-check";
 import { checkBody } from "./body-check";
