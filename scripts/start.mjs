@@ -9,7 +9,8 @@
 //     on that listener receives every push;
 //   - a real VS Code (code-server, installed on first use into .tools/, without Chromium: the user's
 //     own browser opens it) with the extension on the examples/ workspace, its settings pointing the
-//     Services view at the demo server and the Webhooks view at the registry.
+//     Services view at the demo server and the mock and the Webhooks view at the registry;
+//   - a mock server of the demo API answering from examples/mocks (`protocall mock`, any free port).
 // Prints the URL to open and the commands that push to the registry, and runs until Ctrl+C (or
 // SIGTERM), then stops everything it started and removes its temporary folders (the editor's too).
 // A port that is taken is named, with the port used instead; when the demo server is not on 8080 the
@@ -197,6 +198,21 @@ async function main() {
     );
   }
 
+  // A mock server of the demo API answering from examples/mocks (any free port; printed below).
+  const mock = await startChild(
+    [
+      join(root, "dist/cli.js"),
+      "mock",
+      join(root, "examples/mocks"),
+      "--schema",
+      join(root, "examples"),
+      "--quiet",
+    ],
+    "the mock server",
+  );
+  children.push(mock.child);
+  const mockUrl = mock.line;
+
   const registryPort = await portFor(registryPortWanted, "registry emulator", "--registry-port");
   const registryUrl = `https://127.0.0.1:${registryPort}`;
   const registryCert = await ensureSelfSignedCert(runDir, "registry");
@@ -205,7 +221,10 @@ async function main() {
     workspace,
     port: await portFor(editorPortWanted, "editor (code-server)", "--editor-port"),
     settings: {
-      "protocall.servers": [{ name: "demo server", url: demoUrl }],
+      "protocall.servers": [
+        { name: "demo server", url: demoUrl },
+        { name: "mock server", url: mockUrl },
+      ],
       "protocall.registries": [{ name: "local registry", url: registryUrl, caFile: registryCert.certPath }],
     },
   });
@@ -256,6 +275,7 @@ async function main() {
       `Demo server (reflection on):  ${demoUrl}`,
       `Registry emulator:            ${registry.line}   (sign in with the token alice-token; repository acme/petapis)`,
       `Registry certificate:         ${registryCert.certPath}`,
+      `Mock server:                  ${mockUrl}   (protocall mock examples/mocks: the stubs answer, other methods generate)`,
       `Workspace:                    ${workspace}`,
       `Temporary folders:            ${runDir} ${dirname(editor.userDataDir)}   (removed when this stops)`,
       "",

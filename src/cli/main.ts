@@ -26,6 +26,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Run the requests of a .rpc request file (with environments and variables)",
     load: async () => (await import("./commands/run")).command,
   },
+  load: {
+    summary: "Load-test a request: a rate or concurrency, latency percentiles, thresholds for CI",
+    load: async () => (await import("./commands/load")).command,
+  },
   check: {
     summary: "Check .rpc request files against their schema, as the editor does (for pre-commit hooks)",
     load: async () => (await import("./commands/check")).command,
@@ -42,9 +46,23 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Run a registry emulator (the module API buf pushes to, webhooks, deliveries) for local testing",
     load: async () => (await import("./commands/registry")).command,
   },
+  drift: {
+    summary:
+      "Compare a server's schema (reflection) with its source or registry module, classified by buf breaking",
+    load: async () => (await import("./commands/drift")).command,
+  },
+  mock: {
+    summary: "Run a mock server of a schema's services, answering from .rpc stub files or generated messages",
+    load: async () => (await import("./commands/mock")).command,
+  },
   convert: {
     summary: "Convert a message between JSON and binary (EventRequest built in)",
     load: async () => (await import("./commands/convert")).command,
+  },
+  mcp: {
+    summary:
+      "Serve the workspace's services, schema and request files to AI coding assistants (Model Context Protocol, stdio)",
+    load: async () => (await import("./commands/mcp")).command,
   },
   beta: {
     summary: "`beta registry webhook create|list|delete`, as the registry CLI spells it",

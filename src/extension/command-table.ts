@@ -28,6 +28,7 @@ export const commandIds = {
   copyAsGrpcurl: "protocall.copyAsGrpcurl",
   selectEnvironment: "protocall.selectEnvironment",
   showResponse: "protocall.showResponse",
+  acceptSnapshot: "protocall.acceptSnapshot",
   liveStart: "protocall.live.start",
   liveSendNext: "protocall.live.sendNext",
   liveSendMessage: "protocall.live.sendMessage",
@@ -41,6 +42,7 @@ export const commandIds = {
   servicesAddRequest: "protocall.services.addRequest",
   servicesGoToDefinition: "protocall.services.goToDefinition",
   servicesCopyName: "protocall.services.copyName",
+  servicesShowDriftReport: "protocall.services.showDriftReport",
   webhooksRefresh: "protocall.webhooks.refresh",
   webhooksAddRegistry: "protocall.webhooks.addRegistry",
   webhooksRemoveRegistry: "protocall.webhooks.removeRegistry",
@@ -100,6 +102,7 @@ export const commandTable: readonly CommandEntry[] = [
   ),
   command(commandIds.selectEnvironment, (f) => f.send.selectEnvironment()),
   command(commandIds.showResponse, (f) => f.send.showResponse()),
+  command(commandIds.acceptSnapshot, (f, uri?: unknown) => f.send.snapshots.accept(uri)),
 
   // Live streams (live/).
   command(commandIds.liveStart, (f, uri?: unknown, index?: unknown) => f.live.start(uri, index)),
@@ -123,6 +126,7 @@ export const commandTable: readonly CommandEntry[] = [
   command(commandIds.servicesAddRequest, (f, e: ServicesElement) => f.services.addRequest(e)),
   command(commandIds.servicesGoToDefinition, (f, e?: ServicesElement) => f.services.goToDefinition(e)),
   command(commandIds.servicesCopyName, (f, e?: ServicesElement) => f.services.copyName(e)),
+  command(commandIds.servicesShowDriftReport, (f, e?: ServicesElement) => f.services.showDriftReport(e)),
 
   // The Webhooks view (webhooks/).
   command(commandIds.webhooksRefresh, (f) => f.webhooks.refresh()),

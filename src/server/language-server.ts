@@ -2,6 +2,7 @@
 // and the features (diagnostics, quick fixes, completion, hover, code lenses, document symbols).
 // Work that needs a schema runs asynchronously; results are published when ready and dropped when
 // the document has changed since.
+
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
@@ -22,6 +23,7 @@ import { SchemaStore } from "../core/analysis/schema-store";
 import { defaultSettings, mergeSettings } from "../core/analysis/settings";
 import { errorMessage } from "../core/errors";
 import { provideRegistryModules } from "../core/registry/provide";
+import { isStubText } from "../core/rpcfile/stub-syntax";
 import { codeActions } from "./code-actions";
 import { complete } from "./completion";
 import { hover } from "./hover";
@@ -240,7 +242,8 @@ export function startLanguageServer(connection: Connection): void {
 
   connection.onCodeLens((params) => {
     const doc = documents.get(params.textDocument.uri);
-    return doc ? codeLenses(doc.uri, analyzer.get(doc).file) : [];
+    // A stub file of `protocall mock` holds answers, not requests to send.
+    return doc && !isStubText(doc.getText()) ? codeLenses(doc.uri, analyzer.get(doc).file) : [];
   });
 
   connection.onDocumentSymbol((params) => {

@@ -142,7 +142,10 @@ describe("protocall curl has buf curl's flags", () => {
       [...help.matchAll(/^ {2}(?:-(\w), )? {0,4}--([a-z0-9-]+)(?: (\w+))?/gm)]
         .map((m) => `${m[1] ?? ""}/${m[2]}/${m[3] ?? "bool"}`)
         .sort();
-    assert.deepEqual(flagsOf(ours.stdout), flagsOf(theirs.stdout));
+    // Every flag of buf's, and besides them only the flags the table marks as protocall's own.
+    const own = new Set(curlFlags.filter((f) => f.protocallOnly).map((f) => f.name));
+    const shared = flagsOf(ours.stdout).filter((f) => !own.has(f.split("/")[1]));
+    assert.deepEqual(shared, flagsOf(theirs.stdout));
     assert.equal(flagsOf(ours.stdout).length, curlFlags.length);
   });
 });

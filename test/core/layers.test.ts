@@ -52,6 +52,10 @@ const allowedImports: Record<string, readonly string[]> = {
   analysis: [".", "schema", "invoke", "rpcfile", "registry", "assertions"],
   webhooks: [".", "schema", "invoke", "registry", "serve"],
   "registry-emulator": [".", "schema", "invoke", "registry", "serve", "webhooks"],
+  mock: [".", "schema", "invoke", "rpcfile", "assertions", "serve"],
+  drift: [".", "schema", "invoke", "analysis"],
+  load: [".", "invoke", "rpcfile", "assertions"],
+  mcp: [".", "schema", "invoke", "rpcfile", "assertions", "analysis"],
 };
 
 /** The src/core folder a repository path is in ("." for a file directly in src/core), if any. */

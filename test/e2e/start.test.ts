@@ -1,5 +1,5 @@
-// `npm start`, as a first run uses it: the demo server, the registry emulator (https) and code-server
-// with the extension start with nothing to configure; a busy demo port is named, with the copy of
+// `npm start`, as a first run uses it: the demo server, the registry emulator (https), the mock server
+// (examples/mocks) and code-server with the extension start with nothing to configure; a busy demo port is named, with the copy of
 // examples/ the editor opens instead. In the editor (Chromium): start the listener, sign in to the
 // registry npm start configured, add its repository and create a webhook on the pre-filled listener
 // URL; then `protocall registry push` and the real `buf push`, as printed, each arrive in the
@@ -73,6 +73,7 @@ test("npm start: a webhook on the editor's listener receives protocall and buf p
         return {
           editor: get(/Open Protocall in VS Code:\s+(http:\/\/127\.0\.0\.1:\d+\/\?folder=\S+)/),
           demo: get(/Demo server \(reflection on\):\s+(\S+)/),
+          mock: get(/Mock server:\s+(\S+)/),
           registry: get(/Registry emulator:\s+(\S+)/),
           cert: get(/Registry certificate:\s+(\S+)/),
           workspace: get(/Workspace:\s+(\S+)/),
@@ -103,6 +104,14 @@ test("npm start: a webhook on the editor's listener receives protocall and buf p
       body: JSON.stringify({ name: "start" }),
     });
     assert.deepEqual(await greet.json(), { greeting: "Hello, start!" });
+    // The mock server answers from examples/mocks.
+    const mocked = await fetch(`${printed.mock}/demo.v1.GreetService/Greet`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "world" }),
+    });
+    assert.deepEqual(await mocked.json(), { greeting: "Hello, world!" });
+    assert.equal(mocked.headers.get("x-served-by"), "protocall-mock");
 
     /** Runs a printed command line (`NAME=value ... program args`) as the user would. */
     const runPrinted = (line: string, cwd = repoRoot) => {
@@ -203,7 +212,7 @@ test("npm start: a webhook on the editor's listener receives protocall and buf p
     // 8. Ctrl+C: every server is closed, every temporary folder removed.
     child.kill("SIGINT");
     assert.equal(await exited, 0, out);
-    for (const url of [printed.demo, printed.editor]) {
+    for (const url of [printed.demo, printed.mock, printed.editor]) {
       await assert.rejects(fetch(url, { signal: AbortSignal.timeout(3000) }), `${url} is closed`);
     }
     const registryPort = Number(new URL(printed.registry).port);

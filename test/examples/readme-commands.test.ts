@@ -45,7 +45,8 @@ function protocallLines(markdown: string): string[] {
 }
 
 /** A command that serves until stopped: `protocall registry serve …`, `protocall listen …`. */
-const isServer = (command: string) => /^protocall (registry serve|listen)(?! (list|replay)\b)/.test(command);
+const isServer = (command: string) =>
+  /^protocall (registry serve|listen|mock)(?! (list|replay)\b)/.test(command);
 
 /**
  * Runs a server command in `cwd` through the shell: resolves with its first stdout line (its URL) and
@@ -155,7 +156,11 @@ describe("README commands", { timeout: 300_000 }, () => {
             /--reporter (\w+)=(?!\/)(\S+)/g,
             (_, kind, file) => `--reporter ${kind}=${join(dir, file)}`,
           )
-          .replace(/ -o (?!\/)(\S+)/g, (_, file) => ` -o ${join(dir, file)}`);
+          .replace(/ -o (?!\/)(\S+)/g, (_, file) => ` -o ${join(dir, file)}`)
+          // Servers run in a directory of their own: the mock's stubs and schema are the repository's.
+          .replace(/^(protocall mock .*)$/, (m) =>
+            m.replace(/(?<= )examples\b/g, join(repoRoot, "examples")),
+          );
         const env: Record<string, string | undefined> = {
           PATH: `${join(dir, "bin")}:${process.env.PATH}`,
           PROTOCALL_CACHE_DIR: join(dir, "cache"),

@@ -89,32 +89,6 @@ describe("deliberate differences from buf curl", { concurrency: 4, timeout: 300_
     assert.notEqual(pair.buf.code, 0, "buf needs a line that is exactly empty");
   });
 
-  test("-n without a netrc entry for the host fails", async () => {
-    const home = mkdtempSync(join(tmpdir(), "protocall-differences-home-"));
-    writeFileSync(join(home, ".netrc"), "machine elsewhere.example login a password b\n");
-    const pair = await runBoth(["-n", "-d", '{"headerNames": ["authorization"]}', inspect()], {
-      env: { HOME: home, NETRC: undefined },
-    });
-    assert.equal(pair.ours.code, 1);
-    assert.match(pair.ours.stderr, /^protocall: .*netrc.*\n$/);
-    assert.equal(pair.buf.code, 0, "buf only logs the missing entry");
-  });
-
-  test("a --netrc-file that does not exist fails (no entry for the host, as with -n)", async () => {
-    const missing = join(dir, "missing.netrc");
-    const pair = await runBoth([
-      "--netrc-file",
-      missing,
-      "-d",
-      '{"headerNames": ["authorization"]}',
-      inspect(),
-    ]);
-    assert.equal(pair.ours.code, 1);
-    assert.equal(pair.ours.stdout, "");
-    assert.match(pair.ours.stderr, /^protocall: .*missing\.netrc.*\n$/);
-    assert.equal(pair.buf.code, 0, "buf ignores a missing netrc file");
-  });
-
   test("gRPC over plain http implies HTTP/2 prior knowledge and says so in verbose output", async () => {
     const pair = await runBoth(["-v", "--protocol", "grpc", "-d", '{"headerNames": ["te"]}', inspect()]);
     assert.equal(pair.ours.code, 0, pair.ours.stderr);

@@ -35,10 +35,11 @@ function describePair(args: string[], { ours, buf }: Pair): string {
 /**
  * Parses the Connect error JSON that both tools print on stderr for an RPC error: the lines from one
  * that is exactly `{` to one that is exactly `}` (verbose lines such as `{ (#2) [5 bytes data]` are
- * not part of it).
+ * not part of it). buf writes the closing `}` and its newline apart, so under load another of its
+ * verbose lines (`buf: * (#1) Finished upload`) can land right after the `}`.
  */
 export function errorJson(stderr: string): { code?: string; message?: string; details?: unknown[] } {
-  const m = /(?:^|\n)(\{\n[\s\S]*?\n\})(?:\n|$)/.exec(stderr);
+  const m = /(?:^|\n)(\{\n[\s\S]*?\n\})(?=\n|$|buf: )/.exec(stderr);
   if (!m) throw new Error(`no error JSON on stderr:\n${stderr}`);
   return JSON.parse(m[1]);
 }

@@ -39,6 +39,24 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("checks a stub file of protocall mock as stubs, not as requests, and offers no Send on it", async () => {
+    const text = `### greet
+# @match request.name == "x"
+/acme.v1.ShopService/PlaceOrder
+
+>>> nope
+`;
+    const uri = pathToFileURL(join(dir, "stub.rpc")).href;
+    client.open(uri, text);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+    assert.deepEqual(
+      diagnostics.map((d) => [d.message.split(":")[0], d.range.start.line]),
+      [['unknown status "nope"', 4]],
+    );
+    // No "▶ Send" above a stub: it is not a request to send.
+    assert.deepEqual(await client.codeLenses(uri), []);
+  });
+
   it("reports schema problems of the body with exact ranges", async () => {
     const text = `@host = ${demo.url}
 

@@ -2,7 +2,7 @@
 // descriptor sets, reflection over TLS with the request's certificate options and headers, and the
 // workspace build, whose compiler errors go to the .proto files.
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -11,10 +11,16 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import type { Diagnostic } from "vscode-languageserver-protocol";
 import { DemoService } from "../../src/gen/demo/v1/demo_pb";
 import { bufPath } from "../support/buf";
+import { repoRoot } from "../support/cli";
 import { type DemoServer, demoDescriptorSet, startDemoServer, startTlsDemoServer } from "../support/servers";
 import { createTestPki, type TestPki } from "../support/tls";
 import { LspClient, positionOf } from "./lsp-client";
 import { createWorkspace, shopProto } from "./workspace";
+
+/** The installed Connect version, which the User-Agent names (as connect-es does). */
+const connectVersion: string = JSON.parse(
+  readFileSync(join(repoRoot, "node_modules/@connectrpc/connect/package.json"), "utf8"),
+).version;
 
 function find(diagnostics: Diagnostic[], text: string): Diagnostic {
   const d = diagnostics.find((x) => x.message.includes(text));
@@ -147,7 +153,10 @@ http://127.0.0.1:9/demo.v1.GreetService/Greet
     assert.deepEqual(await client.diagnosticsFor(uri, 1), []);
     const withUser = await seen();
     assert.equal(withUser.authorization, basic("ada:pw"));
-    assert.match(withUser["user-agent"], /^connect-es\/2\.2\.0 protocall\/\d+\.\d+\.\d+/);
+    assert.match(
+      withUser["user-agent"],
+      new RegExp(`^connect-es/${connectVersion.replaceAll(".", "\\.")} protocall/\\d+\\.\\d+\\.\\d+`),
+    );
 
     writeFileSync(join(dir, "netrc"), `machine 127.0.0.1:${demo.port} login grace password pw2\n`);
     const netrc = `###\n# @netrc-file netrc\n${demo.url}/demo.v1.DemoService/Echo\n\n{}\n`;

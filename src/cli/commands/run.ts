@@ -1,7 +1,8 @@
-// `protocall run FILE.rpc [--name NAME] [--env ENV] [--var NAME=VALUE] [--bail] [--reporter KIND=FILE]`:
+// `protocall run FILE.rpc [--name NAME] [--env ENV] [--var NAME=VALUE] [--bail] [--update-snapshots]
+// [--reporter KIND=FILE]`:
 // runs the requests of a request file in order as tests. The work is core/assertions/run-requests.ts
 // (requests converted as the editor's Send converts them, called through one warm call session,
-// judged by their `# @assert` options, `# @capture` values feeding the requests after them); this
+// judged by their `# @assert` and `# @snapshot` options, `# @capture` values feeding the requests after them); this
 // file renders it: response messages on stdout as `protocall curl` prints them (one stdout sink),
 // one line per request and per failure line (checked-request.ts) on stderr, with an RPC error's body,
 // a summary, and the JUnit / JSON reports.
@@ -37,6 +38,10 @@ const flags = defineFlags({
     help: "set a variable above every other (environment, file, captures); repeatable",
   },
   bail: { kind: "bool", help: "stop at the first request that does not pass; the rest are skipped" },
+  "update-snapshots": {
+    kind: "bool",
+    help: "store each # @snapshot request's response as its snapshot instead of comparing with it",
+  },
   reporter: {
     kind: "strings",
     value: "KIND=FILE",
@@ -81,6 +86,9 @@ Assertions and captures are request options (README: "Request files that test th
   # @assert headers["content-type"] contains "grpc"
   # @assert error.details[google.rpc.BadRequest].fieldViolations[0].field == "name"
   # @capture token = message.token       {{token}} in the requests after this one
+  # @snapshot                            compare the response with NAME.snapshots.json (written on
+  # @snapshot ignore messages[*].id      the first run; --update-snapshots rewrites it); ignore
+  # @snapshot headers x-request-id       scrubs changing values, headers stores chosen headers
 
 A request that uses a captured value whose request has not run (it failed, or --name left it out)
 is not sent, and names the request to run first.
@@ -95,7 +103,8 @@ host points the file at another server without editing it. Environments are read
 protocall.env.json at the workspace root (the nearest directory above the file with that file,
 else with .git), with values from protocall.env.private.json (meant to be git-ignored, for
 secrets) overriding them. {{$env NAME}}, {{$dotenv NAME}} (.env next to the file, then at
-the workspace root), {{$uuid}}, {{$timestamp}}, {{$isoTimestamp}} and {{$randomInt MIN MAX}} are
+the workspace root), {{$uuid}}, {{$timestamp}}, {{$isoTimestamp}}, {{$randomInt MIN MAX}} and, in a
+body, {{$file PATH}} (a file's bytes or text) are
 built in. Relative paths (includes, @cacert, @schema, ...) are relative to the .rpc file.
 
 Examples:
@@ -118,6 +127,7 @@ interface RunArgs {
   vars: Record<string, string>;
   reporters: Reporter[];
   bail: boolean;
+  updateSnapshots: boolean;
 }
 
 /** A report file asked for with --reporter KIND=FILE. */
@@ -156,7 +166,7 @@ function parseRunArgs(args: string[]): RunArgs {
     command: "protocall run",
     positionals: Number.POSITIVE_INFINITY,
   });
-  const out: RunArgs = { names: [], help, vars: {}, reporters: [], bail: false };
+  const out: RunArgs = { names: [], help, vars: {}, reporters: [], bail: false, updateSnapshots: false };
   if (help) return out;
   if (positionals.length === 0) {
     throw new ProtocallError(
@@ -175,6 +185,7 @@ function parseRunArgs(args: string[]): RunArgs {
   out.env = values.env;
   out.envFile = values["env-file"];
   out.bail = values.bail;
+  out.updateSnapshots = values["update-snapshots"];
   return out;
 }
 
@@ -266,6 +277,7 @@ export const command: Command = {
         ...run,
         session,
         bail: a.bail,
+        updateSnapshots: a.updateSnapshots,
         signal: controller.signal,
         io: {
           env: ctx.env,

@@ -15,6 +15,7 @@ import {
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { closest } from "../closest";
 import { positionIn } from "../rpcfile/parse";
+import { isStubText, parseStubFile } from "../rpcfile/stub-syntax";
 import type { Diagnostic, Range, Severity, Token } from "../rpcfile/types";
 import type { Analyzer, RequestInfo } from "./analysis";
 import { assertionDiagnostics } from "./assertion-check";
@@ -63,6 +64,8 @@ export async function computeDiagnostics(
   doc: TextDocument,
   options: { prefetchDocs?: boolean } = {},
 ): Promise<LspDiagnostic[]> {
+  // A stub file of `protocall mock` is checked as stubs (its syntax; the mock checks the schema).
+  if (isStubText(doc.getText())) return parseStubFile(doc.getText()).diagnostics.map(toLsp);
   const a = analyzer.get(doc);
   const out = a.file.diagnostics.map(toLsp);
   const infos = await Promise.all(a.file.requests.map((r) => analyzer.request(doc, r)));

@@ -1,6 +1,6 @@
 // The checked-request runner: one request, prepared (../rpcfile/prepare-send.ts), called through the
 // call session (../invoke/call-session.ts, the one call pipeline) and judged by its `# @assert` and
-// `# @capture` options (evaluate.ts) on one message representation (call-outcome.ts). It answers
+// `# @capture` options (evaluate.ts) and its `# @snapshot` (snapshot.ts) on one message representation (call-outcome.ts). It answers
 // "did this request pass, and why not" for every front end: `protocall run` (run-requests.ts), the
 // editor's Send and its Test Explorer; a load run or a mock server asks it too. Front ends only
 // render what it returns (the verdict, each check, the failure lines, the exit code).
@@ -16,6 +16,7 @@ import { callOutcome } from "./call-outcome";
 import { type CheckResult, type Evaluation, evaluateChecks } from "./evaluate";
 import type { CallOutcome } from "./outcome";
 import { type RequestVerdict, verdictOf } from "./results";
+import { checkSnapshot, type SnapshotSpec, snapshotSpecOf } from "./snapshot";
 
 /** A request ready to be called and checked. */
 export interface CheckedRequest {
@@ -25,6 +26,8 @@ export interface CheckedRequest {
   captures: readonly RpcCapture[];
   /** Where the implicit `status == ok` check (and a call's failure) is reported: the request line. */
   range: Range;
+  /** Its `# @snapshot`: where the stored response is kept (snapshot.ts). */
+  snapshot?: SnapshotSpec;
 }
 
 /** A prepared request (prepareSend) as the runner takes it, with its options (`p.options`, checked by the caller). */
@@ -34,6 +37,7 @@ export function checkedRequestOf(p: PreparedSend, options: CurlOptions): Checked
     assertions: p.assertions ?? [],
     captures: p.request.captures,
     range: p.request.requestLine ?? p.request.range,
+    snapshot: snapshotSpecOf(p.request, p.filePath),
   };
 }
 
@@ -66,12 +70,18 @@ export interface CheckedCallOptions {
   signal?: AbortSignal;
   /** A live stream's queued messages (the editor's live feature). */
   live?: LiveRequests;
+  /** Store the response as the request's snapshot instead of comparing (`--update-snapshots`). */
+  updateSnapshots?: boolean;
 }
 
 /** Whether any check reads response messages (only then are their values computed and kept). */
-export function readsMessages(r: Pick<CheckedRequest, "assertions" | "captures">): boolean {
+export function readsMessages(r: Pick<CheckedRequest, "assertions" | "captures" | "snapshot">): boolean {
   const reads = (root: string) => root === "message" || root === "messages";
-  return r.assertions.some((a) => reads(a.path.root)) || r.captures.some((c) => reads(c.path.root));
+  return (
+    r.snapshot !== undefined ||
+    r.assertions.some((a) => reads(a.path.root)) ||
+    r.captures.some((c) => reads(c.path.root))
+  );
 }
 
 /** Calls the request and checks it. Never throws for a failing call: every failure is in the result. */
@@ -93,7 +103,7 @@ export async function runCheckedRequest(
       }
     : watcher;
   const call = await session.call(request.options, io, observer, o.signal, o.live);
-  return checkCall(call, request, values);
+  return checkCall(call, request, values, o.updateSnapshots);
 }
 
 /** Checks a call made elsewhere (`values`: its messages as CallObserver.value gave them). */
@@ -101,9 +111,15 @@ export function checkCall(
   call: CallResult,
   request: Omit<CheckedRequest, "options">,
   values?: readonly JsonValue[],
+  updateSnapshots = false,
 ): CheckedCall {
   const outcome = callOutcome(call, values);
   const evaluation = evaluateChecks(outcome, request);
+  if (request.snapshot) {
+    const snapshot = snapshotCheck(outcome, request.snapshot, updateSnapshots);
+    evaluation.checks.push(snapshot);
+    evaluation.passed &&= snapshot.passed;
+  }
   const verdict = verdictOf(outcome, evaluation) as CheckedCall["verdict"];
   // A failure nothing expected (an RPC error under the implicit check, or any failure outside the
   // RPC) exits as `protocall curl` would; a check that did not hold exits 1.
@@ -117,6 +133,22 @@ export function checkCall(
     exitCode,
     failures: failureLines(outcome, evaluation, request.range),
   };
+}
+
+/** The snapshot check; not run when the call failed outside the RPC (nothing to store). */
+function snapshotCheck(outcome: CallOutcome, spec: SnapshotSpec, update: boolean): CheckResult {
+  if (outcome.status === undefined && outcome.failure !== undefined) {
+    return {
+      kind: "snapshot",
+      text: "snapshot",
+      range: spec.range,
+      passed: false,
+      found: false,
+      notRun: true,
+      message: `not checked: the call failed: ${outcome.failure}`,
+    };
+  }
+  return checkSnapshot(outcome, spec, update);
 }
 
 /**

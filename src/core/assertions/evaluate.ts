@@ -21,10 +21,11 @@ import type {
 } from "../rpcfile/assertion-syntax";
 import type { Range } from "../rpcfile/types";
 import type { CallOutcome, HeaderPair, OutcomeDetail } from "./outcome";
+import type { SnapshotDifference } from "./snapshot";
 
 export interface CheckResult {
-  /** `status` is the implicit "status == ok" check. */
-  kind: "assert" | "capture" | "status";
+  /** `status` is the implicit "status == ok" check; `snapshot` compares with a stored response (snapshot.ts). */
+  kind: "assert" | "capture" | "status" | "snapshot";
   /** As written: `messages[0].greeting == "Hello"`, `token = message.token`, `status == ok`. */
   text: string;
   /** Where: the option's line (the request line for the implicit status check). */
@@ -41,6 +42,8 @@ export interface CheckResult {
   actual?: JsonValue;
   /** One line: what was expected and what was found, or what held. */
   message: string;
+  /** A snapshot check that failed: every difference, by path. */
+  diff?: SnapshotDifference[];
 }
 
 export interface Evaluation {

@@ -1,6 +1,7 @@
 // A run of request files as one JSON document, for scripts and dashboards: a summary, then each
 // request with its verdict and checks (where, what, the actual value, the message). Locations are
-// one-based. The shape is versioned ("version": 1) so readers can tell a future change.
+// one-based; a snapshot check that failed carries its differences (`diff`: path, expected, actual).
+// The shape is versioned ("version": 1) so readers can tell a future change.
 import type { JsonValue } from "@bufbuild/protobuf";
 import { type RequestResult, summarize } from "./results";
 
@@ -36,6 +37,14 @@ export function jsonReport(results: readonly RequestResult[], options: JsonRepor
           };
           if (c.found) check.actual = c.actual ?? null;
           if (c.notRun) check.notRun = true;
+          if (c.diff) {
+            check.diff = c.diff.map((d) => {
+              const out: { [k: string]: JsonValue } = { path: d.path };
+              if (d.expected !== undefined) out.expected = d.expected;
+              if (d.actual !== undefined) out.actual = d.actual;
+              return out;
+            });
+          }
           return check;
         }),
       };

@@ -1,6 +1,6 @@
 // JUnit XML for a run of request files, as CI systems read test results: one <testsuite> per .rpc
 // file, one <testcase> per request, a <failure> per check that did not hold, <error> for a request
-// that could not be checked, <skipped> for one that did not run, and <system-out> listing every check.
+// that could not be checked (a failed snapshot lists each difference in it), <skipped> for one that did not run, and <system-out> listing every check.
 //
 // It keeps to the strictest common schema (the Jenkins / Ant junit-4 XSD that JUnit 5 tests its
 // output against): testsuites {name, tests, failures, errors, time}; testsuite {name, tests,
@@ -11,6 +11,7 @@
 // library, and the escaping (including characters XML 1.0 cannot hold) is here, tested.
 import { show } from "./evaluate";
 import { checkLocation, type RequestResult, summarize } from "./results";
+import { differenceLine } from "./snapshot";
 
 export interface JunitOptions {
   /** The name of the whole run (default "protocall run"). */
@@ -81,13 +82,14 @@ function testcase(r: RequestResult): string[] {
     for (const c of r.checks) {
       if (c.passed) continue;
       let detail = `${checkLocation(r.file, c)}: ${c.message}`;
-      if (c.found && show(c.actual ?? null).endsWith("...")) {
+      if (c.diff) detail += `\n${c.diff.map(differenceLine).join("\n")}`;
+      else if (c.found && show(c.actual ?? null).endsWith("...")) {
         // The message cuts long values; the whole value is here (up to 64 KB).
         const whole = JSON.stringify(c.actual, null, 2) ?? "null";
         detail += `\nactual: ${whole.length > 65536 ? `${whole.slice(0, 65536)}...` : whole}`;
       }
       body.push(
-        `      <failure${attrs({ message: c.message, type: c.kind === "capture" ? "capture" : "assertion" })}>${text(detail)}</failure>`,
+        `      <failure${attrs({ message: c.message, type: c.kind === "capture" || c.kind === "snapshot" ? c.kind : "assertion" })}>${text(detail)}</failure>`,
       );
     }
   }

@@ -42,6 +42,8 @@ export interface RunRequestsOptions {
   /** Values captured before this file (a run of several files shares them); updated in place. */
   captures?: Record<string, string>;
   observer?: RunObserver;
+  /** Store each `# @snapshot` request's response as its snapshot instead of comparing. */
+  updateSnapshots?: boolean;
 }
 
 /** What a run reports as it goes. Every member is optional. */
@@ -164,6 +166,7 @@ async function runOne(
     { ...o.io, cwd: p.baseDir },
     {
       signal: o.signal,
+      updateSnapshots: o.updateSnapshots,
       observer: {
         message: observer?.message ? (json) => observer.message?.(json) : undefined,
         log: checked.options.verbose && observer?.log ? (line) => observer.log?.(line) : undefined,

@@ -4,6 +4,7 @@
 import { ProtocallError } from "../errors";
 import { parseDuration } from "./duration";
 import type { CurlOptions, LogFormat, Protocol, ReflectProtocol } from "./options";
+import { parseChunkSize, parseStreamFile } from "./stream-file";
 
 export type FlagKind = "bool" | "string" | "strings" | "float" | "duration";
 
@@ -21,6 +22,8 @@ interface CurlFlagDef {
   defaultText?: string;
   /** Inherited (global) flag: listed under "Global Flags". */
   global?: boolean;
+  /** A flag of protocall's own, which `buf curl` does not have (every other flag is buf's). */
+  protocallOnly?: boolean;
   /**
    * The option it sets: a bool, string or number field is set to the value, a list field (`strings`)
    * gets it appended. "Copy as" reads the options back to a command line through this field
@@ -65,6 +68,28 @@ const flagDefs: readonly CurlFlagDef[] = [
     kind: "string",
     help: "Request data: zero or more JSON documents, one per request message (exactly one for unary and server-streaming methods). '@<path>' reads the file at <path>, '@-' reads stdin. If -H names the same file, it holds the headers, a blank line, then the body. Stdin cannot be used when the schema comes from stdin",
     field: "data",
+  },
+  {
+    name: "stream-file",
+    kind: "string",
+    protocallOnly: true,
+    help: "(protocall only) Send a file as a client or bidi stream, read as it is sent: FIELD=PATH makes one request message per chunk of the file (see --stream-chunk), with the chunk in the bytes field FIELD. Not with -d",
+    field: "streamFile",
+    apply: (o, v) => {
+      parseStreamFile(v as string);
+      o.streamFile = v as string;
+    },
+  },
+  {
+    name: "stream-chunk",
+    kind: "string",
+    protocallOnly: true,
+    help: "(protocall only) Bytes per message of --stream-file: a number, or with KiB or MiB",
+    defaultText: '"64KiB"',
+    field: "streamChunk",
+    apply: (o, v) => {
+      o.streamChunk = parseChunkSize(String(v));
+    },
   },
   {
     name: "emit-defaults",

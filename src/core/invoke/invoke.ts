@@ -18,6 +18,7 @@ import type { Transport } from "@connectrpc/connect";
 import { errorMessage, ProtocallError } from "../errors";
 import { findUnknownKey, unknownFieldText } from "../schema/json-path";
 import { coalesce } from "./batch";
+import { expandFileValues, hasFileMarker } from "./file-values";
 import { noRequestDataError, type RequestDocument } from "./request-data";
 
 export interface InvokeOptions {
@@ -56,8 +57,14 @@ export function requestFromJson(
   registry: Registry | undefined,
 ): Message {
   try {
-    return fromJson(desc, doc.value as never, { registry });
+    const value = hasFileMarker(doc.value) ? expandFileValues(desc, doc.value) : doc.value;
+    return fromJson(desc, value as never, { registry });
   } catch (err) {
+    if (err instanceof ProtocallError) {
+      throw new ProtocallError(
+        `${label}:${doc.line}:${doc.column}: request message #${doc.index + 1}: ${err.message}`,
+      );
+    }
     let why = errorMessage(err).replace(/^cannot decode message [\w.]+ from JSON: /, "");
     // protobuf-es names the key alone; say where it is and which field was meant, as the editor does.
     const unknown = /^key ".*" is unknown$/.test(why) ? findUnknownKey(desc, doc.value) : undefined;

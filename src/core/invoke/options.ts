@@ -16,6 +16,10 @@ export interface CurlOptions {
   protocol: Protocol;
   /** `-d/--data`: inline JSON, `@file`, or `@-` for stdin. Undefined or "" = no data. */
   data?: string;
+  /** `--stream-file FIELD=PATH`: a client stream of the file's chunks in the bytes field FIELD (stream-file.ts). */
+  streamFile?: string;
+  /** `--stream-chunk`: bytes per message of --stream-file (default 64 KiB). */
+  streamChunk?: number;
   /** `-H/--header`, in order: `name: value`, `@file`, `@-`. Never split at commas. */
   headers: string[];
   /** `--emit-defaults`. */

@@ -232,7 +232,13 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
         transport: callTransport.transport,
         method,
         requests: requestDocs,
-        requestLabel: p.requests ? "live stream" : o.data ? requestDataLabel(o.data) : "--data",
+        requestLabel: p.requests
+          ? "live stream"
+          : o.streamFile
+            ? `--stream-file ${o.streamFile}`
+            : o.data
+              ? requestDataLabel(o.data)
+              : "--data",
         headers: target.headers,
         timeoutMs,
         signal,

@@ -11,6 +11,7 @@ import { openSource, sourceLabel } from "./headers";
 import type { InputIo } from "./io";
 import { findJsonProblem } from "./json-error";
 import type { CurlOptions } from "./options";
+import { streamFileDocuments } from "./stream-file";
 
 export interface RequestDocument {
   /** The parsed JSON value (integers beyond 2^53 are kept exactly, as strings). */
@@ -412,6 +413,12 @@ export async function openRequestData(
   dataFromHeaderFile?: AsyncIterable<Uint8Array> & { firstLine?: number },
 ): Promise<AsyncGenerator<RequestDocument> | undefined> {
   const data = o.data;
+  if (o.streamFile !== undefined) {
+    if (data !== undefined && data !== "") {
+      throw new ProtocallError("--stream-file and -d both give the request data: use one of them");
+    }
+    return streamFileDocuments(o.streamFile, o.streamChunk, io.cwd);
+  }
   if (data === undefined || data === "") return undefined;
   if (!data.startsWith("@")) return readRequestDocuments(data, "--data");
   const path = data.slice(1);

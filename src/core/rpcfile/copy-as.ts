@@ -91,6 +91,11 @@ export function copyAsBufCurl(o: CurlOptions): CopiedCommand {
     options.http2PriorKnowledge = true;
   }
   if (o.http3) notes.push("buf curl supports --http3; protocall does not");
+  if (o.streamFile !== undefined) {
+    notes.push(
+      "buf curl has no --stream-file: it sends the -d documents instead; stream the file with protocall curl",
+    );
+  }
   return { command: shellJoin(["buf", "curl", ...curlArguments(options)]), notes };
 }
 

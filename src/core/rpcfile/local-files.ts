@@ -103,6 +103,10 @@ export function optionFiles(o: CurlOptions): LocalFile[] {
   for (const h of o.headers) named(h, "@header");
   for (const h of o.reflectHeaders) named(h, "@reflect-header");
   if (o.output) files.push({ path: o.output, access: "write", via: "@output" });
+  if (o.streamFile) {
+    const eq = o.streamFile.indexOf("=");
+    if (eq > 0) files.push({ path: o.streamFile.slice(eq + 1), access: "read", via: "@stream-file" });
+  }
   return files;
 }
 

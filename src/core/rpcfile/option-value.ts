@@ -6,9 +6,10 @@ import { type CurlOptions, defaultCurlOptions } from "../invoke/options";
 
 /**
  * Request options that are not flags of `protocall curl`: `@name` names the request, `@assert` and
- * `@capture` test the response and keep its values (assertion-syntax.ts).
+ * `@capture` test the response and keep its values (assertion-syntax.ts), `@snapshot` compares it with
+ * a stored one (core/assertions/snapshot.ts).
  */
-export const extraOptionNames: readonly string[] = ["name", "assert", "capture"];
+export const extraOptionNames: readonly string[] = ["name", "assert", "capture", "snapshot"];
 
 /** The flag a request option stands for; undefined for unknown names (and `help`). */
 export function optionFlag(name: string): CurlFlag | undefined {

@@ -14,7 +14,8 @@
 // line starting with `###` always starts a new request. A file without `###` holds one request. Values
 // (and JSON documents, strings included) may hold `{{...}}` references, which variables.ts resolves.
 // `# @name <text>` also names a request, as in .http files. `# @assert` and `# @capture` options
-// (assertion-syntax.ts) say what the response must be and which of its values later requests use.
+// (assertion-syntax.ts) say what the response must be and which of its values later requests use;
+// `# @snapshot` compares the whole response with a stored one (core/assertions/snapshot.ts).
 
 import { closest } from "../closest";
 import { isProtocolOwnedHeader } from "../header-line";
@@ -22,6 +23,7 @@ import { curlFlagsByName } from "../invoke/curl-flags";
 import { findJsonProblem } from "../invoke/json-error";
 import { parseAssertion, parseCapture } from "./assertion-syntax";
 import { checkOptionValue, extraOptionNames, optionFlag } from "./option-value";
+import { snapshotPathProblem } from "./snapshot-path";
 import type {
   Position,
   Range,
@@ -189,7 +191,8 @@ function parseBlock(
       req.options.length > 0 ||
       req.name !== undefined ||
       req.assertions.length > 0 ||
-      req.captures.length > 0;
+      req.captures.length > 0 ||
+      req.snapshot !== undefined;
     if (meaningful) {
       diag(
         out,
@@ -222,7 +225,7 @@ function parseBlock(
  */
 function misplacedCheck(l: Line, out: RpcFile): boolean {
   const m = optionLine.exec(l.text);
-  if (!m || (m[2] !== "assert" && m[2] !== "capture")) return false;
+  if (!m || (m[2] !== "assert" && m[2] !== "capture" && m[2] !== "snapshot")) return false;
   diag(
     out,
     "error",
@@ -231,6 +234,40 @@ function misplacedCheck(l: Line, out: RpcFile): boolean {
     "misplaced-assertion",
   );
   return true;
+}
+
+/**
+ * `# @snapshot` turns on the snapshot check; `# @snapshot ignore <paths>` scrubs values that change
+ * (times, ids); `# @snapshot headers <names>` stores those headers and trailers too. Several lines add up.
+ */
+function parseSnapshot(value: Token | undefined, lineRange: Range, req: RpcRequest, out: RpcFile): void {
+  const snapshot = req.snapshot ?? { range: lineRange, ignore: [], headers: [] };
+  req.snapshot = snapshot;
+  if (!value) return;
+  const words = value.text.split(/[\s,]+/).filter((w) => w !== "");
+  const [kind, ...rest] = words;
+  if ((kind !== "ignore" && kind !== "headers") || rest.length === 0) {
+    diag(
+      out,
+      "error",
+      `@snapshot takes no value, \`ignore <paths>\` or \`headers <names>\`, not "${value.text}"; such as # @snapshot ignore messages[*].id error.message`,
+      value.range,
+      "invalid-value",
+    );
+    return;
+  }
+  if (kind === "headers") {
+    snapshot.headers.push(...rest.map((h) => h.toLowerCase()));
+    return;
+  }
+  for (const path of rest) {
+    const problem = snapshotPathProblem(path);
+    if (problem) {
+      diag(out, "error", `@snapshot ignore: ${problem}`, value.range, "invalid-value");
+      continue;
+    }
+    snapshot.ignore.push(path);
+  }
 }
 
 function commentToken(l: Line): Token {
@@ -271,6 +308,10 @@ function parseOption(l: Line, m: RegExpExecArray, req: RpcRequest, out: RpcFile)
       );
     }
     req.captures.push(capture);
+    return;
+  }
+  if (nameText === "snapshot") {
+    parseSnapshot(value, lineRange, req, out);
     return;
   }
   if (nameText === "name") {

@@ -60,6 +60,8 @@ export interface PreparedSend {
   problems: SendProblem[];
   /** The .rpc file's directory: the working directory of the call. */
   baseDir: string;
+  /** The .rpc file (as given); a `# @snapshot` is stored beside it. */
+  filePath: string;
   /** The local files the request reads and writes (the editor asks before any outside the workspace). */
   files: LocalFile[];
   /** Where each body part starts in `options.data` (CurlConversion.bodyLines). */
@@ -92,14 +94,25 @@ export function prepareSend(o: PrepareSendOptions): PreparedSend {
   const label = requestLabel(request);
   const options = conversion.options;
   const files = conversion.files;
-  if (!options || problems.length > 0) return { request, label, problems, baseDir: ctx.baseDir, files };
+  if (!options || problems.length > 0)
+    return { request, label, problems, baseDir: ctx.baseDir, filePath: o.filePath, files };
   const sets = (name: string) => request.options.some((x) => x.name.text === name);
   if (o.defaultProtocol && !request.verb && !sets("protocol")) options.protocol = o.defaultProtocol;
   if (o.defaultTimeoutSeconds && o.defaultTimeoutSeconds > 0 && !sets("timeout")) {
     options.timeoutMs = Math.round(o.defaultTimeoutSeconds * 1000);
   }
   const { assertions, bodyLines } = conversion;
-  return { request, label, options, assertions, problems, baseDir: ctx.baseDir, files, bodyLines };
+  return {
+    request,
+    label,
+    options,
+    assertions,
+    problems,
+    baseDir: ctx.baseDir,
+    filePath: o.filePath,
+    files,
+    bodyLines,
+  };
 }
 
 function openContext(o: PrepareSendOptions): RpcContext {

@@ -3,7 +3,9 @@
 // value"`, the body (documents and included files) as inline `-d` data, the URL as the positional.
 // References are resolved first (in assertion values too); every problem is a diagnostic with its range, and a request with an
 // error yields no options at all, so nothing unresolved is ever sent.
+import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
+import { fileMarker } from "../invoke/file-values";
 import { findJsonProblem } from "../invoke/json-error";
 import { type CurlOptions, defaultCurlOptions, type Protocol } from "../invoke/options";
 import { looksLikeModuleRef } from "../schema/module-ref";
@@ -42,6 +44,9 @@ export interface CurlConversion {
 const verbProtocols: Record<RpcVerb, Protocol> = { GRPC: "grpc", "GRPC-WEB": "grpcweb", CONNECT: "connect" };
 
 /** Options whose value is a local path, made absolute so the command works from any directory. */
+/** `{{$file PATH}}` in a body (a path without spaces or braces). */
+const fileReference = /\{\{\s*\$file\s+([^\s{}]+)\s*\}\}/g;
+
 const pathOptions = new Set(["cacert", "cert", "key", "netrc-file", "output", "unix-socket"]);
 /** Options whose `@path` value names a local file. */
 const fileReferenceOptions = new Set(["data", "header", "reflect-header"]);
@@ -160,7 +165,20 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
       }
       const before = diagnostics.length;
       const deferred = ctx.variables.deferred;
-      const text = ctx.variables.resolve({ text: part.text, range: part.range }, diagnostics);
+      // `{{$file PATH}}` becomes a marker the call expands by the field's type (invoke/file-values.ts).
+      const withFiles = part.text.replace(fileReference, (_whole, path: string) => {
+        const full = isAbsolute(path) ? path : resolve(ctx.baseDir, path);
+        files.push({ path: full, access: "read", via: "{{$file}}" });
+        if (!existsSync(full)) {
+          err(
+            `{{$file ${path}}}: no such file ${full}; the path is relative to the .rpc file`,
+            part.range,
+            "include-not-found",
+          );
+        }
+        return fileMarker(full);
+      });
+      const text = ctx.variables.resolve({ text: withFiles, range: part.range }, diagnostics);
       // A reference kept for a capture that has not run yet is checked when it has a value.
       if (diagnostics.length === before && ctx.variables.deferred === deferred) {
         const problem = jsonProblem(text);
@@ -220,6 +238,13 @@ function localPath(option: string, value: string, baseDir: string): string {
     return isAbsolute(path) ? value : `@${resolve(baseDir, path)}`;
   }
   if (option === "schema") return looksLocal(value) ? resolve(baseDir, value) : value;
+  if (option === "stream-file") {
+    // FIELD=PATH: the path part.
+    const eq = value.indexOf("=");
+    const path = eq < 0 ? "" : value.slice(eq + 1).trim();
+    if (path === "" || isAbsolute(path)) return value;
+    return `${value.slice(0, eq)}=${resolve(baseDir, path)}`;
+  }
   return value;
 }
 

@@ -95,6 +95,17 @@ export interface RpcRequest {
   assertions: RpcAssertion[];
   /** `# @capture` options: values of the response that later requests use as variables. */
   captures: RpcCapture[];
+  /** `# @snapshot` options, merged: the response is compared with a stored one (snapshot.ts). */
+  snapshot?: RpcSnapshot;
+}
+
+/** What `# @snapshot` lines ask for: the first line's range, the paths to scrub, the headers to keep. */
+export interface RpcSnapshot {
+  range: Range;
+  /** Paths of the stored response (`messages[*].id`, `error.message`) whose values change each call. */
+  ignore: string[];
+  /** Header and trailer names (lower case) to store besides the messages, the status and the error. */
+  headers: string[];
 }
 
 export interface RpcFile {

@@ -15,6 +15,7 @@
 //   {{$timestamp}}          the time in Unix seconds
 //   {{$isoTimestamp}}       the time in ISO 8601 (UTC, milliseconds)
 //   {{$randomInt MIN MAX}}  a random integer, MIN included, MAX excluded
+//   {{$file PATH}}          in a body: a file's content (base64 for bytes fields, text for strings)
 //
 // A reference that cannot be resolved is an error with the reference's range; it is never sent as
 // text. A name that only a `# @capture` of the file defines says which request to run first.
@@ -54,6 +55,10 @@ export const systemVariables: Readonly<Record<string, { args: string[]; doc: str
     doc: "The current time in ISO 8601 form, UTC, such as 2026-01-02T03:04:05.678Z.",
   },
   $randomInt: { args: ["MIN", "MAX"], doc: "A random integer from MIN (included) to MAX (excluded)." },
+  $file: {
+    args: ["PATH"],
+    doc: 'A file\'s content, in a request body\'s JSON string: base64 in a bytes field, text in a string field ("data": "{{$file ./photo.png}}"). The path is relative to the .rpc file.',
+  },
 };
 
 const referencePattern = /\{\{(.*?)\}\}/g;
@@ -326,6 +331,12 @@ export class VariableResolver {
         return { value: String(Math.floor(this.now().getTime() / 1000)) };
       case "$isoTimestamp":
         return { value: this.now().toISOString() };
+      case "$file":
+        // In a body, to-curl.ts replaces it before resolving (fileReferences); anywhere else it has no meaning.
+        return {
+          problem: `{{$file ${ref.args[0]}}} goes in a request body's JSON string, such as "data": "{{$file ./photo.png}}"; headers, URLs and options cannot hold a file`,
+          code: "syntax",
+        };
       default: {
         const [min, max] = ref.args.map((a) => (/^[+-]?\d+$/.test(a) ? Number(a) : Number.NaN));
         if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min >= max) {

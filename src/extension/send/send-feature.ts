@@ -5,7 +5,8 @@
 // schemas warm between sends. The commands are listed in ../command-table.ts.
 // A sent request is called and checked by the core's checked-request runner (the one `protocall run`
 // uses): the panel lists each check with the value found, and its `# @capture` values are kept for
-// the later requests of its file; the Test Explorer runs requests through the same `run`.
+// the later requests of its file; the Test Explorer runs requests through the same `run`. A failed
+// `# @snapshot` opens its diff with Accept (snapshot-review.ts).
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import * as vscode from "vscode";
@@ -32,6 +33,7 @@ import { createEnvironmentStatus, type EnvironmentStatus } from "./environment-s
 import { preparedProblems, prepareTarget, restrictedProblem } from "./prepare";
 import { ResponseHistory } from "./response-history";
 import { requestKey, resolveSendTarget, type SendTarget } from "./send-target";
+import { SnapshotReview } from "./snapshot-review";
 import { WorkspaceSources } from "./workspace-sources";
 
 /** A call still running after this long shows a cancellable progress notification. */
@@ -62,6 +64,8 @@ export class SendFeature {
   readonly captures = new CapturedValues();
   readonly engine: CallEngine;
   readonly history: ResponseHistory;
+  /** Failed `# @snapshot` checks: their diff and Accept. */
+  readonly snapshots = new SnapshotReview();
   private readonly status: EnvironmentStatus;
   private readonly running = new Map<number, AbortController>();
   /** Requests (key and URL) the user confirmed in a restricted workspace. */
@@ -75,7 +79,7 @@ export class SendFeature {
       this.running.get(e.id)?.abort(),
     );
     this.status = createEnvironmentStatus(ctx.settings);
-    ctx.subscriptions.push(this.history, this.status, workspace, this.engine, {
+    ctx.subscriptions.push(this.history, this.status, workspace, this.engine, this.snapshots, {
       dispose: () => {
         for (const c of this.running.values()) c.abort();
       },
@@ -315,6 +319,9 @@ export class SendFeature {
     this.running.delete(entry.id);
     const { evaluation, verdict, failures } = await checked;
     entry.checks = evaluation.checks;
+    const snapshot = evaluation.checks.find((c) => c.kind === "snapshot" && c.diff);
+    if (snapshot && request.snapshot)
+      void this.snapshots.review(request.snapshot, snapshot, mode.interactive);
     this.captures.add(target.document.uri.toString(), evaluation.captured);
     this.finish(entry, prepared.label, result);
     return {

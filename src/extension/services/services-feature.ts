@@ -4,6 +4,7 @@
 // when it opens; the server owns the schemas (one build, one cache, one set of compiler errors).
 // The commands are listed in ../command-table.ts.
 import * as vscode from "vscode";
+import type { ServerDrift } from "../../core/drift/server-drift";
 import { errorMessage } from "../../core/errors";
 import { normalizeServerUrl, parseHeaderInput, serverUrlProblem } from "../../core/schema/server-entry";
 import { refreshRequest, type ServiceServer } from "../../server/protocol";
@@ -117,6 +118,30 @@ export class ServicesFeature {
   /** protocall.services.goToDefinition: opens the .proto file at the element's declaration. */
   goToDefinition(element?: ServicesElement): Promise<vscode.TextEditor | undefined> {
     return openDefinition(element);
+  }
+
+  /**
+   * protocall.services.showDriftReport: a server with a drift badge → its report (as `protocall drift`
+   * prints it) in a new read-only-by-intent text document; returns the report shown.
+   */
+  async showDriftReport(element?: ServicesElement): Promise<ServerDrift | undefined> {
+    if (element?.type !== "source" || element.info.kind !== "server") return undefined;
+    const state = this.provider.driftOf(element.info.id);
+    if (state?.status !== "done" || !state.drift) {
+      const why =
+        state?.status === "failed"
+          ? `comparing it failed: ${state.message}`
+          : state?.status === "pending"
+            ? "it is still being compared; try again in a moment"
+            : "no schema of the workspace declares a service it serves";
+      void vscode.window.showInformationMessage(`No drift report for ${element.info.origin}: ${why}.`);
+      return undefined;
+    }
+    const { drift, text } = state;
+    const header = `Drift of ${drift.report.input.spec} from ${drift.against} (buf breaking, ${drift.report.rules} rules; the same as \`protocall drift ${drift.report.input.spec} --against ${drift.against}\`)\n\n`;
+    const doc = await vscode.workspace.openTextDocument({ content: header + text, language: "plaintext" });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return drift;
   }
 
   /** protocall.services.copyName. */

@@ -17,6 +17,7 @@ import {
 } from "../../server/protocol";
 import { commandIds } from "../command-table";
 import type { ProtocallContext } from "../context";
+import { DriftBadges, type DriftState } from "./drift-badges";
 
 export const servicesViewId = "protocall.services";
 
@@ -80,11 +81,22 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   /** How long the last request waited for the language server to be ready (its start, the first time). */
   private readyMs = 0;
 
-  constructor(private readonly ctx: ProtocallContext) {}
+  /** Each server's drift from the workspace's schemas, shown as a badge on its source. */
+  private readonly badges: DriftBadges;
+
+  constructor(private readonly ctx: ProtocallContext) {
+    this.badges = new DriftBadges(ctx, () => this.changed.fire(undefined));
+  }
 
   /** Asks for every level again (the language server's caches decide what is rebuilt). */
   refresh(): void {
+    this.badges.clear();
     this.changed.fire(undefined);
+  }
+
+  /** The drift of a server source from the workspace's schemas, once asked for. */
+  driftOf(sourceId: string): DriftState | undefined {
+    return this.badges.get(sourceId);
   }
 
   dispose(): void {
@@ -108,7 +120,7 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   getTreeItem(element: ServicesElement): vscode.TreeItem {
     switch (element.type) {
       case "source":
-        return sourceItem(element);
+        return sourceItem(element, this.badges.get(element.info.id));
       case "node":
         return nodeItem(element);
       case "error":
@@ -142,9 +154,12 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
       out.push({ type: "error", message, fix: openServersSetting });
     }
     let serverIndex = 0;
+    // A server's drift is measured against the workspace's own schemas, in the view's order.
+    const candidates = result.sources.filter((s) => s.kind !== "server" && !s.error).map((s) => s.origin);
     for (const info of result.sources) {
       const server = info.kind === "server" ? servers[serverIndex++] : undefined;
       out.push({ type: "source", info, server });
+      if (server) this.badges.ensure(info, server, candidates);
     }
     return out;
   }
@@ -206,7 +221,7 @@ function sourceError(source: SourceElement, message: string): ErrorElement {
   return { type: "error", message, source, fix };
 }
 
-function sourceItem(e: SourceElement): vscode.TreeItem {
+function sourceItem(e: SourceElement, drift: DriftState | undefined): vscode.TreeItem {
   const kind = sourceKinds[e.info.kind];
   // A server in a restricted workspace is reflected only when the user expands it.
   const collapsed = e.info.kind === "server" && !vscode.workspace.isTrusted;
@@ -225,8 +240,28 @@ function sourceItem(e: SourceElement): vscode.TreeItem {
     tip.appendMarkdown("\n\n");
     appendLines(tip, e.info.error);
   }
-  item.tooltip = tip;
   item.contextValue = e.info.kind === "server" ? "server" : "source";
+  const found = drift?.status === "done" ? drift.drift : undefined;
+  if (found && found.report.differences.length > 0) {
+    // The badge: how many differences, how many break clients (buf breaking), the list on hover.
+    const all = found.report.differences;
+    const breaking = all.filter((d) => d.breaking).length;
+    item.description = `${kind.description} · drift: ${all.length}${breaking > 0 ? ` (${breaking} breaking)` : ""}`;
+    item.iconPath = new vscode.ThemeIcon(
+      "warning",
+      new vscode.ThemeColor(breaking > 0 ? "list.errorForeground" : "list.warningForeground"),
+    );
+    tip.appendMarkdown("\n\n");
+    appendLines(
+      tip,
+      `Differs from ${found.against}:\n${drift?.status === "done" ? drift.text.trimEnd() : ""}`,
+    );
+    item.contextValue = "server-drift";
+  } else if (found) {
+    tip.appendMarkdown("\n\n");
+    appendLines(tip, `Matches ${found.against}.`);
+  }
+  item.tooltip = tip;
   return item;
 }
 

@@ -4,6 +4,7 @@
 // deleted files update their items. Ids: the file's URI, and `<uri>#<index>` for a request.
 import * as vscode from "vscode";
 import { parseRpcFile } from "../../core/rpcfile/parse";
+import { isStubText } from "../../core/rpcfile/stub-syntax";
 import { requestLabel } from "../../core/rpcfile/to-curl";
 
 /** What a request item stands for. */
@@ -84,7 +85,9 @@ export class TestItems implements vscode.Disposable {
       this.controller.items.get(uri.toString()) ??
       this.controller.createTestItem(uri.toString(), vscode.workspace.asRelativePath(uri), uri);
     this.controller.items.add(file);
-    const parsed = parseRpcFile(document.getText());
+    // A stub file of `protocall mock` holds answers, not requests to run.
+    const text = document.getText();
+    const parsed = isStubText(text) ? { requests: [] } : parseRpcFile(text);
     const children: vscode.TestItem[] = [];
     for (const r of parsed.requests) {
       if (!r.url) continue;

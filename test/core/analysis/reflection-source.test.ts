@@ -2,7 +2,7 @@
 // keepalive, TLS, the Unix socket, -u / netrc credentials and the User-Agent all reach it, and its
 // cache key is made from those settings.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -10,6 +10,12 @@ import { after, test } from "node:test";
 import { reflectionTarget } from "../../../src/core/analysis/reflection-source";
 import { type CurlOptions, defaultCurlOptions } from "../../../src/core/invoke/options";
 import { describeTarget } from "../../../src/core/invoke/target";
+import { repoRoot } from "../../support/cli";
+
+/** The installed Connect version, which the User-Agent names (as connect-es does). */
+const connectVersion: string = JSON.parse(
+  readFileSync(join(repoRoot, "node_modules/@connectrpc/connect/package.json"), "utf8"),
+).version;
 
 const dir = mkdtempSync(join(tmpdir(), "protocall-lsp-reflection-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,7 +60,10 @@ test("reflection carries -u or netrc credentials and the User-Agent, as a call's
 
   const user = await reflectionTarget(options({ user: "ada:pw" }), base, dir, { timeoutMs: 2000 });
   assert.deepEqual(header(user, "authorization"), [basic]);
-  assert.match(header(user, "user-agent")[0], /^connect-es\/2\.2\.0 protocall\/\d+\.\d+\.\d+/);
+  assert.match(
+    header(user, "user-agent")[0],
+    new RegExp(`^connect-es/${connectVersion.replaceAll(".", "\\.")} protocall/\\d+\\.\\d+\\.\\d+`),
+  );
 
   writeFileSync(join(dir, "netrc"), "machine api.example.com:8443 login ada password pw\n");
   const netrc = await reflectionTarget(options({ netrcFile: "netrc" }), base, dir, { timeoutMs: 2000 });

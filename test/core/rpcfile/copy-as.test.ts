@@ -98,7 +98,14 @@ describe("copy as protocall curl and buf curl", () => {
     // its default, so a flag added to the table is covered without a change here.
     const candidates: Record<string, string[]> = {
       bool: ["true", "false"],
-      string: ["grpc", "grpc-v1alpha", "json", "it's a value, with = and spaces"],
+      string: [
+        "grpc",
+        "grpc-v1alpha",
+        "json",
+        "it's a value, with = and spaces",
+        "data=./in put.bin",
+        "64KiB",
+      ],
       strings: ["x-a: 1, 2"],
       float: ["0.25"],
       duration: ["1m30.5s", "0"],

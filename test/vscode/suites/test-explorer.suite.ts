@@ -116,7 +116,7 @@ export const tests: VscodeTest[] = [
     },
   },
   {
-    name: "every request of every .rpc file is listed, with its line",
+    name: "every request of every .rpc file is listed, with its line (stub files are not)",
     timeoutMs: 60_000,
     async run(env) {
       const tests_ = await api();
@@ -138,8 +138,12 @@ export const tests: VscodeTest[] = [
           ["Count", 15],
         ],
       );
-      // The example workspace's own request file is listed too.
+      // The example workspace's own request file is listed too, and its mock stubs are not requests.
       assert.ok(items.all.some((i) => i.file.endsWith("demo.rpc") && i.label === "Greet someone"));
+      assert.deepEqual(
+        items.all.filter((i) => i.file.includes("mocks")).map((i) => i.label),
+        [],
+      );
     },
   },
   {

@@ -1,0 +1,507 @@
+// The mock server: every method of the schema on one port, over Connect (HTTP/1.1 and HTTP/2), gRPC
+// (h2c and TLS) and gRPC-Web, JSON and binary, gzip, all four streaming shapes (connect-node's
+// handlers), with CORS for pages, gRPC server reflection (v1 and v1alpha) and grpc.health.v1.
+//
+// A call goes to the first stub of its method whose checks hold (stub-match.ts); a method without
+// stubs answers a message generated from the schema (generate.ts), or unimplemented when generation
+// is off; a method whose stubs all fail answers not_found with the closest stubs and why each failed.
+// With an upstream, what no stub answers goes there instead (upstream.ts), and may be recorded
+// (record.ts). A service's handlers are made when it is first called (the schema links lazily,
+// mock-schema.ts), reflection's on its first call. Every call is logged (call-log.ts) and listed on the admin path:
+//   GET  /.protocall/mock/calls   the calls so far, as JSON {"calls": [...]}
+//   POST /.protocall/mock/reset   forget the calls and start every sequence over
+//   GET  /.protocall/mock/stubs   the stubs being served
+import type { JsonValue, Message } from "@bufbuild/protobuf";
+import { create, type DescMethod, type DescService, toJson } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import {
+  file_grpc_health_v1_health,
+  Health,
+  HealthCheckResponse_ServingStatus,
+} from "../../gen/grpc/health/v1/health_pb";
+import type { HeaderPair } from "../assertions/outcome";
+import { registerReflection } from "../schema/reflection-server";
+import type { ConnectionLimits } from "../serve/connection-guard";
+import { messageOf, playAnswer } from "./answer";
+import { CallLog, type MockCall } from "./call-log";
+import { generateMessage } from "./generate";
+import { adminHandler, withCorsAndAdmin } from "./http-front";
+import { type MockListener, type NodeHandler, startMockListener } from "./listen";
+import { type MockSchema, methodKey } from "./mock-schema";
+import type { Recorder } from "./record";
+import type { LoadedAnswer, Stub } from "./stub-load";
+import { answerForMessage, noMatchMessage, outcomeOf, type RequestView, selectStub } from "./stub-match";
+import type { StubSet } from "./stub-set";
+import type { TemplateScope } from "./template";
+import { forward, type Upstream } from "./upstream";
+
+export { adminPrefix } from "./http-front";
+
+export interface MockServerOptions {
+  readonly schema: MockSchema;
+  readonly stubs: StubSet;
+  /** Answer methods without stubs with generated messages (default true); else unimplemented. */
+  readonly generate?: boolean;
+  /** The seed of generated messages (default 1). */
+  readonly seed?: number;
+  readonly host?: string;
+  readonly port?: number;
+  readonly tls?: { readonly cert: string; readonly key: string };
+  /** Largest request message, in bytes (default 4 MiB); larger ones are refused with resource_exhausted. */
+  readonly maxMessageBytes?: number;
+  readonly limits?: ConnectionLimits;
+  /** Where calls that no stub answers go (instead of generated answers or not_found). */
+  readonly upstream?: Upstream;
+  /** Writes the calls that went upstream as stubs (--record). */
+  readonly recorder?: Recorder;
+  /** Called after each call (the CLI prints a line). */
+  readonly onCall?: (call: MockCall) => void;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export interface MockServer {
+  readonly url: string;
+  readonly port: number;
+  readonly calls: CallLog;
+  close(): Promise<void>;
+}
+
+function headerPairs(headers: Headers): HeaderPair[] {
+  const out: HeaderPair[] = [];
+  headers.forEach((value, name) => {
+    out.push([name, value]);
+  });
+  return out;
+}
+
+interface CallState {
+  readonly started: number;
+  readonly time: string;
+  readonly ctx: HandlerContext;
+  readonly method: DescMethod;
+  source: string;
+  readonly requests: JsonValue[];
+  /** The request messages as received (what goes upstream). */
+  readonly inputs: Message[];
+  readonly responses: JsonValue[];
+}
+
+async function* iterate<T>(items: readonly T[]): AsyncGenerator<T> {
+  for (const i of items) yield i;
+}
+
+export async function startMockServer(options: MockServerOptions): Promise<MockServer> {
+  const { schema, stubs } = options;
+  const generate = options.generate !== false;
+  const seed = options.seed ?? 1;
+  const env = options.env ?? process.env;
+  const log = new CallLog(1000, options.onCall);
+  // Generated answers depend only on the type, the seed and the index: made once each.
+  const generatedCache = new Map<string, { message: Message; json: JsonValue }>();
+  const generated = (method: DescMethod, index: number) => {
+    const key = `${method.output.typeName}#${index}`;
+    let found = generatedCache.get(key);
+    if (!found) {
+      const json = generateMessage(method.output, { seed, index });
+      found = { json, message: messageOf(method.output, json, schema) };
+      if (generatedCache.size < 10_000) generatedCache.set(key, found);
+    }
+    return found;
+  };
+
+  const upstream = options.upstream;
+  const requestJson = (method: DescMethod, message: Message): JsonValue =>
+    toJson(method.input, message as never, { registry: schema.registry, alwaysEmitImplicit: true });
+  const responseJson = (method: DescMethod, message: Message): JsonValue =>
+    toJson(method.output, message as never, { registry: schema.registry });
+
+  const begin = (method: DescMethod, ctx: HandlerContext): CallState => ({
+    started: performance.now(),
+    time: new Date().toISOString(),
+    ctx,
+    method,
+    source: "generated",
+    requests: [],
+    inputs: [],
+    responses: [],
+  });
+
+  const finish = (state: CallState, err?: unknown) => {
+    const e = err === undefined ? undefined : ConnectError.from(err);
+    if (options.recorder && state.source === "upstream" && e?.code !== Code.Canceled) {
+      options.recorder.add({
+        method: state.method,
+        requests: state.inputs,
+        responseHeader: state.ctx.responseHeader,
+        responseTrailer: state.ctx.responseTrailer,
+        responses: state.responses,
+        error: e,
+      });
+    }
+    const headers: Record<string, string> = {};
+    state.ctx.requestHeader.forEach((v, k) => {
+      headers[k] = v;
+    });
+    log.add({
+      time: state.time,
+      method: methodKey(state.method),
+      protocol: state.ctx.protocolName,
+      source: state.source,
+      status: e ? Code[e.code].replace(/[A-Z]/g, (c, i) => (i > 0 ? "_" : "") + c.toLowerCase()) : "ok",
+      ...(e ? { message: e.rawMessage } : {}),
+      durationMs: Math.round(performance.now() - state.started),
+      headers,
+      requests: state.requests,
+      responses: state.responses,
+    });
+  };
+
+  const scopeOf = (stub: Stub, request: RequestView): TemplateScope => ({
+    outcome: outcomeOf(request),
+    variables: stub.variables,
+    env,
+    where: stub.file,
+  });
+
+  /**
+   * The stub for a request; else "upstream" (with --upstream) or undefined for a generated answer; or
+   * the error when there is none.
+   */
+  const choose = (state: CallState, request: RequestView): Stub | "upstream" | undefined => {
+    const key = methodKey(state.method);
+    const candidates = stubs.forMethod(key);
+    const toUpstream = () => {
+      state.source = "upstream";
+      return "upstream" as const;
+    };
+    if (candidates.length === 0) {
+      if (upstream) return toUpstream();
+      if (generate) return undefined;
+      state.source = "unimplemented";
+      throw new ConnectError(
+        `${key} has no stub and generated answers are off (--no-generate); add a stub for it`,
+        Code.Unimplemented,
+      );
+    }
+    const selection = selectStub(candidates, request);
+    if (!selection.stub) {
+      if (upstream) return toUpstream();
+      state.source = "no match";
+      throw new ConnectError(noMatchMessage(key, selection.closest, candidates.length), Code.NotFound);
+    }
+    state.source = selection.stub.label;
+    return selection.stub;
+  };
+
+  /** The messages of one answer (or generated ones), collected for a unary or client-streaming reply. */
+  async function single(state: CallState, request: RequestView): Promise<Message> {
+    const { method, ctx } = state;
+    const stub = choose(state, request);
+    if (stub === "upstream") {
+      let last: Message | undefined;
+      const input = method.methodKind === "unary" ? (state.inputs[0] as Message) : iterate(state.inputs);
+      for await (const m of forward(upstream as Upstream, method, ctx, input, (r) =>
+        state.responses.push(responseJson(method, r)),
+      )) {
+        last = m;
+      }
+      return last ?? create(method.output);
+    }
+    if (!stub) {
+      const { json, message } = generated(method, 0);
+      state.responses.push(json);
+      return message;
+    }
+    const { answer } = stubs.nextAnswer(stub);
+    let last: Message | undefined;
+    for await (const m of playAnswer(
+      answer,
+      stub,
+      ctx,
+      method.output,
+      scopeOf(stub, request),
+      schema,
+      state.responses,
+    )) {
+      last = m;
+    }
+    return last ?? create(method.output);
+  }
+
+  async function* stream(state: CallState, request: RequestView, count: number): AsyncGenerator<Message> {
+    const { method, ctx } = state;
+    const stub = choose(state, request);
+    if (stub === "upstream") {
+      const input =
+        method.methodKind === "server_streaming" ? (state.inputs[0] as Message) : iterate(state.inputs);
+      yield* forward(upstream as Upstream, method, ctx, input, (r) =>
+        state.responses.push(responseJson(method, r)),
+      );
+      return;
+    }
+    if (!stub) {
+      for (let i = 0; i < count; i++) {
+        const { json, message } = generated(method, i);
+        state.responses.push(json);
+        yield message;
+      }
+      return;
+    }
+    const { answer } = stubs.nextAnswer(stub);
+    yield* playAnswer(answer, stub, ctx, method.output, scopeOf(stub, request), schema, state.responses);
+  }
+
+  /** A handler per method of a service (all four shapes). */
+  const serviceRoutes = (service: DescService) => (router: ConnectRouter) => {
+    for (const method of service.methods) {
+      switch (method.methodKind) {
+        case "unary":
+          router.rpc(method, (async (req: Message, ctx: HandlerContext) => {
+            const state = begin(method, ctx);
+            try {
+              state.requests.push(requestJson(method, req));
+              state.inputs.push(req);
+              const res = await single(state, {
+                headers: headerPairs(ctx.requestHeader),
+                messages: state.requests,
+              });
+              finish(state);
+              return res;
+            } catch (err) {
+              finish(state, err);
+              throw err;
+            }
+          }) as never);
+          break;
+        case "server_streaming":
+          router.rpc(method, async function* (req: Message, ctx: HandlerContext) {
+            const state = begin(method, ctx);
+            try {
+              state.requests.push(requestJson(method, req));
+              state.inputs.push(req);
+              yield* stream(state, { headers: headerPairs(ctx.requestHeader), messages: state.requests }, 3);
+              finish(state);
+            } catch (err) {
+              finish(state, err);
+              throw err;
+            }
+          } as never);
+          break;
+        case "client_streaming":
+          router.rpc(method, (async (reqs: AsyncIterable<Message>, ctx: HandlerContext) => {
+            const state = begin(method, ctx);
+            try {
+              for await (const r of reqs) {
+                state.requests.push(requestJson(method, r));
+                state.inputs.push(r);
+              }
+              const res = await single(state, {
+                headers: headerPairs(ctx.requestHeader),
+                messages: state.requests,
+              });
+              finish(state);
+              return res;
+            } catch (err) {
+              finish(state, err);
+              throw err;
+            }
+          }) as never);
+          break;
+        case "bidi_streaming":
+          router.rpc(method, async function* (reqs: AsyncIterable<Message>, ctx: HandlerContext) {
+            const state = begin(method, ctx);
+            try {
+              yield* bidi(state, reqs);
+              finish(state);
+            } catch (err) {
+              finish(state, err);
+              throw err;
+            }
+          } as never);
+          break;
+      }
+    }
+  };
+
+  /**
+   * A bidirectional call: the stub is chosen on the request headers and the first message. A
+   * per-message stub answers each incoming message as it arrives; any other stub plays its answer
+   * after the first message and then reads the rest of the stream. Generated: one message per message.
+   */
+  async function* bidi(state: CallState, reqs: AsyncIterable<Message>): AsyncGenerator<Message> {
+    const { method, ctx } = state;
+    const headers = headerPairs(ctx.requestHeader);
+    const it = reqs[Symbol.asyncIterator]();
+    const first = await it.next();
+    if (first.done) {
+      // No message: the stub is chosen on the headers alone.
+      yield* stream(state, { headers, messages: [] }, 0);
+      return;
+    }
+    state.requests.push(requestJson(method, first.value));
+    state.inputs.push(first.value);
+    const stub = choose(state, { headers, messages: state.requests });
+    if (stub === "upstream") {
+      // The first message, then the rest as the client sends them.
+      const rest = async function* () {
+        yield first.value;
+        for (let next = await it.next(); !next.done; next = await it.next()) {
+          state.requests.push(requestJson(method, next.value));
+          yield next.value;
+        }
+      };
+      yield* forward(upstream as Upstream, method, ctx, rest(), (r) =>
+        state.responses.push(responseJson(method, r)),
+      );
+      return;
+    }
+    if (!stub) {
+      let i = 0;
+      let next: IteratorResult<Message> = first;
+      while (!next.done) {
+        if (i > 0) state.requests.push(requestJson(method, next.value));
+        const { json, message } = generated(method, i++);
+        state.responses.push(json);
+        yield message;
+        next = await it.next();
+      }
+      return;
+    }
+    if (!stub.perMessage) {
+      const { answer } = stubs.nextAnswer(stub);
+      yield* playAnswer(
+        answer,
+        stub,
+        ctx,
+        method.output,
+        scopeOf(stub, { headers, messages: state.requests }),
+        schema,
+        state.responses,
+      );
+      for (let next = await it.next(); !next.done; next = await it.next()) {
+        state.requests.push(requestJson(method, next.value));
+      }
+      return;
+    }
+    stubs.nextAnswer(stub);
+    let n = 0;
+    let next: IteratorResult<Message> = first;
+    while (!next.done) {
+      const message = state.requests[n];
+      const answer: LoadedAnswer | undefined = answerForMessage(stub, message, n, headers);
+      if (answer) {
+        yield* playAnswer(
+          answer,
+          stub,
+          ctx,
+          method.output,
+          scopeOf(stub, { headers, messages: [message] }),
+          schema,
+          state.responses,
+        );
+      }
+      n++;
+      next = await it.next();
+      if (!next.done) state.requests.push(requestJson(method, next.value));
+    }
+  }
+
+  const readMaxBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
+  // A service's handlers are made when it is first called (or at start for the stubs' services), so
+  // that a schema of thousands of services starts at once.
+  const adapters = new Map<string, Promise<NodeHandler | undefined>>();
+  const adapterFor = (name: string): Promise<NodeHandler | undefined> => {
+    let found = adapters.get(name);
+    if (!found) {
+      found = schema
+        .resolve(name)
+        .then((service) =>
+          service
+            ? (connectNodeAdapter({ routes: serviceRoutes(service), readMaxBytes }) as unknown as NodeHandler)
+            : undefined,
+        );
+      adapters.set(name, found);
+    }
+    return found;
+  };
+  // Health, and reflection of the whole schema: reflection links every service on its first call.
+  const health = connectNodeAdapter({
+    routes: (router) => router.service(Health, healthService(schema)),
+    readMaxBytes,
+  }) as unknown as NodeHandler;
+  let reflection: Promise<NodeHandler> | undefined;
+  const reflectionHandler = () => {
+    reflection ??= schema.resolveAll().then(
+      () =>
+        connectNodeAdapter({
+          routes: (router) => registerReflection(router, [...schema.files, file_grpc_health_v1_health]),
+          readMaxBytes,
+        }) as unknown as NodeHandler,
+    );
+    return reflection;
+  };
+  const notFound = connectNodeAdapter({ routes: () => {}, readMaxBytes }) as unknown as NodeHandler;
+  const handler: NodeHandler = (req, res) => {
+    const path = (req.url ?? "").split("?", 1)[0];
+    const service = path.slice(1, path.lastIndexOf("/"));
+    const fail = (err: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: "internal", message: String(err) }));
+      } else res.end();
+    };
+    if (service === "grpc.health.v1.Health") return health(req, res);
+    if (/^grpc\.reflection\.v1(alpha)?\.ServerReflection$/.test(service)) {
+      reflectionHandler().then((h) => h(req, res), fail);
+      return;
+    }
+    adapterFor(service).then((h) => (h ?? notFound)(req, res), fail);
+  };
+  for (const s of schema.services) void adapterFor(s.typeName);
+
+  const node = withCorsAndAdmin(handler, adminHandler(log, stubs));
+
+  const listener: MockListener = await startMockListener({
+    handler: node,
+    host: options.host,
+    port: options.port,
+    tls: options.tls,
+    limits: options.limits,
+  });
+  return {
+    url: listener.url,
+    port: listener.port,
+    calls: log,
+    close: async () => {
+      await listener.close();
+    },
+  };
+}
+
+/** grpc.health.v1.Health: SERVING for the server ("") and every served service. */
+function healthService(schema: MockSchema) {
+  const names = new Set(["", ...schema.serviceNames]);
+  const statusOf = (service: string) => {
+    if (!names.has(service)) {
+      throw new ConnectError(`unknown service ${service}`, Code.NotFound);
+    }
+    return { status: HealthCheckResponse_ServingStatus.SERVING };
+  };
+  return {
+    check: (req: { service: string }) => statusOf(req.service),
+    list: () => ({
+      statuses: Object.fromEntries(
+        [...names].map((n) => [n, { status: HealthCheckResponse_ServingStatus.SERVING }]),
+      ),
+    }),
+    async *watch(req: { service: string }, ctx: HandlerContext) {
+      yield names.has(req.service)
+        ? { status: HealthCheckResponse_ServingStatus.SERVING }
+        : { status: HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN };
+      await new Promise<void>((resolve) =>
+        ctx.signal.addEventListener("abort", () => resolve(), { once: true }),
+      );
+    },
+  };
+}
