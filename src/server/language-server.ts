@@ -61,7 +61,6 @@ export function startLanguageServer(connection: Connection): void {
   const completionOptions = { editRangeDefault: false };
   let folders: string[] = [];
   let folderEvents = false;
-
   const check = (doc: TextDocument) => {
     const old = timers.get(doc.uri);
     if (old) clearTimeout(old);

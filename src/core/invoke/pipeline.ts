@@ -198,16 +198,7 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
       messageTypes(res, method, { emitDefaults: o.emitDefaults, log }),
       "loading the schema",
     );
-    const requestDocs =
-      requests && types.requestsMayHoldAny
-        ? (async function* () {
-            for await (const doc of requests) {
-              const loading = types.loadRequestTypes(doc.value);
-              if (loading) await loading;
-              yield doc;
-            }
-          })()
-        : requests;
+    const requestDocs = requests && types.requestsMayHoldAny ? withRequestTypes(requests, types) : requests;
     // -o: the messages go to the file (opened before the call, so a path that cannot be written
     // fails before anything is sent); output that can no longer be written ends the call.
     if (o.output) file = await bound(openOutputFile(o.output, io.cwd), "opening the output file");
@@ -232,13 +223,7 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
         transport: callTransport.transport,
         method,
         requests: requestDocs,
-        requestLabel: p.requests
-          ? "live stream"
-          : o.streamFile
-            ? `--stream-file ${o.streamFile}`
-            : o.data
-              ? requestDataLabel(o.data)
-              : "--data",
+        requestLabel: requestsLabel(o, p.requests !== undefined),
         headers: target.headers,
         timeoutMs,
         signal,
@@ -282,6 +267,25 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
   } finally {
     bounds.dispose();
     await p.connections.end(failed);
+  }
+}
+
+/** Where the request messages come from, as errors about them name it. */
+function requestsLabel(o: CurlOptions, live: boolean): string {
+  if (live) return "live stream";
+  if (o.streamFile) return `--stream-file ${o.streamFile}`;
+  return o.data ? requestDataLabel(o.data) : "--data";
+}
+
+/** The request documents, each once the types an Any in it names are loaded. */
+async function* withRequestTypes<D extends { value: unknown }>(
+  requests: AsyncIterable<D>,
+  types: { loadRequestTypes(value: D["value"]): Promise<unknown> | undefined },
+): AsyncGenerator<D> {
+  for await (const doc of requests) {
+    const loading = types.loadRequestTypes(doc.value);
+    if (loading) await loading;
+    yield doc;
   }
 }
 

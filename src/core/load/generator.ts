@@ -202,17 +202,20 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
       };
       await Promise.all(Array.from({ length: callers }, (_, i) => caller(i)));
     }
-    if (pending.size > 0) {
-      const drain = aborted() ? 1000 : (o.drainMs ?? 10_000);
-      const waited = Promise.all([...pending]);
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([waited, new Promise<void>((r) => (timer = setTimeout(r, drain)))]);
-      clearTimeout(timer);
-      if (pending.size > 0) cancel.abort();
-      while (pending.size > 0) await Promise.all([...pending]);
-    }
+    await drainPending(pending, aborted() ? 1000 : (o.drainMs ?? 10_000), cancel);
     return count;
   }
+}
+
+/** Waits up to `ms` for the requests still in flight, then cancels those left and waits for them to end. */
+async function drainPending(pending: Set<Promise<void>>, ms: number, cancel: AbortController): Promise<void> {
+  if (pending.size === 0) return;
+  const waited = Promise.all([...pending]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([waited, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+  if (pending.size > 0) cancel.abort();
+  while (pending.size > 0) await Promise.all([...pending]);
 }
 
 /** Why the generator could not keep the rate (open model), or undefined when it kept it. */

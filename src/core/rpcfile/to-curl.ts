@@ -96,17 +96,12 @@ export function requestToCurl(file: RpcFile, request: RpcRequest, ctx: ToCurlCon
   }
   if (request.verb) {
     const p = verbProtocols[request.verb.value];
-    const explicit = protocolOption;
-    if (explicit && o.protocol !== p) {
-      err(
-        `@protocol ${o.protocol} contradicts the verb ${request.verb.text}; keep one of them`,
-        explicit.range,
-        "conflicting-protocol",
-      );
+    if (protocolOption && o.protocol !== p) {
+      const message = `@protocol ${o.protocol} contradicts the verb ${request.verb.text}; keep one of them`;
+      err(message, protocolOption.range, "conflicting-protocol");
     }
     o.protocol = p;
   }
-
   if (request.url) o.url = ctx.variables.resolve(request.url, diagnostics);
   else err(`${requestLabel(request)} has no request line (URL)`, request.range, "missing-url");
 
