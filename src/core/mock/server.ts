@@ -91,375 +91,34 @@ async function* iterate<T>(items: readonly T[]): AsyncGenerator<T> {
   for (const i of items) yield i;
 }
 
+/** What every handler of one server shares. */
+interface MockContext {
+  readonly schema: MockSchema;
+  readonly stubs: StubSet;
+  /** Answer methods without stubs with generated messages; else unimplemented. */
+  readonly generate: boolean;
+  readonly env: NodeJS.ProcessEnv;
+  readonly upstream?: Upstream;
+  readonly recorder?: Recorder;
+  readonly log: CallLog;
+  /** The generated answer number `index` of a method. */
+  readonly generated: (method: DescMethod, index: number) => { message: Message; json: JsonValue };
+}
+
 export async function startMockServer(options: MockServerOptions): Promise<MockServer> {
   const { schema, stubs } = options;
-  const generate = options.generate !== false;
-  const seed = options.seed ?? 1;
-  const env = options.env ?? process.env;
   const log = new CallLog(1000, options.onCall);
-  // Generated answers depend only on the type, the seed and the index: made once each.
-  const generatedCache = new Map<string, { message: Message; json: JsonValue }>();
-  const generated = (method: DescMethod, index: number) => {
-    const key = `${method.output.typeName}#${index}`;
-    let found = generatedCache.get(key);
-    if (!found) {
-      const json = generateMessage(method.output, { seed, index });
-      found = { json, message: messageOf(method.output, json, schema) };
-      if (generatedCache.size < 10_000) generatedCache.set(key, found);
-    }
-    return found;
+  const mock: MockContext = {
+    schema,
+    stubs,
+    generate: options.generate !== false,
+    env: options.env ?? process.env,
+    upstream: options.upstream,
+    recorder: options.recorder,
+    log,
+    generated: generatedAnswers(schema, options.seed ?? 1),
   };
-
-  const upstream = options.upstream;
-  const requestJson = (method: DescMethod, message: Message): JsonValue =>
-    toJson(method.input, message as never, { registry: schema.registry, alwaysEmitImplicit: true });
-  const responseJson = (method: DescMethod, message: Message): JsonValue =>
-    toJson(method.output, message as never, { registry: schema.registry });
-
-  const begin = (method: DescMethod, ctx: HandlerContext): CallState => ({
-    started: performance.now(),
-    time: new Date().toISOString(),
-    ctx,
-    method,
-    source: "generated",
-    requests: [],
-    inputs: [],
-    responses: [],
-  });
-
-  const finish = (state: CallState, err?: unknown) => {
-    const e = err === undefined ? undefined : ConnectError.from(err);
-    if (options.recorder && state.source === "upstream" && e?.code !== Code.Canceled) {
-      options.recorder.add({
-        method: state.method,
-        requests: state.inputs,
-        responseHeader: state.ctx.responseHeader,
-        responseTrailer: state.ctx.responseTrailer,
-        responses: state.responses,
-        error: e,
-      });
-    }
-    const headers: Record<string, string> = {};
-    state.ctx.requestHeader.forEach((v, k) => {
-      headers[k] = v;
-    });
-    log.add({
-      time: state.time,
-      method: methodKey(state.method),
-      protocol: state.ctx.protocolName,
-      source: state.source,
-      status: e ? Code[e.code].replace(/[A-Z]/g, (c, i) => (i > 0 ? "_" : "") + c.toLowerCase()) : "ok",
-      ...(e ? { message: e.rawMessage } : {}),
-      durationMs: Math.round(performance.now() - state.started),
-      headers,
-      requests: state.requests,
-      responses: state.responses,
-    });
-  };
-
-  const scopeOf = (stub: Stub, request: RequestView): TemplateScope => ({
-    outcome: outcomeOf(request),
-    variables: stub.variables,
-    env,
-    where: stub.file,
-  });
-
-  /**
-   * The stub for a request; else "upstream" (with --upstream) or undefined for a generated answer; or
-   * the error when there is none.
-   */
-  const choose = (state: CallState, request: RequestView): Stub | "upstream" | undefined => {
-    const key = methodKey(state.method);
-    const candidates = stubs.forMethod(key);
-    const toUpstream = () => {
-      state.source = "upstream";
-      return "upstream" as const;
-    };
-    if (candidates.length === 0) {
-      if (upstream) return toUpstream();
-      if (generate) return undefined;
-      state.source = "unimplemented";
-      throw new ConnectError(
-        `${key} has no stub and generated answers are off (--no-generate); add a stub for it`,
-        Code.Unimplemented,
-      );
-    }
-    const selection = selectStub(candidates, request);
-    if (!selection.stub) {
-      if (upstream) return toUpstream();
-      state.source = "no match";
-      throw new ConnectError(noMatchMessage(key, selection.closest, candidates.length), Code.NotFound);
-    }
-    state.source = selection.stub.label;
-    return selection.stub;
-  };
-
-  /** The messages of one answer (or generated ones), collected for a unary or client-streaming reply. */
-  async function single(state: CallState, request: RequestView): Promise<Message> {
-    const { method, ctx } = state;
-    const stub = choose(state, request);
-    if (stub === "upstream") {
-      let last: Message | undefined;
-      const input = method.methodKind === "unary" ? (state.inputs[0] as Message) : iterate(state.inputs);
-      for await (const m of forward(upstream as Upstream, method, ctx, input, (r) =>
-        state.responses.push(responseJson(method, r)),
-      )) {
-        last = m;
-      }
-      return last ?? create(method.output);
-    }
-    if (!stub) {
-      const { json, message } = generated(method, 0);
-      state.responses.push(json);
-      return message;
-    }
-    const { answer } = stubs.nextAnswer(stub);
-    let last: Message | undefined;
-    for await (const m of playAnswer(
-      answer,
-      stub,
-      ctx,
-      method.output,
-      scopeOf(stub, request),
-      schema,
-      state.responses,
-    )) {
-      last = m;
-    }
-    return last ?? create(method.output);
-  }
-
-  async function* stream(state: CallState, request: RequestView, count: number): AsyncGenerator<Message> {
-    const { method, ctx } = state;
-    const stub = choose(state, request);
-    if (stub === "upstream") {
-      const input =
-        method.methodKind === "server_streaming" ? (state.inputs[0] as Message) : iterate(state.inputs);
-      yield* forward(upstream as Upstream, method, ctx, input, (r) =>
-        state.responses.push(responseJson(method, r)),
-      );
-      return;
-    }
-    if (!stub) {
-      for (let i = 0; i < count; i++) {
-        const { json, message } = generated(method, i);
-        state.responses.push(json);
-        yield message;
-      }
-      return;
-    }
-    const { answer } = stubs.nextAnswer(stub);
-    yield* playAnswer(answer, stub, ctx, method.output, scopeOf(stub, request), schema, state.responses);
-  }
-
-  /** A handler per method of a service (all four shapes). */
-  const serviceRoutes = (service: DescService) => (router: ConnectRouter) => {
-    for (const method of service.methods) {
-      switch (method.methodKind) {
-        case "unary":
-          router.rpc(method, (async (req: Message, ctx: HandlerContext) => {
-            const state = begin(method, ctx);
-            try {
-              state.requests.push(requestJson(method, req));
-              state.inputs.push(req);
-              const res = await single(state, {
-                headers: headerPairs(ctx.requestHeader),
-                messages: state.requests,
-              });
-              finish(state);
-              return res;
-            } catch (err) {
-              finish(state, err);
-              throw err;
-            }
-          }) as never);
-          break;
-        case "server_streaming":
-          router.rpc(method, async function* (req: Message, ctx: HandlerContext) {
-            const state = begin(method, ctx);
-            try {
-              state.requests.push(requestJson(method, req));
-              state.inputs.push(req);
-              yield* stream(state, { headers: headerPairs(ctx.requestHeader), messages: state.requests }, 3);
-              finish(state);
-            } catch (err) {
-              finish(state, err);
-              throw err;
-            }
-          } as never);
-          break;
-        case "client_streaming":
-          router.rpc(method, (async (reqs: AsyncIterable<Message>, ctx: HandlerContext) => {
-            const state = begin(method, ctx);
-            try {
-              for await (const r of reqs) {
-                state.requests.push(requestJson(method, r));
-                state.inputs.push(r);
-              }
-              const res = await single(state, {
-                headers: headerPairs(ctx.requestHeader),
-                messages: state.requests,
-              });
-              finish(state);
-              return res;
-            } catch (err) {
-              finish(state, err);
-              throw err;
-            }
-          }) as never);
-          break;
-        case "bidi_streaming":
-          router.rpc(method, async function* (reqs: AsyncIterable<Message>, ctx: HandlerContext) {
-            const state = begin(method, ctx);
-            try {
-              yield* bidi(state, reqs);
-              finish(state);
-            } catch (err) {
-              finish(state, err);
-              throw err;
-            }
-          } as never);
-          break;
-      }
-    }
-  };
-
-  /**
-   * A bidirectional call: the stub is chosen on the request headers and the first message. A
-   * per-message stub answers each incoming message as it arrives; any other stub plays its answer
-   * after the first message and then reads the rest of the stream. Generated: one message per message.
-   */
-  async function* bidi(state: CallState, reqs: AsyncIterable<Message>): AsyncGenerator<Message> {
-    const { method, ctx } = state;
-    const headers = headerPairs(ctx.requestHeader);
-    const it = reqs[Symbol.asyncIterator]();
-    const first = await it.next();
-    if (first.done) {
-      // No message: the stub is chosen on the headers alone.
-      yield* stream(state, { headers, messages: [] }, 0);
-      return;
-    }
-    state.requests.push(requestJson(method, first.value));
-    state.inputs.push(first.value);
-    const stub = choose(state, { headers, messages: state.requests });
-    if (stub === "upstream") {
-      // The first message, then the rest as the client sends them.
-      const rest = async function* () {
-        yield first.value;
-        for (let next = await it.next(); !next.done; next = await it.next()) {
-          state.requests.push(requestJson(method, next.value));
-          yield next.value;
-        }
-      };
-      yield* forward(upstream as Upstream, method, ctx, rest(), (r) =>
-        state.responses.push(responseJson(method, r)),
-      );
-      return;
-    }
-    if (!stub) {
-      let i = 0;
-      let next: IteratorResult<Message> = first;
-      while (!next.done) {
-        if (i > 0) state.requests.push(requestJson(method, next.value));
-        const { json, message } = generated(method, i++);
-        state.responses.push(json);
-        yield message;
-        next = await it.next();
-      }
-      return;
-    }
-    if (!stub.perMessage) {
-      const { answer } = stubs.nextAnswer(stub);
-      yield* playAnswer(
-        answer,
-        stub,
-        ctx,
-        method.output,
-        scopeOf(stub, { headers, messages: state.requests }),
-        schema,
-        state.responses,
-      );
-      for (let next = await it.next(); !next.done; next = await it.next()) {
-        state.requests.push(requestJson(method, next.value));
-      }
-      return;
-    }
-    stubs.nextAnswer(stub);
-    let n = 0;
-    let next: IteratorResult<Message> = first;
-    while (!next.done) {
-      const message = state.requests[n];
-      const answer: LoadedAnswer | undefined = answerForMessage(stub, message, n, headers);
-      if (answer) {
-        yield* playAnswer(
-          answer,
-          stub,
-          ctx,
-          method.output,
-          scopeOf(stub, { headers, messages: [message] }),
-          schema,
-          state.responses,
-        );
-      }
-      n++;
-      next = await it.next();
-      if (!next.done) state.requests.push(requestJson(method, next.value));
-    }
-  }
-
-  const readMaxBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
-  // A service's handlers are made when it is first called (or at start for the stubs' services), so
-  // that a schema of thousands of services starts at once.
-  const adapters = new Map<string, Promise<NodeHandler | undefined>>();
-  const adapterFor = (name: string): Promise<NodeHandler | undefined> => {
-    let found = adapters.get(name);
-    if (!found) {
-      found = schema
-        .resolve(name)
-        .then((service) =>
-          service
-            ? (connectNodeAdapter({ routes: serviceRoutes(service), readMaxBytes }) as unknown as NodeHandler)
-            : undefined,
-        );
-      adapters.set(name, found);
-    }
-    return found;
-  };
-  // Health, and reflection of the whole schema: reflection links every service on its first call.
-  const health = connectNodeAdapter({
-    routes: (router) => router.service(Health, healthService(schema)),
-    readMaxBytes,
-  }) as unknown as NodeHandler;
-  let reflection: Promise<NodeHandler> | undefined;
-  const reflectionHandler = () => {
-    reflection ??= schema.resolveAll().then(
-      () =>
-        connectNodeAdapter({
-          routes: (router) => registerReflection(router, [...schema.files, file_grpc_health_v1_health]),
-          readMaxBytes,
-        }) as unknown as NodeHandler,
-    );
-    return reflection;
-  };
-  const notFound = connectNodeAdapter({ routes: () => {}, readMaxBytes }) as unknown as NodeHandler;
-  const handler: NodeHandler = (req, res) => {
-    const path = (req.url ?? "").split("?", 1)[0];
-    const service = path.slice(1, path.lastIndexOf("/"));
-    const fail = (err: unknown) => {
-      if (!res.headersSent) {
-        res.writeHead(500, { "content-type": "application/json" });
-        res.end(JSON.stringify({ code: "internal", message: String(err) }));
-      } else res.end();
-    };
-    if (service === "grpc.health.v1.Health") return health(req, res);
-    if (/^grpc\.reflection\.v1(alpha)?\.ServerReflection$/.test(service)) {
-      reflectionHandler().then((h) => h(req, res), fail);
-      return;
-    }
-    adapterFor(service).then((h) => (h ?? notFound)(req, res), fail);
-  };
-  for (const s of schema.services) void adapterFor(s.typeName);
-
+  const handler = routeHandler(mock, options.maxMessageBytes ?? 4 * 1024 * 1024);
   const node = withCorsAndAdmin(handler, adminHandler(log, stubs));
 
   const listener: MockListener = await startMockListener({
@@ -477,6 +136,443 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
       await listener.close();
     },
   };
+}
+
+/** Generated answers depend only on the type, the seed and the index: made once each. */
+function generatedAnswers(schema: MockSchema, seed: number): MockContext["generated"] {
+  const generatedCache = new Map<string, { message: Message; json: JsonValue }>();
+  return (method, index) => {
+    const key = `${method.output.typeName}#${index}`;
+    let found = generatedCache.get(key);
+    if (!found) {
+      const json = generateMessage(method.output, { seed, index });
+      found = { json, message: messageOf(method.output, json, schema) };
+      if (generatedCache.size < 10_000) generatedCache.set(key, found);
+    }
+    return found;
+  };
+}
+
+function requestJson(mock: MockContext, method: DescMethod, message: Message): JsonValue {
+  return toJson(method.input, message as never, { registry: mock.schema.registry, alwaysEmitImplicit: true });
+}
+
+function responseJson(mock: MockContext, method: DescMethod, message: Message): JsonValue {
+  return toJson(method.output, message as never, { registry: mock.schema.registry });
+}
+
+function begin(method: DescMethod, ctx: HandlerContext): CallState {
+  return {
+    started: performance.now(),
+    time: new Date().toISOString(),
+    ctx,
+    method,
+    source: "generated",
+    requests: [],
+    inputs: [],
+    responses: [],
+  };
+}
+
+/** The end of a call: recorded when it went upstream (--record), and logged. */
+function finish(mock: MockContext, state: CallState, err?: unknown): void {
+  const e = err === undefined ? undefined : ConnectError.from(err);
+  if (mock.recorder && state.source === "upstream" && e?.code !== Code.Canceled) {
+    mock.recorder.add({
+      method: state.method,
+      requests: state.inputs,
+      responseHeader: state.ctx.responseHeader,
+      responseTrailer: state.ctx.responseTrailer,
+      responses: state.responses,
+      error: e,
+    });
+  }
+  const headers: Record<string, string> = {};
+  state.ctx.requestHeader.forEach((v, k) => {
+    headers[k] = v;
+  });
+  mock.log.add({
+    time: state.time,
+    method: methodKey(state.method),
+    protocol: state.ctx.protocolName,
+    source: state.source,
+    status: e ? Code[e.code].replace(/[A-Z]/g, (c, i) => (i > 0 ? "_" : "") + c.toLowerCase()) : "ok",
+    ...(e ? { message: e.rawMessage } : {}),
+    durationMs: Math.round(performance.now() - state.started),
+    headers,
+    requests: state.requests,
+    responses: state.responses,
+  });
+}
+
+function scopeOf(mock: MockContext, stub: Stub, request: RequestView): TemplateScope {
+  return {
+    outcome: outcomeOf(request),
+    variables: stub.variables,
+    env: mock.env,
+    where: stub.file,
+  };
+}
+
+/**
+ * The stub for a request; else "upstream" (with --upstream) or undefined for a generated answer; or
+ * the error when there is none.
+ */
+function choose(mock: MockContext, state: CallState, request: RequestView): Stub | "upstream" | undefined {
+  const key = methodKey(state.method);
+  const candidates = mock.stubs.forMethod(key);
+  const toUpstream = () => {
+    state.source = "upstream";
+    return "upstream" as const;
+  };
+  if (candidates.length === 0) {
+    if (mock.upstream) return toUpstream();
+    if (mock.generate) return undefined;
+    state.source = "unimplemented";
+    throw new ConnectError(
+      `${key} has no stub and generated answers are off (--no-generate); add a stub for it`,
+      Code.Unimplemented,
+    );
+  }
+  const selection = selectStub(candidates, request);
+  if (!selection.stub) {
+    if (mock.upstream) return toUpstream();
+    state.source = "no match";
+    throw new ConnectError(noMatchMessage(key, selection.closest, candidates.length), Code.NotFound);
+  }
+  state.source = selection.stub.label;
+  return selection.stub;
+}
+
+/** The messages of one answer (or generated ones), collected for a unary or client-streaming reply. */
+async function single(mock: MockContext, state: CallState, request: RequestView): Promise<Message> {
+  const { method, ctx } = state;
+  const stub = choose(mock, state, request);
+  if (stub === "upstream") {
+    let last: Message | undefined;
+    const input = method.methodKind === "unary" ? (state.inputs[0] as Message) : iterate(state.inputs);
+    for await (const m of forward(mock.upstream as Upstream, method, ctx, input, (r) =>
+      state.responses.push(responseJson(mock, method, r)),
+    )) {
+      last = m;
+    }
+    return last ?? create(method.output);
+  }
+  if (!stub) {
+    const { json, message } = mock.generated(method, 0);
+    state.responses.push(json);
+    return message;
+  }
+  const { answer } = mock.stubs.nextAnswer(stub);
+  let last: Message | undefined;
+  for await (const m of playAnswer(
+    answer,
+    stub,
+    ctx,
+    method.output,
+    scopeOf(mock, stub, request),
+    mock.schema,
+    state.responses,
+  )) {
+    last = m;
+  }
+  return last ?? create(method.output);
+}
+
+async function* stream(
+  mock: MockContext,
+  state: CallState,
+  request: RequestView,
+  count: number,
+): AsyncGenerator<Message> {
+  const { method, ctx } = state;
+  const stub = choose(mock, state, request);
+  if (stub === "upstream") {
+    const input =
+      method.methodKind === "server_streaming" ? (state.inputs[0] as Message) : iterate(state.inputs);
+    yield* forward(mock.upstream as Upstream, method, ctx, input, (r) =>
+      state.responses.push(responseJson(mock, method, r)),
+    );
+    return;
+  }
+  if (!stub) {
+    for (let i = 0; i < count; i++) {
+      const { json, message } = mock.generated(method, i);
+      state.responses.push(json);
+      yield message;
+    }
+    return;
+  }
+  const { answer } = mock.stubs.nextAnswer(stub);
+  yield* playAnswer(
+    answer,
+    stub,
+    ctx,
+    method.output,
+    scopeOf(mock, stub, request),
+    mock.schema,
+    state.responses,
+  );
+}
+
+/** A handler per method of a service (all four shapes). */
+function serviceRoutes(mock: MockContext, service: DescService) {
+  return (router: ConnectRouter) => {
+    for (const method of service.methods) {
+      switch (method.methodKind) {
+        case "unary":
+          router.rpc(method, unaryHandler(mock, method) as never);
+          break;
+        case "server_streaming":
+          router.rpc(method, serverStreamingHandler(mock, method) as never);
+          break;
+        case "client_streaming":
+          router.rpc(method, clientStreamingHandler(mock, method) as never);
+          break;
+        case "bidi_streaming":
+          router.rpc(method, bidiHandler(mock, method) as never);
+          break;
+      }
+    }
+  };
+}
+
+function unaryHandler(mock: MockContext, method: DescMethod) {
+  return async (req: Message, ctx: HandlerContext) => {
+    const state = begin(method, ctx);
+    try {
+      state.requests.push(requestJson(mock, method, req));
+      state.inputs.push(req);
+      const res = await single(mock, state, {
+        headers: headerPairs(ctx.requestHeader),
+        messages: state.requests,
+      });
+      finish(mock, state);
+      return res;
+    } catch (err) {
+      finish(mock, state, err);
+      throw err;
+    }
+  };
+}
+
+function serverStreamingHandler(mock: MockContext, method: DescMethod) {
+  return async function* (req: Message, ctx: HandlerContext) {
+    const state = begin(method, ctx);
+    try {
+      state.requests.push(requestJson(mock, method, req));
+      state.inputs.push(req);
+      yield* stream(mock, state, { headers: headerPairs(ctx.requestHeader), messages: state.requests }, 3);
+      finish(mock, state);
+    } catch (err) {
+      finish(mock, state, err);
+      throw err;
+    }
+  };
+}
+
+function clientStreamingHandler(mock: MockContext, method: DescMethod) {
+  return async (reqs: AsyncIterable<Message>, ctx: HandlerContext) => {
+    const state = begin(method, ctx);
+    try {
+      for await (const r of reqs) {
+        state.requests.push(requestJson(mock, method, r));
+        state.inputs.push(r);
+      }
+      const res = await single(mock, state, {
+        headers: headerPairs(ctx.requestHeader),
+        messages: state.requests,
+      });
+      finish(mock, state);
+      return res;
+    } catch (err) {
+      finish(mock, state, err);
+      throw err;
+    }
+  };
+}
+
+function bidiHandler(mock: MockContext, method: DescMethod) {
+  return async function* (reqs: AsyncIterable<Message>, ctx: HandlerContext) {
+    const state = begin(method, ctx);
+    try {
+      yield* bidi(mock, state, reqs);
+      finish(mock, state);
+    } catch (err) {
+      finish(mock, state, err);
+      throw err;
+    }
+  };
+}
+
+/**
+ * A bidirectional call: the stub is chosen on the request headers and the first message. A
+ * per-message stub answers each incoming message as it arrives; any other stub plays its answer
+ * after the first message and then reads the rest of the stream. Generated: one message per message.
+ */
+async function* bidi(
+  mock: MockContext,
+  state: CallState,
+  reqs: AsyncIterable<Message>,
+): AsyncGenerator<Message> {
+  const { method, ctx } = state;
+  const headers = headerPairs(ctx.requestHeader);
+  const it = reqs[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done) {
+    // No message: the stub is chosen on the headers alone.
+    yield* stream(mock, state, { headers, messages: [] }, 0);
+    return;
+  }
+  state.requests.push(requestJson(mock, method, first.value));
+  state.inputs.push(first.value);
+  const stub = choose(mock, state, { headers, messages: state.requests });
+  if (stub === "upstream") {
+    // The first message, then the rest as the client sends them.
+    const rest = async function* () {
+      yield first.value;
+      for (let next = await it.next(); !next.done; next = await it.next()) {
+        state.requests.push(requestJson(mock, method, next.value));
+        yield next.value;
+      }
+    };
+    yield* forward(mock.upstream as Upstream, method, ctx, rest(), (r) =>
+      state.responses.push(responseJson(mock, method, r)),
+    );
+    return;
+  }
+  if (!stub) {
+    let i = 0;
+    let next: IteratorResult<Message> = first;
+    while (!next.done) {
+      if (i > 0) state.requests.push(requestJson(mock, method, next.value));
+      const { json, message } = mock.generated(method, i++);
+      state.responses.push(json);
+      yield message;
+      next = await it.next();
+    }
+    return;
+  }
+  if (!stub.perMessage) {
+    const { answer } = mock.stubs.nextAnswer(stub);
+    yield* playAnswer(
+      answer,
+      stub,
+      ctx,
+      method.output,
+      scopeOf(mock, stub, { headers, messages: state.requests }),
+      mock.schema,
+      state.responses,
+    );
+    for (let next = await it.next(); !next.done; next = await it.next()) {
+      state.requests.push(requestJson(mock, method, next.value));
+    }
+    return;
+  }
+  yield* perMessage(mock, state, stub, headers, first, it);
+}
+
+/** A per-message stub's answers, one for each incoming message (the first one already read). */
+async function* perMessage(
+  mock: MockContext,
+  state: CallState,
+  stub: Stub,
+  headers: HeaderPair[],
+  first: IteratorResult<Message>,
+  it: AsyncIterator<Message>,
+): AsyncGenerator<Message> {
+  const { method, ctx } = state;
+  mock.stubs.nextAnswer(stub);
+  let n = 0;
+  let next: IteratorResult<Message> = first;
+  while (!next.done) {
+    const message = state.requests[n];
+    const answer: LoadedAnswer | undefined = answerForMessage(stub, message, n, headers);
+    if (answer) {
+      yield* playAnswer(
+        answer,
+        stub,
+        ctx,
+        method.output,
+        scopeOf(mock, stub, { headers, messages: [message] }),
+        mock.schema,
+        state.responses,
+      );
+    }
+    n++;
+    next = await it.next();
+    if (!next.done) state.requests.push(requestJson(mock, method, next.value));
+  }
+}
+
+/**
+ * The handler of every call: health, reflection, or the service's handlers. A service's handlers are
+ * made when it is first called (or at start for the stubs' services), so that a schema of thousands
+ * of services starts at once.
+ */
+function routeHandler(mock: MockContext, readMaxBytes: number): NodeHandler {
+  const { schema } = mock;
+  const adapters = new Map<string, Promise<NodeHandler | undefined>>();
+  const adapterFor = (name: string): Promise<NodeHandler | undefined> => {
+    let found = adapters.get(name);
+    if (!found) {
+      found = schema
+        .resolve(name)
+        .then((service) =>
+          service
+            ? (connectNodeAdapter({
+                routes: serviceRoutes(mock, service),
+                readMaxBytes,
+              }) as unknown as NodeHandler)
+            : undefined,
+        );
+      adapters.set(name, found);
+    }
+    return found;
+  };
+  const { health, reflection } = healthAndReflection(schema, readMaxBytes);
+  const notFound = connectNodeAdapter({ routes: () => {}, readMaxBytes }) as unknown as NodeHandler;
+  const handler: NodeHandler = (req, res) => {
+    const path = (req.url ?? "").split("?", 1)[0];
+    const service = path.slice(1, path.lastIndexOf("/"));
+    const fail = (err: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: "internal", message: String(err) }));
+      } else res.end();
+    };
+    if (service === "grpc.health.v1.Health") return health(req, res);
+    if (/^grpc\.reflection\.v1(alpha)?\.ServerReflection$/.test(service)) {
+      reflection().then((h) => h(req, res), fail);
+      return;
+    }
+    adapterFor(service).then((h) => (h ?? notFound)(req, res), fail);
+  };
+  for (const s of schema.services) void adapterFor(s.typeName);
+  return handler;
+}
+
+/** Health, and reflection of the whole schema: reflection links every service on its first call. */
+function healthAndReflection(
+  schema: MockSchema,
+  readMaxBytes: number,
+): { health: NodeHandler; reflection: () => Promise<NodeHandler> } {
+  const health = connectNodeAdapter({
+    routes: (router) => router.service(Health, healthService(schema)),
+    readMaxBytes,
+  }) as unknown as NodeHandler;
+  let reflection: Promise<NodeHandler> | undefined;
+  const reflectionHandler = () => {
+    reflection ??= schema.resolveAll().then(
+      () =>
+        connectNodeAdapter({
+          routes: (router) => registerReflection(router, [...schema.files, file_grpc_health_v1_health]),
+          readMaxBytes,
+        }) as unknown as NodeHandler,
+    );
+    return reflection;
+  };
+  return { health, reflection: reflectionHandler };
 }
 
 /** grpc.health.v1.Health: SERVING for the server ("") and every served service. */

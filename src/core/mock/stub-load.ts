@@ -118,7 +118,7 @@ function loadStub(
   variables: RpcVariable[],
   resolver: VariableResolver,
   diagnostics: Diagnostic[],
-  at: (line: number, character: number, message: string, code?: string) => void,
+  at: Report,
 ): Stub | undefined {
   const method = schema.methods.get(p.method);
   if (!method) {
@@ -185,71 +185,7 @@ function loadStub(
       "invalid-per-message",
     );
   }
-  const answers: LoadedAnswer[] = [];
-  for (const a of p.answers) {
-    const answer: LoadedAnswer = { ...a };
-    for (const m of a.messages) {
-      if (m.include) {
-        const text = resolveText(m);
-        if (text === undefined) continue;
-        m.text = text;
-        m.include = undefined;
-      }
-      if (m.text.includes("{{")) continue; // checked when it is answered
-      checkMessage(m.text, method.output, schema, (msg) => at(m.line, m.character, msg, "invalid-body"));
-    }
-    const single = method.methodKind === "unary" || method.methodKind === "client_streaming";
-    if (single && a.messages.length > 1) {
-      at(
-        a.messages[1].line,
-        a.messages[1].character,
-        `${p.method} answers one message; this answer gives ${a.messages.length}`,
-        "too-many-messages",
-      );
-    }
-    if (single && a.status !== "ok" && a.messages.length > 0) {
-      at(
-        a.messages[0].line,
-        a.messages[0].character,
-        `${p.method} answers a message or an error, not both: remove the message or answer ok`,
-        "message-with-error",
-      );
-    }
-    for (const d of a.details) {
-      const desc = schema.message(d.type);
-      if (!desc) {
-        const names = [...schema.registry].filter((t) => t.kind === "message").map((t) => t.typeName);
-        const [hint] = closest(d.type, names);
-        at(
-          d.json.line,
-          d.typeCharacter,
-          `unknown detail type ${d.type}${hint ? ` (did you mean ${hint}?)` : ""}: a detail is a message of the schema or google.rpc.*`,
-          "unknown-type",
-        );
-        continue;
-      }
-      if (!d.json.text.includes("{{")) {
-        checkMessage(d.json.text, desc, schema, (msg) =>
-          at(d.json.line, d.json.character, msg, "invalid-detail"),
-        );
-      }
-    }
-    if (a.status === "ok" && a.details.length > 0) {
-      at(
-        a.details[0].json.line,
-        0,
-        'error details go with an error status: write `>>> not_found "message"`',
-        "details-without-error",
-      );
-    }
-    if (a.whenBody) {
-      const w = a.whenBody;
-      answer.whenSubset = subsetOf(w.text, method.input, schema, (m) =>
-        at(w.line, w.character, m, "invalid-body"),
-      );
-    }
-    answers.push(answer);
-  }
+  const answers = p.answers.map((a) => loadAnswer(a, p.method, method, schema, resolveText, at));
   return {
     label: `${file}:${p.line + 1}${p.name ? ` "${p.name}"` : ""}`,
     file,
@@ -265,6 +201,86 @@ function loadStub(
     answers,
     variables,
   };
+}
+
+type Report = (line: number, character: number, message: string, code?: string) => void;
+
+/** One answer of a stub, checked against the method: its messages, their count, its error details. */
+function loadAnswer(
+  a: StubAnswer,
+  methodName: string,
+  method: DescMethod,
+  schema: MockSchema,
+  resolveText: (doc: StubDocument) => string | undefined,
+  at: Report,
+): LoadedAnswer {
+  const answer: LoadedAnswer = { ...a };
+  for (const m of a.messages) {
+    if (m.include) {
+      const text = resolveText(m);
+      if (text === undefined) continue;
+      m.text = text;
+      m.include = undefined;
+    }
+    if (m.text.includes("{{")) continue; // checked when it is answered
+    checkMessage(m.text, method.output, schema, (msg) => at(m.line, m.character, msg, "invalid-body"));
+  }
+  const single = method.methodKind === "unary" || method.methodKind === "client_streaming";
+  if (single && a.messages.length > 1) {
+    at(
+      a.messages[1].line,
+      a.messages[1].character,
+      `${methodName} answers one message; this answer gives ${a.messages.length}`,
+      "too-many-messages",
+    );
+  }
+  if (single && a.status !== "ok" && a.messages.length > 0) {
+    at(
+      a.messages[0].line,
+      a.messages[0].character,
+      `${methodName} answers a message or an error, not both: remove the message or answer ok`,
+      "message-with-error",
+    );
+  }
+  checkDetails(a, schema, at);
+  if (a.whenBody) {
+    const w = a.whenBody;
+    answer.whenSubset = subsetOf(w.text, method.input, schema, (m) =>
+      at(w.line, w.character, m, "invalid-body"),
+    );
+  }
+  return answer;
+}
+
+/** An answer's error details: known message types, valid messages, and only with an error status. */
+function checkDetails(a: StubAnswer, schema: MockSchema, at: Report): void {
+  for (const d of a.details) {
+    const desc = schema.message(d.type);
+    if (!desc) {
+      const names = [...schema.registry].filter((t) => t.kind === "message").map((t) => t.typeName);
+      const [hint] = closest(d.type, names);
+      at(
+        d.json.line,
+        d.typeCharacter,
+        `unknown detail type ${d.type}${hint ? ` (did you mean ${hint}?)` : ""}: a detail is a message of the schema or google.rpc.*`,
+        "unknown-type",
+      );
+      continue;
+    }
+    if (!d.json.text.includes("{{")) {
+      checkMessage(d.json.text, desc, schema, (msg) =>
+        at(d.json.line, d.json.character, msg, "invalid-detail"),
+      );
+    }
+  }
+  if (a.status === "ok" && a.details.length > 0) {
+    at(
+      a.details[0].json.line,
+      0,
+      'error details go with an error status: write `>>> not_found "message"`',
+      "details-without-error",
+    );
+  }
 }
 
 /** Checks that JSON text is a message of the type; reports why not. */

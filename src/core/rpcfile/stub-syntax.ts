@@ -35,7 +35,7 @@
 import type { RpcAssertion } from "./assertion-syntax";
 import { parseAssertion, statusCodeNames } from "./assertion-syntax";
 import { parseRpcFile, range, splitLines } from "./parse";
-import type { Diagnostic, RpcBodyPart, RpcHeader, RpcVariable, Token } from "./types";
+import type { Diagnostic, RpcBodyPart, RpcFile, RpcHeader, RpcRequest, RpcVariable, Token } from "./types";
 
 /** `# @match` or `# @when`: a predicate on the request, with its text as written. */
 export interface StubPredicate {
@@ -160,23 +160,62 @@ export function parsePredicate(
   return { text, line, assertion };
 }
 
+/** Lines `start` to `end` (exclusive) of the file. */
+interface Block {
+  start: number;
+  end: number;
+}
+
+/** A stub option (`# @match`, `# @priority`, `# @per-message`) as written in a request part. */
+interface StubOption {
+  line: number;
+  name: string;
+  value: string;
+  valueStart: number;
+}
+
 /** Parses a stub file. Never throws: every problem is a diagnostic. */
 export function parseStubFile(text: string): ParsedStubFile {
   const lines = splitLines(text);
   const diagnostics: Diagnostic[] = [];
-  // Blocks as the request parser makes them: before the first `###`, then each `###` and what follows.
-  const blocks: { start: number; end: number }[] = [{ start: 0, end: lines.length }];
+  const blocks = blocksOf(lines);
+  const { masked, answersOf, options } = maskAnswers(lines, blocks);
+  const file = parseRpcFile(masked.join("\n"));
+  diagnostics.push(...requestDiagnostics(file));
+  const stubs: ParsedStub[] = [];
+  for (const req of file.requests) {
+    const url = req.url as Token;
+    const line = url.range.start.line;
+    const blockIndex = blocks.findIndex((b) => b.start <= line && line < b.end);
+    const stub = parseStub(req, lines, blocks[blockIndex], answersOf[blockIndex], options, diagnostics);
+    if (stub) stubs.push(stub);
+  }
+  return { variables: file.variables, stubs, diagnostics };
+}
+
+/** Blocks as the request parser makes them: before the first `###`, then each `###` and what follows. */
+function blocksOf(lines: string[]): Block[] {
+  const blocks: Block[] = [{ start: 0, end: lines.length }];
   lines.forEach((l, i) => {
     if (l.startsWith("###")) {
       blocks[blocks.length - 1].end = i;
       blocks.push({ start: i, end: lines.length });
     }
   });
+  return blocks;
+}
 
-  // What the request parser sees: answers blanked, stub options turned into plain comments.
+/**
+ * What the request parser sees: answers blanked, stub options turned into plain comments. Also the
+ * answer part of each block (from its first `>>>`) and the stub options taken out.
+ */
+function maskAnswers(
+  lines: string[],
+  blocks: Block[],
+): { masked: string[]; answersOf: Block[]; options: StubOption[] } {
   const masked = [...lines];
-  const answersOf: { start: number; end: number }[] = [];
-  const extraOptions: { line: number; name: string; value: string; valueStart: number }[] = [];
+  const answersOf: Block[] = [];
+  const options: StubOption[] = [];
   for (const b of blocks) {
     let answerStart = b.end;
     for (let i = b.start; i < b.end; i++) {
@@ -191,7 +230,7 @@ export function parseStubFile(text: string): ParsedStubFile {
       const m = optionLine.exec(lines[i]);
       if (m && stubOptions.has(m[2])) {
         const value = m[3] ?? "";
-        extraOptions.push({
+        options.push({
           line: i,
           name: m[2],
           value,
@@ -201,135 +240,140 @@ export function parseStubFile(text: string): ParsedStubFile {
       }
     }
   }
-  const file = parseRpcFile(masked.join("\n"));
+  return { masked, answersOf, options };
+}
+
+/** The request parser's diagnostics that hold for stubs (a method path alone is a good request line). */
+function requestDiagnostics(file: RpcFile): Diagnostic[] {
   const isMethodLine = (line: number) => {
     const req = file.requests.find((r) => r.url?.range.start.line === line);
     return req?.url !== undefined && methodPath.test(req.url.text);
   };
-  for (const d of file.diagnostics) {
-    if (d.code === "invalid-url" && isMethodLine(d.range.start.line)) continue;
-    if (d.code === "misplaced-assertion" || d.code === "misplaced-option") {
-      diagnostics.push(d);
-      continue;
-    }
-    diagnostics.push(d);
-  }
+  return file.diagnostics.filter((d) => !(d.code === "invalid-url" && isMethodLine(d.range.start.line)));
+}
 
-  const stubs: ParsedStub[] = [];
-  for (const req of file.requests) {
-    const url = req.url as Token;
-    const line = url.range.start.line;
-    const m = methodPath.exec(url.text);
-    if (!m) {
-      err(
-        diagnostics,
-        `a stub's request line names the method it answers: /package.Service/Method (or a URL ending in it), found ${JSON.stringify(url.text)}`,
-        line,
-        url.range.start.character,
-        url.range.end.character,
-        "invalid-method",
-      );
-      continue;
-    }
-    for (const a of req.assertions) {
-      err(
-        diagnostics,
-        'a stub tests its request with `# @match <path> <operator> <value>` (such as # @match request.name == "world"); @assert checks the responses of requests',
-        a.range.start.line,
-        a.range.start.character,
-        a.range.end.character,
-        "assert-in-stub",
-      );
-    }
-    const stub: ParsedStub = {
-      name: req.name?.text,
+/** One stub: its request part (as the request parser read it), its options and its answers. */
+function parseStub(
+  req: RpcRequest,
+  lines: string[],
+  block: Block,
+  answers: Block,
+  options: StubOption[],
+  diagnostics: Diagnostic[],
+): ParsedStub | undefined {
+  const url = req.url as Token;
+  const line = url.range.start.line;
+  const m = methodPath.exec(url.text);
+  if (!m) {
+    err(
+      diagnostics,
+      `a stub's request line names the method it answers: /package.Service/Method (or a URL ending in it), found ${JSON.stringify(url.text)}`,
       line,
-      method: m[1],
-      priority: 0,
-      perMessage: false,
-      headers: req.headers,
-      body: documents(req.body, 0),
-      predicates: [],
-      answers: [],
-    };
-    const blockIndex = blocks.findIndex((b) => b.start <= line && line < b.end);
-    for (const o of extraOptions) {
-      if (o.line < blocks[blockIndex].start || o.line >= blocks[blockIndex].end) continue;
-      if (o.line > line) {
-        err(
-          diagnostics,
-          `@${o.name} goes before the request line, with the stub's other options; here it would be ignored`,
-          o.line,
-          0,
-          lines[o.line].trimEnd().length,
-          "misplaced-option",
-        );
-        continue;
-      }
-      const lineText = lines[o.line];
-      if (o.name === "priority") {
-        if (!/^-?\d+$/.test(o.value)) {
-          err(
-            diagnostics,
-            `@priority takes a whole number (higher is tried first), found ${JSON.stringify(o.value)}`,
-            o.line,
-            o.valueStart,
-            lineText.trimEnd().length,
-            "invalid-value",
-          );
-        } else stub.priority = Number(o.value);
-      } else if (o.name === "per-message") {
-        if (o.value !== "" && o.value !== "true") {
-          err(
-            diagnostics,
-            "@per-message takes no value",
-            o.line,
-            o.valueStart,
-            lineText.trimEnd().length,
-            "invalid-value",
-          );
-        } else stub.perMessage = true;
-      } else if (o.value === "") {
-        err(
-          diagnostics,
-          '@match needs a predicate: write # @match request.name == "world"',
-          o.line,
-          0,
-          lineText.trimEnd().length,
-          "missing-value",
-        );
-      } else {
-        const p = parsePredicate(o.value, o.line, o.valueStart, diagnostics);
-        if (p) stub.predicates.push(p);
-      }
-    }
-    const answers = answersOf[blockIndex];
-    if (answers.start >= answers.end) {
+      url.range.start.character,
+      url.range.end.character,
+      "invalid-method",
+    );
+    return undefined;
+  }
+  for (const a of req.assertions) {
+    err(
+      diagnostics,
+      'a stub tests its request with `# @match <path> <operator> <value>` (such as # @match request.name == "world"); @assert checks the responses of requests',
+      a.range.start.line,
+      a.range.start.character,
+      a.range.end.character,
+      "assert-in-stub",
+    );
+  }
+  const stub: ParsedStub = {
+    name: req.name?.text,
+    line,
+    method: m[1],
+    priority: 0,
+    perMessage: false,
+    headers: req.headers,
+    body: documents(req.body, 0),
+    predicates: [],
+    answers: [],
+  };
+  for (const o of options) {
+    if (o.line < block.start || o.line >= block.end) continue;
+    if (o.line > line) {
       err(
         diagnostics,
-        `stub ${req.name ? `"${req.name.text}" ` : ""}has no answer: add a line \`>>> ok\` (or \`>>> not_found "message"\`), an empty line and the response message after the request`,
-        line,
-        url.range.start.character,
-        url.range.end.character,
-        "missing-answer",
+        `@${o.name} goes before the request line, with the stub's other options; here it would be ignored`,
+        o.line,
+        0,
+        lines[o.line].trimEnd().length,
+        "misplaced-option",
       );
       continue;
     }
-    stub.answers = parseAnswers(lines, answers.start, answers.end, diagnostics);
-    if (stub.answers.some((a) => a.when.length > 0 || a.whenBody) && !stub.perMessage) {
-      const a = stub.answers.find((x) => x.when.length > 0 || x.whenBody) as StubAnswer;
+    applyOption(stub, o, lines[o.line], diagnostics);
+  }
+  if (answers.start >= answers.end) {
+    err(
+      diagnostics,
+      `stub ${req.name ? `"${req.name.text}" ` : ""}has no answer: add a line \`>>> ok\` (or \`>>> not_found "message"\`), an empty line and the response message after the request`,
+      line,
+      url.range.start.character,
+      url.range.end.character,
+      "missing-answer",
+    );
+    return undefined;
+  }
+  stub.answers = parseAnswers(lines, answers.start, answers.end, diagnostics);
+  if (stub.answers.some((a) => a.when.length > 0 || a.whenBody) && !stub.perMessage) {
+    const a = stub.answers.find((x) => x.when.length > 0 || x.whenBody) as StubAnswer;
+    err(
+      diagnostics,
+      "@when chooses an answer per incoming message: add `# @per-message` to the stub's options",
+      a.line,
+      0,
+      lines[a.line].length,
+      "when-without-per-message",
+    );
+  }
+  return stub;
+}
+
+/** `# @priority`, `# @per-message` or `# @match` of a stub (`lineText` is the option's line). */
+function applyOption(stub: ParsedStub, o: StubOption, lineText: string, diagnostics: Diagnostic[]): void {
+  if (o.name === "priority") {
+    if (!/^-?\d+$/.test(o.value)) {
       err(
         diagnostics,
-        "@when chooses an answer per incoming message: add `# @per-message` to the stub's options",
-        a.line,
-        0,
-        lines[a.line].length,
-        "when-without-per-message",
+        `@priority takes a whole number (higher is tried first), found ${JSON.stringify(o.value)}`,
+        o.line,
+        o.valueStart,
+        lineText.trimEnd().length,
+        "invalid-value",
       );
-    }
-    stubs.push(stub);
+    } else stub.priority = Number(o.value);
+  } else if (o.name === "per-message") {
+    if (o.value !== "" && o.value !== "true") {
+      err(
+        diagnostics,
+        "@per-message takes no value",
+        o.line,
+        o.valueStart,
+        lineText.trimEnd().length,
+        "invalid-value",
+      );
+    } else stub.perMessage = true;
+  } else if (o.value === "") {
+    err(
+      diagnostics,
+      '@match needs a predicate: write # @match request.name == "world"',
+      o.line,
+      0,
+      lineText.trimEnd().length,
+      "missing-value",
+    );
+  } else {
+    const p = parsePredicate(o.value, o.line, o.valueStart, diagnostics);
+    if (p) stub.predicates.push(p);
   }
-  return { variables: file.variables, stubs, diagnostics };
 }
 
 function documents(parts: RpcBodyPart[], _delay: number): StubDocument[] {
