@@ -1,0 +1,72 @@
+// Which proxy a URL goes through: Go's http.ProxyFromEnvironment rules (buf's), plus ALL_PROXY and
+// --proxy, and the clear errors for proxy URLs that cannot work.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { chooseProxy } from "../../../src/core/invoke/proxy-choice";
+
+const pick = (url: string, env: NodeJS.ProcessEnv, flag?: string) => chooseProxy(new URL(url), flag, env);
+
+test("https URLs take HTTPS_PROXY, http URLs HTTP_PROXY; upper case first, then lower case, then ALL_PROXY", () => {
+  const env = { HTTPS_PROXY: "http://s:1", HTTP_PROXY: "http://h:2", https_proxy: "http://ls:3" };
+  assert.deepEqual(pick("https://api.example.com", env), { url: "http://s:1", from: "HTTPS_PROXY" });
+  assert.deepEqual(pick("http://api.example.com", env), { url: "http://h:2", from: "HTTP_PROXY" });
+  assert.deepEqual(pick("https://a.example", { https_proxy: "http://ls:3" }), {
+    url: "http://ls:3",
+    from: "https_proxy",
+  });
+  assert.deepEqual(pick("http://a.example", { ALL_PROXY: "p:8" }), { url: "http://p:8", from: "ALL_PROXY" });
+  assert.equal(pick("http://a.example", { HTTPS_PROXY: "http://s:1" }), undefined);
+  assert.equal(pick("http://a.example", { HTTP_PROXY: "http://h:2", REQUEST_METHOD: "GET" }), undefined);
+});
+
+test("a proxy without a scheme is http, with the scheme's default port; credentials are kept", () => {
+  assert.equal(pick("http://a.example", { HTTP_PROXY: "proxy.corp" })?.url, "http://proxy.corp:80");
+  assert.equal(
+    pick("http://a.example", { HTTP_PROXY: "https://u:p%40ss@proxy.corp" })?.url,
+    "https://u:p%40ss@proxy.corp:443",
+  );
+});
+
+test("--proxy replaces the variables", () => {
+  assert.deepEqual(pick("https://a.example", { HTTPS_PROXY: "http://s:1" }, "http://flag:9"), {
+    url: "http://flag:9",
+    from: "--proxy",
+  });
+});
+
+test("localhost and loopback literals are never proxied", () => {
+  const env = { HTTP_PROXY: "http://h:2", HTTPS_PROXY: "http://h:2" };
+  for (const url of ["http://localhost:8080", "http://127.0.0.1:1", "http://127.5.5.5", "https://[::1]:443"])
+    assert.equal(pick(url, env), undefined, url);
+  assert.ok(pick("http://0.0.0.0:1", env));
+  assert.ok(pick("http://localhost.example:1", env));
+  assert.equal(pick("http://localhost", env, "http://flag:1"), undefined);
+});
+
+test("NO_PROXY: *, names and their subdomains, .subdomains only, ports, IPs and CIDR ranges", () => {
+  const proxied = (url: string, noProxy: string) =>
+    pick(url, { HTTP_PROXY: "http://h:2", NO_PROXY: noProxy }) !== undefined;
+  assert.equal(proxied("http://a.example", "*"), false);
+  assert.equal(proxied("http://example.com", "example.com"), false);
+  assert.equal(proxied("http://api.example.com", "example.com"), false);
+  assert.equal(proxied("http://notexample.com", "example.com"), true);
+  assert.equal(proxied("http://example.com", ".example.com"), true);
+  assert.equal(proxied("http://api.example.com", ".example.com"), false);
+  assert.equal(proxied("http://api.example.com", "*.example.com"), false);
+  assert.equal(proxied("http://api.example.com:8080", "example.com:8080"), false);
+  assert.equal(proxied("http://api.example.com:9090", "example.com:8080"), true);
+  assert.equal(proxied("http://API.Example.com", " other.org , EXAMPLE.COM "), false);
+  assert.equal(proxied("http://10.1.2.3", "10.1.2.3"), false);
+  assert.equal(proxied("http://10.1.2.3", "10.0.0.0/8"), false);
+  assert.equal(proxied("http://11.1.2.3", "10.0.0.0/8"), true);
+  assert.equal(proxied("http://[2001:db8::1]:80", "2001:db8::/32"), false);
+  assert.equal(pick("http://a.example", { HTTP_PROXY: "http://h:2", no_proxy: "a.example" }), undefined);
+});
+
+test("proxy URLs that cannot work are clear errors, the password hidden", () => {
+  assert.throws(
+    () => pick("http://a.example", { HTTP_PROXY: "socks5://u:secret@h:1080" }),
+    /^ProtocallError: HTTP_PROXY socks5:\/\/u:\[redacted\]@h:1080: socks5 proxies are not supported; give an http:\/\/ or https:\/\/ proxy/,
+  );
+  assert.throws(() => pick("http://a.example", {}, "http://[bad"), /--proxy http:\/\/\[bad: not a proxy URL/);
+});
