@@ -195,6 +195,9 @@ async function exportsOf(path) {
 // instance of each: ProtocallError stays one class).
 const activationModules = [
   "src/core/errors.ts",
+  // provideRegistryModules: activate() gives the schema layer its registry-module opener (loaded lazily).
+  "src/core/registry/provide.ts",
+  "src/core/schema/registry-modules.ts",
   "src/core/rpcfile/environment.ts",
   "src/core/webhooks/listener-session.ts",
 ];

@@ -21,7 +21,11 @@
 //
 // Not done here, measured: a V8 start-up snapshot needs `--snapshot-blob` on Node's command line,
 // which an npm bin shim cannot pass, and a second Node process to use one costs more than it saves;
-// NODE_EXTRA_CA_CERTS is read by Node 20 before any JavaScript runs, so no launcher can defer it.
+// NODE_EXTRA_CA_CERTS is read by Node 20 before any JavaScript runs, so no launcher can defer it there;
+// Node 22 and later read it at the first TLS use, so `--version` and plaintext calls no longer pay it
+// (bench/node-lines.bench.mjs measures both). On those lines the global Headers is a lazy property that
+// loads Node's fetch implementation (with tls, http2 and zlib) when its descriptor is read: the CLI's
+// own Headers (src/core/invoke/light-headers.ts) is installed without reading it.
 
 const fs = require("node:fs");
 const path = require("node:path");

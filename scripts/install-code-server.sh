@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs what the editor tests and `npm start` need: Debian's Chromium, ripgrep and the Kerberos
+# Installs what the editor tests and `npm start` need: Debian's Chromium (editor tests only), ripgrep and the Kerberos
 # headers (apt-get, only when missing), and code-server 4.100.3 (VS Code 1.100, the newest line that
 # runs on Node 20) into .tools/code-server. code-server's own postinstall downloads binaries and fails
 # here (and refuses to run as root), so it is replaced by the equivalent steps below.
 # Idempotent: a stamp file records a finished install; a second run returns at once.
-# Usage: bash scripts/install-code-server.sh [--force]
+# Usage: bash scripts/install-code-server.sh [--force] [--no-chromium]
+#   --force        reinstall code-server
+#   --no-chromium  skip Chromium (`npm start` opens the editor in the user's own browser; only the
+#                  editor tests drive Chromium)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,12 +15,23 @@ VERSION=4.100.3
 TOOLS="$PWD/.tools/code-server"
 STAMP="$TOOLS/.installed-$VERSION"
 START=$(date +%s)
+FORCE=0
+CHROMIUM=1
+for arg in "$@"; do
+  case "$arg" in
+    --force) FORCE=1 ;;
+    --no-chromium) CHROMIUM=0 ;;
+    *) echo "install-code-server.sh: unknown argument $arg (use --force or --no-chromium)" >&2; exit 2 ;;
+  esac
+done
 
 export DEBIAN_FRONTEND=noninteractive
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
 missing=()
-command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+if [ "$CHROMIUM" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+fi
 command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
 [ -f /usr/include/gssapi/gssapi.h ] || dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -28,7 +42,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if [ -f "$STAMP" ] && [ "${1:-}" != "--force" ]; then
+if [ -f "$STAMP" ] && [ "$FORCE" = 0 ]; then
   echo "code-server $VERSION is installed in $TOOLS"
   exit 0
 fi

@@ -2,12 +2,16 @@
 // so a call pays only for the code it runs. `curl` also has a bundle of its own (curl-main.ts),
 // which bin/protocall.js runs for `protocall curl`; this table serves every command.
 import { closest } from "../core/closest";
+import { provideRegistryModules } from "../core/registry/provide";
 import type { CliContext, Command } from "./context";
 import { exitWith, processContext } from "./process-context";
 import { reportError } from "./report-error";
 import { version } from "./version";
 
 export { reportError };
+
+// `--schema REMOTE/owner/module` (curl, run, check, convert) opens modules through the registry client.
+provideRegistryModules();
 
 const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {
   build: {

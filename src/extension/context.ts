@@ -5,7 +5,7 @@
 
 import type * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
-import type { RegistryAccess } from "../core/registry/token";
+import type { RegistryAccess } from "../core/schema/registry-modules";
 import { LanguageServer } from "./language-client";
 import { ListenerHandle } from "./listener-handle";
 import { Settings } from "./settings";

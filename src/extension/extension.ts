@@ -2,6 +2,7 @@
 // features (features.ts), and registers the command table (command-table.ts) in one loop; the
 // language server starts the first time an .rpc file or a Protocall view needs it.
 import * as vscode from "vscode";
+import { provideRegistryModules } from "../core/registry/provide";
 import { commandTable } from "./command-table";
 import { ProtocallContext } from "./context";
 import type { DeliveriesApi } from "./deliveries/api";
@@ -29,6 +30,7 @@ export interface ProtocallApi {
 let active: ProtocallContext | undefined;
 
 export function activate(extension: vscode.ExtensionContext): ProtocallApi {
+  provideRegistryModules();
   const ctx = new ProtocallContext(extension, vscode.window.createOutputChannel("Protocall", { log: true }));
   active = ctx;
   const features = createFeatures(ctx);

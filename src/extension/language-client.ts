@@ -11,7 +11,7 @@ import {
   type ServerOptions,
   TransportKind,
 } from "vscode-languageclient/node";
-import type { RegistryAccess } from "../core/registry/token";
+import type { RegistryAccess } from "../core/schema/registry-modules";
 import type { Settings } from "./settings";
 
 export class LanguageServer implements vscode.Disposable {

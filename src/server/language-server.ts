@@ -21,6 +21,7 @@ import { computeDiagnostics } from "../core/analysis/diagnostics";
 import { SchemaStore } from "../core/analysis/schema-store";
 import { defaultSettings, mergeSettings } from "../core/analysis/settings";
 import { errorMessage } from "../core/errors";
+import { provideRegistryModules } from "../core/registry/provide";
 import { codeActions } from "./code-actions";
 import { complete } from "./completion";
 import { hover } from "./hover";
@@ -44,6 +45,7 @@ const watchedPattern = /(\.proto|buf\.yaml|buf\.work\.yaml|buf\.lock|\.binpb|\.e
 const debounceMs = 40;
 
 export function startLanguageServer(connection: Connection): void {
+  provideRegistryModules();
   const documents = new TextDocuments(TextDocument);
   const log = (line: string) => connection.console.log(line);
   let initialSettings = defaultSettings();

@@ -3,9 +3,10 @@
 // package-lock.json records the optional packages of every platform for biome, buf and esbuild (so
 // neither command rewrites it on another machine). Offline and fast: npm runs with `--offline` and
 // `--dry-run` / `--package-lock-only`, so it only checks and resolves the lock file; nothing is
-// downloaded or installed.
+// downloaded or installed. `npx protocall --version` runs the committed launcher (executable in git)
+// and leaves the clone as it was.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -65,6 +66,27 @@ test("npm install leaves a fresh clone's git status clean", { timeout: 180_000 }
   const r = await npm(["install", "--package-lock-only"]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(await gitStatus(), "", "npm install changed tracked files (see git diff package-lock.json)");
+});
+
+test("npx protocall --version runs in a fresh clone and leaves its git status clean", async () => {
+  // The build and the packages of this repository, linked in and kept out of git's sight as a built
+  // and installed clone's are (dist/ and node_modules/ are ignored directories; a link is a file).
+  appendFileSync(join(clone, ".git/info/exclude"), "/dist\n/node_modules\n");
+  symlinkSync(join(repoRoot, "dist"), join(clone, "dist"));
+  symlinkSync(join(repoRoot, "node_modules"), join(clone, "node_modules"));
+  try {
+    const r = await runProcess("npx", ["--offline", "protocall", "--version"], {
+      cwd: clone,
+      env: { npm_config_update_notifier: "false" },
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 0, `npx protocall --version failed: ${r.stderr}`);
+    assert.match(r.stdout, /^\d+\.\d+\.\d+/);
+    assert.equal(await gitStatus(), "", "npx protocall changed tracked files (git diff shows what)");
+  } finally {
+    rmSync(join(clone, "dist"));
+    rmSync(join(clone, "node_modules"));
+  }
 });
 
 test("package-lock.json records biome's, buf's and esbuild's packages for every platform", () => {

@@ -102,10 +102,18 @@ describe("protocall curl inputs", { concurrency: 4 }, () => {
     ]);
   });
 
-  it("fails with -n when netrc has no entry for the host", async () => {
+  it("goes on without credentials when netrc has no entry for the host, saying so with -v", async () => {
     writeFileSync(join(dir, "other-netrc"), "machine elsewhere login a password b\n");
-    const r = await curl(["--netrc-file", "other-netrc", `${server.url}/demo.v1.DemoService/Inspect`]);
-    failsWith(r, /has no entry for host "127\.0\.0\.1:\d+" and no default entry/);
+    assert.deepEqual(await seenHeaders(["--netrc-file", "other-netrc"], ["authorization"]), {});
+    const host = new URL(server.url).host;
+    const r = await curl(["--netrc-file", "other-netrc", "-v", `${server.url}/demo.v1.DemoService/Inspect`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^protocall: \\* Couldn't find host ${host.replaceAll(".", "\\.")} in the file "other-netrc"; using no credentials\n`,
+      ),
+    );
   });
 
   it("fails for --user without a password when stdin is not a terminal", async () => {
@@ -220,6 +228,29 @@ describe("protocall curl inputs match buf curl", { concurrency: 4 }, () => {
     await same(["-u", "ada:pw", "-A", "client/1", ...inspect(["authorization", "user-agent"]), url]);
     await same(["-u", "ada:pw", "-H", "Authorization: Bearer t", ...inspect(["authorization"]), url]);
     await same(["-A", "client/1", "-H", "User-Agent: h/2", ...inspect(["user-agent"]), url]);
+  });
+
+  it("-n without a netrc file, and --netrc-file that is missing, a directory or without an entry: no credentials", async () => {
+    const bare = join(dir, "home-without-netrc");
+    mkdirSync(bare, { recursive: true });
+    writeFileSync(join(dir, "parity-no-entry"), "machine elsewhere login a password b\n");
+    const url = `${server.url}/demo.v1.DemoService/Inspect`;
+    for (const args of [
+      ["-n"],
+      ["--netrc-file", "missing-netrc"],
+      ["--netrc-file", "home"],
+      ["--netrc-file", "parity-no-entry"],
+    ]) {
+      const options = { cwd: dir, env: { HOME: bare, NETRC: undefined }, timeoutMs: 20_000 };
+      const full = [...args, ...inspect(["authorization"]), url];
+      const [ours, theirs] = await Promise.all([
+        runCli(["curl", ...full], options),
+        runBufCurl(full, options),
+      ]);
+      assert.equal(theirs.code, 0, `buf: ${theirs.stderr}`);
+      assert.equal(ours.code, 0, `${args.join(" ")}: ${ours.stderr}`);
+      assert.equal(ours.stdout, theirs.stdout);
+    }
   });
 
   it("--netrc-file by host and port", async () => {

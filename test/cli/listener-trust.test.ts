@@ -76,6 +76,11 @@ test("another self-signed certificate fails with the flag that fixes it; --cacer
     assert.match(replay.stderr, /^protocall: cannot replay delivery \d+ to https:.*--cacert FILE.*-k\n$/);
     const insecure = await runCli(["listen", "replay", id, "--store", store, "-k"], { env });
     assert.equal(insecure.code, 0, insecure.stderr);
+    // The one trust rule, as for registries: SSL_CERT_FILE (or SSL_CERT_DIR) names what is trusted.
+    const byEnv = await runCli(["listen", "replay", id, "--store", store], {
+      env: { ...env, SSL_CERT_FILE: mine.certPath },
+    });
+    assert.equal(byEnv.code, 0, byEnv.stderr);
   } finally {
     await listener.stop();
   }

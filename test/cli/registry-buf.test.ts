@@ -17,6 +17,7 @@ import { closePostConnections } from "../../src/core/webhooks/http-post";
 import { readStoreFile } from "../../src/core/webhooks/store";
 import { type CliServer, startCliServer, waitFor } from "../core/webhooks/support";
 import { startTestRegistry, type TestRegistry, tempWorkspace } from "../support/registry";
+import { accessFor } from "../support/registry-access";
 import { examplesDir, startDemoServer } from "../support/servers";
 import { createTestPki, type TestPki } from "../support/tls";
 
@@ -377,7 +378,10 @@ test("an API the emulator does not serve: buf's unimplemented message (a buf.yam
 });
 
 test("a buf push reaches a running `protocall listen` as a push event with the commit id buf printed", async () => {
-  const webhooks = createWebhookClient({ baseUrl: registry.url, token: "alice-token", ca: pki.ca.cert });
+  const webhooks = createWebhookClient({
+    baseUrl: registry.url,
+    access: accessFor(registry.url, "alice-token", pki.ca.cert),
+  });
   // The first line `protocall listen` prints is its callback URL.
   await webhooks.createWebhook({ owner: "acme", repository: "tiny", callbackUrl: listener.url });
   const v3 = {

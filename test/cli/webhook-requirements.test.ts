@@ -109,12 +109,13 @@ test("--remote HOST means https://HOST", async () => {
 test("token order: PROTOCALL_TOKEN, then BUF_TOKEN, then the netrc password", async () => {
   const home = mkdtempSync(join(tmpdir(), "protocall-home-"));
   const run = (env: Record<string, string | undefined>) => runCli(listArgs(), { env: tokenEnv(env, home) });
-  writeFileSync(join(home, ".netrc"), "machine 127.0.0.1 login alice password alice-token\n");
+  const machine = `machine ${remoteHost}`;
+  writeFileSync(join(home, ".netrc"), `${machine} login alice password alice-token\n`);
   assert.equal((await run({})).code, 0, "netrc alone");
   assert.equal((await run({ BUF_TOKEN: "wrong" })).code, 16 * 8, "BUF_TOKEN before netrc");
   assert.equal((await run({ PROTOCALL_TOKEN: "wrong", BUF_TOKEN: "alice-token" })).code, 16 * 8);
   assert.equal((await run({ PROTOCALL_TOKEN: "alice-token", BUF_TOKEN: "wrong" })).code, 0);
-  writeFileSync(join(home, ".netrc"), "machine 127.0.0.1 login alice password wrong\n");
+  writeFileSync(join(home, ".netrc"), `${machine} login alice password wrong\n`);
   assert.equal((await run({ BUF_TOKEN: "alice-token" })).code, 0, "BUF_TOKEN over netrc");
   assert.equal((await run({})).code, 16 * 8, "the netrc password is used");
   // No flag carries a token.

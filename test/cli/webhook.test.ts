@@ -263,8 +263,12 @@ test("refusals: non-Admin, second webhook, callback URL rules, unknown token, mi
     new RegExp(`add "machine 127\\.0\\.0\\.1:${port} password <token>" to ~/\\.netrc`),
   );
 
-  // The netrc password for the host is used when no variable is set.
-  writeFileSync(join(home, ".netrc"), "machine 127.0.0.1 login alice password alice-token\n");
+  // The netrc password for the host with its port is used when no variable is set (as buf reads it:
+  // an entry for the host alone is another machine).
+  writeFileSync(
+    join(home, ".netrc"),
+    `machine 127.0.0.1 login alice password wrong\nmachine 127.0.0.1:${port} login alice password alice-token\n`,
+  );
   const viaNetrc = await runCli(
     ["webhook", "list", "--owner", "acme", "--repository", "petapis", "--remote", remote],
     {

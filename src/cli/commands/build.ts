@@ -105,7 +105,7 @@ export const command: Command = {
 
 /** The registry module `dir` names when no file or directory has that name, with the code to load it. */
 async function registryModule(dir: string, cwd: string) {
-  const { parseModuleRef } = await import("../../core/registry/module-ref");
+  const { parseModuleRef } = await import("../../core/schema/module-ref");
   const ref = parseModuleRef(dir);
   if (!ref || (await stat(resolve(cwd, dir)).catch(() => undefined))) return undefined;
   const { moduleSchemaBytes } = await import("../../core/registry/module-schema");

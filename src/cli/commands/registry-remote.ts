@@ -1,11 +1,13 @@
-// The registry a command talks to (`--remote`, `--cacert`) and its API token, for `protocall webhook`
-// and the client commands of `protocall registry`: one reading of --remote and one message when the
-// token is missing.
+// The registry a command talks to (`--remote`, `--cacert`, `-k`) with its API token and trust, for
+// `protocall webhook` and the client commands of `protocall registry`: one reading of --remote, the
+// one registry access module (src/core/registry/access.ts) for the token and trust, and one message
+// when the token is missing.
 import { ProtocallError } from "../../core/errors";
-import { resolveToken } from "../../core/webhooks/token";
+import { type RemoteAccess, remoteAccess } from "../../core/registry/access";
 import { defineFlags } from "../args";
 import type { CliContext } from "../context";
 import { homeDirectory } from "../io";
+import { trustOptions } from "./trust";
 
 export const remoteFlags = defineFlags({
   remote: {
@@ -40,15 +42,26 @@ export function remoteBaseUrl(remote: string): string {
   return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
 }
 
-/** The registry's base URL and the API token for it; fails naming the places a token is read from. */
-export function openRemote(values: { remote: string }, ctx: CliContext): { baseUrl: string; token: string } {
+/**
+ * The registry's base URL and the access to it (token and trust); fails naming the places a token is
+ * read from when there is none.
+ */
+export function openRemote(
+  values: { remote: string; cacert?: string; insecure?: boolean },
+  ctx: CliContext,
+): { baseUrl: string; access: RemoteAccess } {
   const baseUrl = remoteBaseUrl(values.remote);
-  const url = new URL(baseUrl);
-  const token = resolveToken(ctx.env, url.host, homeDirectory(ctx));
-  if (!token) {
+  const remote = new URL(baseUrl).host;
+  const access = remoteAccess(remote, {
+    ...trustOptions(ctx, values.cacert),
+    home: homeDirectory(ctx),
+    insecure: values.insecure,
+    secure: baseUrl.startsWith("https:"),
+  });
+  if (!access.token) {
     throw new ProtocallError(
-      `no API token for ${url.host}: set PROTOCALL_TOKEN (or BUF_TOKEN), or add "machine ${url.host} password <token>" to ~/.netrc`,
+      `no API token for ${remote}: set PROTOCALL_TOKEN (or BUF_TOKEN) to the token, or to TOKEN@${remote} among other TOKEN@REMOTE entries, or add "machine ${remote} password <token>" to ~/.netrc`,
     );
   }
-  return { baseUrl, token: token.token };
+  return { baseUrl, access };
 }

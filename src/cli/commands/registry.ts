@@ -1,13 +1,12 @@
 // `protocall registry serve|push|deliveries`: a local registry emulator for trying webhooks end to end.
 
-import { rootCertificates } from "node:tls";
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { errorMessage, ProtocallError } from "../../core/errors";
+import { registryTransport } from "../../core/registry/transport";
+import { registryTrust } from "../../core/registry/trust";
 import { defaultRegistryConfig, loadRegistryConfig } from "../../core/webhooks/emulator/config";
 import { startRegistryEmulator } from "../../core/webhooks/emulator/server";
-import { configDir, generatedCerts } from "../../core/webhooks/self-signed";
 import {
   ListDeliveriesResponseSchema,
   PushResponseSchema,
@@ -15,10 +14,10 @@ import {
 } from "../../gen/protocall/registry/v1/registry_pb";
 import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../args";
 import type { CliContext, Command } from "../context";
-import { readFlagFile, untilStopped } from "../io";
+import { untilStopped } from "../io";
 import { openRemote, remoteFlags } from "./registry-remote";
 import { checkServerFlags, serverFlags, serverTls } from "./server-flags";
-import { trustFor } from "./trust";
+import { trustOptions } from "./trust";
 
 const serveFlags = defineFlags({
   config: {
@@ -227,27 +226,18 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
 }
 
 /**
- * The certificates trusted for callback URLs besides the system's roots: --trust-ca, and the one
+ * The certificates trusted for callback URLs: the one trust rule with --trust-ca, and the certificate
  * `protocall listen --tls` generated on this machine, so a local https listener needs no flag.
  */
 function callbackTrust(ctx: CliContext, trustCa: string | undefined): string | undefined {
-  const pems = trustCa ? [readFlagFile(ctx, trustCa, "--trust-ca")] : [];
-  pems.push(...generatedCerts(configDir(ctx.env), ["listener"]));
-  return pems.length > 0 ? pems.join("\n") : undefined;
+  return registryTrust(trustOptions(ctx, trustCa, { flag: "--trust-ca", servers: ["listener"] }))?.join("\n");
 }
 
 function clientFor(values: { remote: string; cacert?: string }, ctx: CliContext) {
-  const { baseUrl, token } = openRemote(values, ctx);
-  const { ca } = trustFor(ctx, values);
-  const transport = createConnectTransport({
-    baseUrl,
-    httpVersion: "1.1",
-    nodeOptions: ca ? { ca: [...rootCertificates, ca] } : undefined,
-  });
+  const { baseUrl, access } = openRemote(values, ctx);
   return {
     baseUrl,
-    client: createClient(RegistryService, transport),
-    headers: { authorization: `Bearer ${token}` },
+    client: createClient(RegistryService, registryTransport(access, { baseUrl, binary: false })),
   };
 }
 
@@ -272,7 +262,7 @@ async function rpc<T>(baseUrl: string, call: () => Promise<T>): Promise<T> {
 async function push(args: string[], ctx: CliContext): Promise<number> {
   const values = flagsOf(args, pushFlags, "push", pushHelp, ctx);
   if (!values) return 0;
-  const { baseUrl, client, headers } = clientFor(values, ctx);
+  const { baseUrl, client } = clientFor(values, ctx);
   const res = await rpc(baseUrl, () =>
     client.push(
       {
@@ -281,7 +271,7 @@ async function push(args: string[], ctx: CliContext): Promise<number> {
         author: values.author ?? "",
         tags: values.tag,
       },
-      { headers, timeoutMs: 30_000 },
+      { timeoutMs: 30_000 },
     ),
   );
   ctx.stdout.write(`${JSON.stringify(toJson(PushResponseSchema, res), null, 2)}\n`);
@@ -291,11 +281,11 @@ async function push(args: string[], ctx: CliContext): Promise<number> {
 async function deliveries(args: string[], ctx: CliContext): Promise<number> {
   const values = flagsOf(args, deliveriesFlags, "deliveries", deliveriesHelp, ctx);
   if (!values) return 0;
-  const { baseUrl, client, headers } = clientFor(values, ctx);
+  const { baseUrl, client } = clientFor(values, ctx);
   const res = await rpc(baseUrl, () =>
     client.listDeliveries(
       { ownerName: values.owner ?? "", repositoryName: values.repository ?? "" },
-      { headers, timeoutMs: 30_000 },
+      { timeoutMs: 30_000 },
     ),
   );
   const json = toJson(ListDeliveriesResponseSchema, res);

@@ -98,10 +98,12 @@ const sendTestFlags = defineFlags({
 });
 
 const registryNotes = `
-The API token comes from PROTOCALL_TOKEN, then BUF_TOKEN, then the password of the registry host's
-entry in ~/.netrc (or the file named by $NETRC). It is never a flag.
-https calls trust the system's roots, --cacert, and the certificates that \`protocall listen --tls\`
-and \`protocall registry serve --tls\` generated on this machine.
+The API token comes from PROTOCALL_TOKEN, then BUF_TOKEN (each one token, or TOKEN@REMOTE entries
+separated by commas of which the registry's applies), then the ~/.netrc entry (or the file named by
+$NETRC) whose machine is the registry's host with its port, else the default entry. It is never a flag.
+https calls trust SSL_CERT_FILE / SSL_CERT_DIR when set, else the system's roots; plus --cacert,
+NODE_EXTRA_CA_CERTS, and the certificates that \`protocall listen --tls\` and
+\`protocall registry serve --tls\` generated on this machine.
 Output: the response as protobuf JSON. Exit codes: 1 for usage errors, gRPC code x 8 when the
 registry refuses the call (for example 16 x 8 = 128 for unauthenticated, 7 x 8 = 56 for permission denied).
 `;
@@ -223,14 +225,8 @@ function client(
       `invalid value "${values.prefix}" for --prefix: it must be a package name such as buf or acme.registry`,
     );
   }
-  const remote = openRemote(values, ctx);
-  return createWebhookClient({
-    baseUrl: remote.baseUrl,
-    token: remote.token,
-    prefix: values.prefix,
-    ...trustFor(ctx, values),
-    remoteLabel: values.remote,
-  });
+  const { baseUrl, access } = openRemote(values, ctx);
+  return createWebhookClient({ baseUrl, access, prefix: values.prefix, remoteLabel: values.remote });
 }
 
 async function sendTest(

@@ -1,5 +1,7 @@
 // Credentials and user agent of `protocall curl`. Precedence: an Authorization header given with -H
 // beats --user, which beats netrc (--netrc / --netrc-file). A User-Agent header beats -A.
+// A netrc that cannot be read or has no entry for the host (and no default entry) means no
+// credentials, as in buf curl: the call goes on, and a verbose line says why.
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ProtocallError } from "../errors";
@@ -12,38 +14,49 @@ import { parseCurlUrl } from "./url";
 
 // One answer per options object, so the RPC headers and the reflection headers share one password
 // prompt and one netrc read.
-const resolved = new WeakMap<CurlOptions, Promise<string | undefined>>();
+const resolved = new WeakMap<CurlOptions, Promise<Authorization>>();
+
+interface Authorization {
+  readonly value?: string;
+  /** Why netrc gave none, for the verbose output (`* ` line). */
+  readonly note?: string;
+}
 
 /**
  * Adds `User-Agent` (from -A, unless a User-Agent header is present) and `Authorization` (from
  * --user or netrc, unless an Authorization header is present) to `headers`, in place.
  * Call it for the RPC headers and again for the reflection headers: the password prompt and netrc
- * lookup happen once.
+ * lookup happen once. Returns the verbose note when netrc gave no credentials.
  */
-export async function applyCredentials(headers: HeaderList, o: CurlOptions, io: InputIo): Promise<void> {
+export async function applyCredentials(
+  headers: HeaderList,
+  o: CurlOptions,
+  io: InputIo,
+): Promise<string | undefined> {
   if (o.userAgent !== undefined && !hasHeader(headers, "user-agent")) {
     headers.push(["User-Agent", toWireValue(o.userAgent)]);
   }
-  if (hasHeader(headers, "authorization")) return;
+  if (hasHeader(headers, "authorization")) return undefined;
   let p = resolved.get(o);
   if (!p) {
     p = resolveAuthorization(o, io);
     resolved.set(o, p);
   }
   const authorization = await p;
-  if (authorization !== undefined) headers.push(["Authorization", authorization]);
+  if (authorization.value !== undefined) headers.push(["Authorization", authorization.value]);
+  return authorization.note;
 }
 
-/** The Authorization value from --user or netrc, or undefined when neither is given. */
-export async function resolveAuthorization(o: CurlOptions, io: InputIo): Promise<string | undefined> {
+/** The Authorization value from --user or netrc (none when neither is given or netrc has none). */
+async function resolveAuthorization(o: CurlOptions, io: InputIo): Promise<Authorization> {
   if (o.user !== undefined && o.user !== "") {
     const colon = o.user.indexOf(":");
-    if (colon >= 0) return basic(o.user.slice(0, colon), o.user.slice(colon + 1));
+    if (colon >= 0) return { value: basic(o.user.slice(0, colon), o.user.slice(colon + 1)) };
     const password = await askPassword(o.user, io);
-    return basic(o.user, password);
+    return { value: basic(o.user, password) };
   }
   if (o.netrc || o.netrcFile !== undefined) return fromNetrc(o, io);
-  return undefined;
+  return {};
 }
 
 function basic(user: string, password: string): string {
@@ -59,38 +72,36 @@ async function askPassword(user: string, io: InputIo): Promise<string> {
   return io.promptPassword(`Enter host password for user '${user}': `);
 }
 
-async function fromNetrc(o: CurlOptions, io: InputIo): Promise<string | undefined> {
+async function fromNetrc(o: CurlOptions, io: InputIo): Promise<Authorization> {
   let path: string;
+  let shown: string;
   let flag: string;
   if (o.netrcFile !== undefined) {
     path = resolve(io.cwd, o.netrcFile);
+    shown = o.netrcFile;
     flag = "--netrc-file";
   } else {
     path = io.env.NETRC ? resolve(io.cwd, io.env.NETRC) : join(io.homedir, ".netrc");
+    shown = path;
     flag = "--netrc";
   }
+  const host = parseCurlUrl(o).host;
+  if (host === undefined) return {};
+  // buf's words for a file it cannot read, or without an entry: the call goes on without credentials.
+  const none = { note: `Couldn't find host ${host} in the file "${shown}"; using no credentials` };
   let text: string;
   try {
     text = await readFile(path, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ProtocallError(
-      `${flag}: cannot read ${path}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (err as Error).message}; create it with a line "machine HOST login NAME password SECRET", or use --user`,
-    );
+  } catch {
+    return none;
   }
-  const host = parseCurlUrl(o).host;
-  if (host === undefined) return undefined;
   const entry = findNetrcEntry(parseNetrc(text), host);
-  if (!entry) {
-    throw new ProtocallError(
-      `${flag}: ${path} has no entry for host "${host}" and no default entry; add "machine ${host} login NAME password SECRET" (the host includes the port when the URL has one)`,
-    );
-  }
+  if (!entry) return none;
   const login = entry.login ?? "";
   if (login.includes(":")) {
     throw new ProtocallError(
       `${flag}: ${path}:${entry.line}: the login "${login}" contains a colon, which basic authentication cannot carry; change the login`,
     );
   }
-  return basic(login, entry.password ?? "");
+  return { value: basic(login, entry.password ?? "") };
 }

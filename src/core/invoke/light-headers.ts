@@ -102,13 +102,22 @@ export class LightHeaders {
   }
 }
 
+/** Whether Node's fetch implementation (undici, which its own Headers comes from) is loaded. */
+function nodeHeadersLoaded(): boolean {
+  const list = (process as { moduleLoadList?: readonly string[] }).moduleLoadList;
+  return list?.includes("NativeModule internal/deps/undici/undici") ?? true;
+}
+
 /**
- * Installs LightHeaders as the global `Headers` when Node has not created its own yet (it is still the
- * lazy accessor). Returns whether it was installed.
+ * Installs LightHeaders as the global `Headers` when Node has not created its own yet (undici is not
+ * loaded). Returns whether it was installed. Node 20 defines that global as a lazy accessor; Node 22
+ * and later as a lazy data property that loads undici (and with it tls, crypto, http2 and zlib) as
+ * soon as its descriptor is read or it is redefined, but not when it is deleted: so it is deleted,
+ * then defined, on every line.
  */
 export function installLightHeaders(): boolean {
-  const descriptor = Object.getOwnPropertyDescriptor(globalThis, "Headers");
-  if (!descriptor || typeof descriptor.get !== "function") return false;
+  if (nodeHeadersLoaded()) return false;
+  if (!Reflect.deleteProperty(globalThis, "Headers")) return false;
   Object.defineProperty(globalThis, "Headers", {
     value: LightHeaders,
     writable: true,

@@ -19,7 +19,7 @@
 import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { ProtocallError } from "../errors";
-import type { RegistryAccess } from "../registry/token";
+import type { RegistryAccess } from "../schema/registry-modules";
 import { schemaResolutionOrder } from "../schema/resolution-order";
 import type { Resolver } from "../schema/resolver";
 import type { SchemaSource } from "../schema/types";

@@ -15,7 +15,7 @@
 import type { Protocol } from "./options";
 
 /** The protocol library and its version, as it names itself in `User-Agent` and `X-User-Agent`. */
-export const CONNECT_ES = "connect-es/2.2.0";
+export const CONNECT_ES = "connect-es/2.1.2";
 
 /** Rewrites connect-es's request headers (in place) into what connect-go sends for the same call. */
 export function alignRequestHeaders(protocol: Protocol, header: Headers): void {

@@ -28,7 +28,7 @@ import { type CurlUrl, parseCurlUrl, usesReflection } from "./url";
 import { validateCurlOptions } from "./validate";
 import { createVerboseLog } from "./verbose";
 
-/** The User-Agent sent when the options set none: `connect-es/2.2.0 protocall/1.2.3`. */
+/** The User-Agent sent when the options set none: `connect-es/2.1.2 protocall/1.2.3`. */
 export function defaultUserAgent(product = "protocall"): string {
   return `${CONNECT_ES} ${product}`;
 }
@@ -80,7 +80,8 @@ export async function describeTarget(o: CurlOptions, io: InputIo, product?: stri
   const h = await readCurlHeaders(o, io);
   const userAgent = defaultUserAgent(product);
   const headers = h.headers;
-  await applyCredentials(headers, o, io);
+  const netrcNote = await applyCredentials(headers, o, io);
+  if (netrcNote) warnings.unshift(netrcNote);
   if (!hasHeader(headers, "user-agent")) headers.push(["User-Agent", userAgent]);
   checkHeaderValues(headers);
   checkHeaderValues(h.reflectHeaders);

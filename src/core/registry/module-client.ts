@@ -8,16 +8,15 @@
 // worded like buf's (registry-errors.ts). Only CommitService is loaded up front: a call whose module
 // is cached makes that one call, and the other services' descriptors are not worth decoding for it.
 import type { DescMessage, DescMethodUnary, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
-import type { Interceptor } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import type { Commit } from "../../gen/buf/registry/module/v1/commit_pb";
 import { CommitService } from "../../gen/buf/registry/module/v1/commit_service_pb";
 import { DigestType } from "../../gen/buf/registry/module/v1/digest_pb";
 import { ProtocallError } from "../errors";
+import { dashedId, type ModuleRef, registryBaseUrl } from "../schema/module-ref";
+import type { RemoteAccess } from "./access";
 import { b5Length, type ModuleFile } from "./b5-digest";
-import { dashedId, type ModuleRef, registryBaseUrl } from "./module-ref";
 import { invalidResponse, type RegistryRpc, registryFailure } from "./registry-errors";
-import type { RegistryToken } from "./token";
+import { registryTransport } from "./transport";
 
 /** Most references one request may carry. */
 const maxRefs = 250;
@@ -26,13 +25,10 @@ const maxRefs = 250;
 export const defaultMaxResponseBytes = 256 * 1024 * 1024;
 
 export interface ModuleClientOptions {
-  /** `host[:port]` */
-  readonly remote: string;
+  /** The remote with its token and trust (access.ts). */
+  readonly access: RemoteAccess;
   /** The registry's base URL when it is not `https://<remote>` (a local registry served over http). */
   readonly baseUrl?: string;
-  readonly token?: RegistryToken;
-  /** Trusted CAs in PEM (undefined: Node's defaults). */
-  readonly ca?: readonly string[];
   readonly signal?: AbortSignal;
   /** Per call (default 60 s; Download 10 min): a registry that stops answering cannot hang a caller. */
   readonly timeoutMs?: number;
@@ -68,18 +64,12 @@ export class ModuleClient {
   private readonly timeoutMs: number;
   private readonly maxBytes: number;
 
+  private readonly remote: string;
+
   constructor(private readonly o: ModuleClientOptions) {
-    const token = o.token?.token;
-    const auth: Interceptor = (next) => (req) => {
-      if (token) req.header.set("authorization", `Bearer ${token}`);
-      return next(req);
-    };
-    this.transport = createConnectTransport({
-      baseUrl: o.baseUrl ?? registryBaseUrl(o.remote),
-      httpVersion: "1.1",
-      useBinaryFormat: true,
-      interceptors: [auth],
-      nodeOptions: o.ca ? { ca: [...o.ca] } : undefined,
+    this.remote = o.access.remote;
+    this.transport = registryTransport(o.access, {
+      baseUrl: o.baseUrl ?? registryBaseUrl(this.remote),
       readMaxBytes: o.maxResponseBytes ?? defaultMaxResponseBytes,
     });
     this.timeoutMs = o.timeoutMs ?? 60_000;
@@ -99,7 +89,7 @@ export class ModuleClient {
       ],
     });
     if (res.commits.length !== 1) {
-      throw invalidResponse(this.o.remote, "GetCommits", `expected 1 Commits, got ${res.commits.length}`);
+      throw invalidResponse(this.remote, "GetCommits", `expected 1 Commits, got ${res.commits.length}`);
     }
     return this.commit("GetCommits", res.commits[0]);
   }
@@ -124,7 +114,7 @@ export class ModuleClient {
     }
     if (!commits.has(commitId)) {
       throw invalidResponse(
-        this.o.remote,
+        this.remote,
         "GetGraph",
         `the graph does not contain the commit asked for (${commitId})`,
       );
@@ -136,7 +126,7 @@ export class ModuleClient {
       for (const id of [from, to]) {
         if (!commits.has(id)) {
           throw invalidResponse(
-            this.o.remote,
+            this.remote,
             "GetGraph",
             `an edge names commit "${id}", which the graph does not contain`,
           );
@@ -167,7 +157,7 @@ export class ModuleClient {
       );
       if (res.contents.length !== batch.length) {
         throw invalidResponse(
-          this.o.remote,
+          this.remote,
           "Download",
           `expected ${batch.length} Contents, got ${res.contents.length}`,
         );
@@ -176,7 +166,7 @@ export class ModuleClient {
         const id = batch[j];
         if (content.commit?.id !== id) {
           throw invalidResponse(
-            this.o.remote,
+            this.remote,
             "Download",
             `could not get module data for remote module "${nameOf(id)}": no content returned for commit ID ${dashedId(id)}`,
           );
@@ -210,7 +200,7 @@ export class ModuleClient {
       });
       if (res.modules.length !== batch.length) {
         throw invalidResponse(
-          this.o.remote,
+          this.remote,
           "GetModules",
           `expected ${batch.length} Modules, got ${res.modules.length}`,
         );
@@ -224,7 +214,7 @@ export class ModuleClient {
       });
       if (res.owners.length !== batch.length) {
         throw invalidResponse(
-          this.o.remote,
+          this.remote,
           "GetOwners",
           `expected ${batch.length} Owners, got ${res.owners.length}`,
         );
@@ -233,7 +223,7 @@ export class ModuleClient {
         const o = res.owners[j].value;
         if (o.case === undefined) {
           throw invalidResponse(
-            this.o.remote,
+            this.remote,
             "GetOwners",
             `owner ${id} is neither a user nor an organization`,
           );
@@ -267,7 +257,7 @@ export class ModuleClient {
     return res.labels.slice(0, count).map((l) => {
       if (!/^[0-9a-f]{32}$/.test(l.commitId)) {
         throw invalidResponse(
-          this.o.remote,
+          this.remote,
           "ListLabels",
           `label "${l.name}" points at "${l.commitId}", not a commit id`,
         );
@@ -286,24 +276,24 @@ export class ModuleClient {
   private commit(rpc: RegistryRpc, c: Commit): CommitInfo {
     if (!/^[0-9a-f]{32}$/.test(c.id)) {
       throw invalidResponse(
-        this.o.remote,
+        this.remote,
         rpc,
         /^[0-9a-f-]{36}$/.test(c.id)
           ? `expected dashless uuid to be of length 32 but was 36: ${c.id}`
           : `"${c.id}" is not a commit id (32 lowercase hex digits)`,
       );
     }
-    if (!c.digest) throw invalidResponse(this.o.remote, rpc, `commit ${c.id} has no digest`);
+    if (!c.digest) throw invalidResponse(this.remote, rpc, `commit ${c.id} has no digest`);
     if (c.digest.type !== DigestType.B5) {
       throw invalidResponse(
-        this.o.remote,
+        this.remote,
         rpc,
         `commit ${c.id}: unknown modulev1.DigestType: ${DigestType[c.digest.type] ? `DIGEST_TYPE_${DigestType[c.digest.type]}` : c.digest.type}`,
       );
     }
     if (c.digest.value.length !== b5Length) {
       throw invalidResponse(
-        this.o.remote,
+        this.remote,
         rpc,
         `commit ${c.id}: invalid shake256 digest value: expected ${b5Length} bytes, got ${c.digest.value.length}`,
       );
@@ -330,20 +320,20 @@ export class ModuleClient {
     const timeoutMs = extra.timeoutMs ?? this.timeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = this.o.signal ? AbortSignal.any([this.o.signal, timeout]) : timeout;
-    const url = `${this.o.baseUrl ?? registryBaseUrl(this.o.remote)}/${method.parent.typeName}/${method.name}`;
+    const url = `${this.o.baseUrl ?? registryBaseUrl(this.remote)}/${method.parent.typeName}/${method.name}`;
     try {
       return (await this.transport.unary(method, signal, undefined, undefined, request)).message;
     } catch (err) {
       if (timeout.aborted && !this.o.signal?.aborted) {
         throw new ProtocallError(
-          `the registry at https://${this.o.remote} did not answer ${rpc} within ${Math.round(timeoutMs / 1000)} s; try again later, or check the registry`,
+          `the registry at https://${this.remote} did not answer ${rpc} within ${Math.round(timeoutMs / 1000)} s; try again later, or check the registry`,
         );
       }
       throw registryFailure(err, {
         rpc,
         url,
-        remote: this.o.remote,
-        token: this.o.token,
+        remote: this.remote,
+        token: this.o.access.token,
         module: extra.module,
         maxBytes: this.maxBytes,
         aborted: this.o.signal?.aborted ? this.o.signal.reason : undefined,

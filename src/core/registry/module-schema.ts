@@ -13,13 +13,12 @@ import { readFile } from "node:fs/promises";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { ProtocallError } from "../errors";
+import { type ModuleRef, moduleFullName, normalizeCommitId } from "../schema/module-ref";
+import { remoteAccess } from "./access";
 import { b5Digest, formatB5, type ModuleFile, sameDigest } from "./b5-digest";
 import { type CachedModule, ModuleCache, protocallCacheDir } from "./module-cache";
 import { type CommitInfo, ModuleClient, type ModuleGraph } from "./module-client";
 import { compileModule } from "./module-compile";
-import { type ModuleRef, moduleFullName, normalizeCommitId } from "./module-ref";
-import { registryToken } from "./token";
-import { registryTrust } from "./trust";
 
 export interface ModuleSchemaOptions {
   /** Environment: tokens, netrc, SSL_CERT_FILE, cache location, buf on PATH (default process.env). */
@@ -88,11 +87,14 @@ export async function loadModuleSchema(
     if (hit) return hit;
   }
 
-  const token = registryToken(ref.remote, { env, tokens: options.tokens });
   const client = new ModuleClient({
-    remote: ref.remote,
-    token,
-    ca: registryTrust({ env, caFile: options.caFile, cwd: options.cwd, extraCa: options.cas?.[ref.remote] }),
+    access: remoteAccess(ref.remote, {
+      env,
+      tokens: options.tokens,
+      cas: options.cas,
+      caFile: options.caFile,
+      cwd: options.cwd,
+    }),
     signal: options.signal,
     maxResponseBytes: options.maxResponseBytes,
   });

@@ -2,8 +2,8 @@
 // descriptor-set file, lazily (only the files a look-up needs are decoded), so a module of thousands
 // of files costs a call only what the call uses.
 import { openDescriptorSetBytes, openDescriptorSetFile } from "../schema/descriptor-set-source";
+import { formatModuleRef, type ModuleRef } from "../schema/module-ref";
 import type { FileSource } from "../schema/types";
-import { formatModuleRef, type ModuleRef } from "./module-ref";
 import { loadModuleSchema, type ModuleSchemaOptions } from "./module-schema";
 
 /** Opens `ref` (fetching and compiling it unless cached). Throws a one-line ProtocallError on failure. */

@@ -4,8 +4,12 @@
 //    the system's roots, as in Go;
 //  - otherwise the system's bundle (the first of the files Go looks for on Linux and the BSDs), and
 //    where there is none (macOS, Windows) Node's bundled roots;
-//  - plus an extra CA file the user names (`--cacert`, a registry's `caFile`), and NODE_EXTRA_CA_CERTS.
+//  - plus an extra CA file the user names (`--cacert`, a registry's `caFile`), NODE_EXTRA_CA_CERTS,
+//    and CAs the caller holds (the editor's for a registry; the certificates `protocall listen --tls`
+//    and `protocall registry serve --tls` generated on this machine, each self-signed for localhost).
 // Returns undefined when Node's defaults are exactly that, so the common case costs nothing.
+// It is the one trust rule: registry access (access.ts) and every https call the CLI makes to its own
+// servers use it.
 import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { rootCertificates } from "node:tls";
@@ -23,7 +27,7 @@ const systemBundles = [
   "/etc/openssl/certs/ca-certificates.crt",
 ];
 
-export interface TrustOptions {
+export interface RegistryTrustOptions {
   readonly env: NodeJS.ProcessEnv;
   /** An extra PEM file of trusted CAs (relative to cwd). */
   readonly caFile?: string;
@@ -31,11 +35,13 @@ export interface TrustOptions {
   readonly caFlag?: string;
   /** More trusted CAs in PEM (the editor's for this registry: its `caFile`, or the local registry's own). */
   readonly extraCa?: string;
+  /** More trusted CAs in PEM: the certificates Protocall's own servers generated on this machine. */
+  readonly extraCas?: readonly string[];
   readonly cwd?: string;
 }
 
 /** The trusted CAs in PEM, or undefined for Node's defaults. Throws ProtocallError for unreadable files. */
-export function registryTrust(o: TrustOptions): string[] | undefined {
+export function registryTrust(o: RegistryTrustOptions): string[] | undefined {
   const out: string[] = [];
   const certFile = o.env.SSL_CERT_FILE;
   const certDirs = (o.env.SSL_CERT_DIR ?? "").split(process.platform === "win32" ? ";" : ":").filter(Boolean);
@@ -44,7 +50,8 @@ export function registryTrust(o: TrustOptions): string[] | undefined {
     for (const dir of certDirs) out.push(...readPemDir(dir));
   } else {
     const system = process.platform === "win32" || process.platform === "darwin" ? undefined : systemBundle();
-    if (system === undefined && !o.caFile && !o.extraCa && !o.env.NODE_EXTRA_CA_CERTS) return undefined;
+    const extra = o.caFile || o.extraCa || o.extraCas?.length || o.env.NODE_EXTRA_CA_CERTS;
+    if (system === undefined && !extra) return undefined;
     out.push(...(system === undefined ? rootCertificates : [system]));
   }
   if (o.env.NODE_EXTRA_CA_CERTS) {
@@ -53,6 +60,7 @@ export function registryTrust(o: TrustOptions): string[] | undefined {
   }
   if (o.caFile) out.push(readPem(resolve(o.cwd ?? process.cwd(), o.caFile), o.caFlag ?? "--cacert"));
   if (o.extraCa) out.push(o.extraCa);
+  if (o.extraCas) out.push(...o.extraCas);
   return uniqueCertificates(out);
 }
 

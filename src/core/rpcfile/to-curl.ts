@@ -6,7 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { findJsonProblem } from "../invoke/json-error";
 import { type CurlOptions, defaultCurlOptions, type Protocol } from "../invoke/options";
-import { looksLikeModuleRef } from "../registry/module-ref";
+import { looksLikeModuleRef } from "../schema/module-ref";
 import { type RpcAssertion, resolveAssertionValues } from "./assertion-syntax";
 import { type LocalFile, optionFiles, specialFile } from "./local-files";
 import { applyOption, optionFlag } from "./option-value";

@@ -1,16 +1,17 @@
 // Turns a `--schema` value into a schema source: stdin, a workspace directory, a .proto file, a
 // descriptor-set file, or a module of a schema registry (`REMOTE/owner/module[:ref]`, fetched as buf
-// fetches it and cached by commit; src/core/registry). The registry code is loaded only when a value
-// names a module.
+// fetches it and cached by commit by src/core/registry, which provides the opener: see
+// registry-modules.ts). The registry code is loaded only when a value names a module.
 import { existsSync } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ProtocallError } from "../errors";
-import { looksLikeModuleRef, parseModuleRef } from "../registry/module-ref";
 import { buildWorkspace } from "./compiler";
 import { decompressSchemaBytes, detectCompression } from "./compressed-input";
 import { readSchemaInput } from "./descriptor-set";
 import { openDescriptorSetBytes, openDescriptorSetFile } from "./descriptor-set-source";
+import { looksLikeModuleRef, parseModuleRef } from "./module-ref";
+import { moduleOpener } from "./registry-modules";
 import type { FileSource } from "./types";
 
 export interface OpenSchemaOptions {
@@ -69,8 +70,8 @@ export async function openSchema(spec: string, options: OpenSchemaOptions): Prom
   if (!st) {
     const ref = parseModuleRef(spec);
     if (ref) {
-      const { openRegistryModule } = await import("../registry/module-source");
-      return openRegistryModule(ref, {
+      const openModule = await moduleOpener();
+      return openModule(ref, {
         env: options.env,
         cwd: options.cwd,
         tokens: options.registryTokens,

@@ -92,8 +92,12 @@ const answerGraceMs = 2000;
 export function endRefusedStream(stream: http2.ServerHttp2Stream): void {
   if (stream.destroyed || stream.closed) return;
   stream.resume(); // what still arrives until the reset is dropped
+  // Not in this turn of the event loop: on Node 22 a reset submitted right after the answer is
+  // written goes out before it, and the client never sees the answer.
   const reset = (code: number) => {
-    if (!stream.destroyed && !stream.closed) stream.close(code);
+    setImmediate(() => {
+      if (!stream.destroyed && !stream.closed) stream.close(code);
+    });
   };
   if (stream.writableFinished) {
     reset(http2.constants.NGHTTP2_NO_ERROR);

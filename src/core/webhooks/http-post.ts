@@ -8,6 +8,11 @@ import { rootCertificates } from "node:tls";
 export interface PostOptions {
   /** PEM of extra CA certificates, trusted in addition to the system roots. */
   readonly ca?: string;
+  /**
+   * The trusted CAs in PEM, exactly (the registry trust rule's list, src/core/registry/trust.ts),
+   * instead of Node's roots plus `ca`.
+   */
+  readonly trusted?: readonly string[];
   /** Skip TLS verification (`-k`). */
   readonly insecure?: boolean;
   /** Gives up after this many milliseconds (default 30 s). */
@@ -29,8 +34,22 @@ export interface PostResult {
 // forwarding thousands of events per second cannot exhaust sockets.
 const agents = new Map<string, http.Agent>();
 
+// A trusted list is keyed by identity (one list per registry access), not by its ~200 KB of text.
+const listIds = new WeakMap<readonly string[], number>();
+let lists = 0;
+
+function listId(list: readonly string[] | undefined): string {
+  if (!list) return "";
+  let id = listIds.get(list);
+  if (id === undefined) {
+    id = ++lists;
+    listIds.set(list, id);
+  }
+  return String(id);
+}
+
 function agentFor(url: URL, options: PostOptions): http.Agent {
-  const key = `${url.protocol}|${options.insecure ? 1 : 0}|${options.ca ?? ""}`;
+  const key = `${url.protocol}|${options.insecure ? 1 : 0}|${options.ca ?? ""}|${listId(options.trusted)}`;
   let agent = agents.get(key);
   if (!agent) {
     agent =
@@ -39,7 +58,11 @@ function agentFor(url: URL, options: PostOptions): http.Agent {
             keepAlive: true,
             maxSockets: 64,
             rejectUnauthorized: !options.insecure,
-            ca: options.ca ? [...rootCertificates, options.ca] : undefined,
+            ca: options.trusted
+              ? [...options.trusted]
+              : options.ca
+                ? [...rootCertificates, options.ca]
+                : undefined,
           })
         : new http.Agent({ keepAlive: true, maxSockets: 64 });
     agents.set(key, agent);

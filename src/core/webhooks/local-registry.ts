@@ -3,9 +3,10 @@
 // built-in configuration unless one is given, signed in as the first user with the Admin role, and
 // trusting the local listener's certificate so deliveries to it over https are verified.
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { type PushResponse, RegistryService } from "../../gen/protocall/registry/v1/registry_pb";
 import { errorMessage, ProtocallError } from "../errors";
+import { remoteAccess } from "../registry/access";
+import { registryTransport } from "../registry/transport";
 import { defaultRegistryConfig, type RegistryConfig, type RegistryUser } from "./emulator/config";
 import { startRegistryEmulator } from "./emulator/server";
 import { ensureSelfSignedCert } from "./self-signed";
@@ -96,14 +97,17 @@ export async function pushToRegistry(
   baseUrl: string,
   token: string,
   input: PushInput,
-  options: { ca?: string; timeoutMs?: number } = {},
+  options: { ca?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<PushResponse> {
-  const transport = createConnectTransport({
-    baseUrl,
-    httpVersion: "1.1",
-    nodeOptions: options.ca ? { ca: options.ca } : undefined,
+  // The one registry client: the editor's token, its CA for the registry, and the trust rule.
+  const remote = new URL(baseUrl).host;
+  const access = remoteAccess(remote, {
+    env: options.env ?? process.env,
+    tokens: { [remote]: token },
+    cas: options.ca ? { [remote]: options.ca } : undefined,
+    secure: baseUrl.startsWith("https:"),
   });
-  const client = createClient(RegistryService, transport);
+  const client = createClient(RegistryService, registryTransport(access, { baseUrl, binary: false }));
   try {
     return await client.push(
       {
@@ -112,7 +116,7 @@ export async function pushToRegistry(
         author: input.author ?? "",
         tags: [...(input.tags ?? [])],
       },
-      { headers: { authorization: `Bearer ${token}` }, timeoutMs: options.timeoutMs ?? 30_000 },
+      { timeoutMs: options.timeoutMs ?? 30_000 },
     );
   } catch (err) {
     const e = ConnectError.from(err);

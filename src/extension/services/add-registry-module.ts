@@ -4,7 +4,7 @@
 // it like any schema (fetched as buf fetches it, verified, cached by commit), with the signed-in
 // registry's token.
 import * as vscode from "vscode";
-import { moduleRefProblem } from "../../core/registry/module-ref";
+import { moduleRefProblem } from "../../core/schema/module-ref";
 import type { ProtocallContext } from "../context";
 
 /** Asks for a module (unless `given`) and adds it to the settings; returns what was added. */

@@ -1,9 +1,13 @@
 // The registry calls of the view: the core clients (webhooks; the module API for a repository's commits
-// and labels), made for a registry of the view with its token from secret storage (and the local
-// registry's own certificate trusted), returning plain records.
+// and labels), made for a registry of the view through the one registry access module, with its token
+// from secret storage (and the local registry's own certificate, or the registry's CA file, trusted
+// besides what SSL_CERT_FILE or the system trusts), returning plain records.
 // The client and the generated registry types load on the first call, keeping activation light.
+import type { LastDelivery } from "../../core/webhooks/delivery-status";
 import type { RegistryEntry, RegistryStore } from "./registries";
 import type { WebhookInfo } from "./webhook-info";
+
+export type { LastDelivery } from "../../core/webhooks/delivery-status";
 
 export type { WebhookInfo } from "./webhook-info";
 
@@ -25,6 +29,19 @@ export interface ModuleHistory {
 export class WebhookService {
   constructor(private readonly store: RegistryStore) {}
 
+  /** The access to a registry of the view: its sign-in's token and CA (access.ts). */
+  private async access(entry: RegistryEntry, token: string) {
+    const { remoteAccess } = await import("../../core/registry/access");
+    const remote = new URL(entry.url).host;
+    const ca = this.store.ca(entry);
+    return remoteAccess(remote, {
+      env: process.env,
+      tokens: { [remote]: token },
+      cas: ca ? { [remote]: ca } : undefined,
+      secure: entry.url.startsWith("https:"),
+    });
+  }
+
   private async client(entry: RegistryEntry) {
     const token = await this.store.token(entry);
     if (token === undefined) {
@@ -38,8 +55,7 @@ export class WebhookService {
     const { createWebhookClient } = await import("../../core/webhooks/client");
     return createWebhookClient({
       baseUrl: entry.url,
-      token,
-      ca: this.store.ca(entry),
+      access: await this.access(entry, token),
       timeoutMs: 15_000,
       remoteLabel: entry.url,
     });
@@ -59,13 +75,9 @@ export class WebhookService {
     const token = await this.store.token(entry);
     if (token === undefined) return undefined;
     const { ModuleClient } = await import("../../core/registry/module-client");
-    const url = new URL(entry.url);
-    const ca = this.store.ca(entry);
     const client = new ModuleClient({
-      remote: url.host,
-      baseUrl: url.origin,
-      token: { token, origin: "editor" },
-      ca: ca ? [ca] : undefined,
+      access: await this.access(entry, token),
+      baseUrl: new URL(entry.url).origin,
       timeoutMs: 15_000,
     });
     let commits: Awaited<ReturnType<typeof client.listCommits>>;
@@ -99,6 +111,24 @@ export class WebhookService {
         updateTime: l.updateTime?.toISOString(),
       })),
     };
+  }
+
+  /**
+   * The last delivery attempt of each webhook of the repository, when the registry records them (the
+   * registry emulator); undefined for any other registry, when signed out, or when they cannot be read
+   * (the status is a nicety: the webhooks still show).
+   */
+  async deliveries(
+    entry: RegistryEntry,
+    owner: string,
+    repository: string,
+  ): Promise<Map<string, LastDelivery> | undefined> {
+    const token = await this.store.token(entry);
+    if (token === undefined) return undefined;
+    const { lastDeliveries } = await import("../../core/webhooks/delivery-status");
+    return Promise.resolve()
+      .then(() => lastDeliveries({ baseUrl: entry.url, token, ca: this.store.ca(entry) }, owner, repository))
+      .catch(() => undefined);
   }
 
   async list(entry: RegistryEntry, owner: string, repository: string): Promise<WebhookInfo[]> {

@@ -2,11 +2,13 @@
 // with commits, "Recent commits" (newest first: id, author, time, the labels on it) and "Labels" (each
 // label and its commit). Everything from a server is shown as plain text (labels, descriptions, and
 // plain-string tooltips are never interpreted as markup). A failed listing shows as an error node
-// under the repository, with the action that fixes it.
+// under the repository, with the action that fixes it. A webhook shows its last delivery when the
+// registry records them (the registry emulator): delivered, or failed with the reason on hover; while
+// the view is visible those are re-read every few seconds, and a webhook redrawn when they change.
 import * as vscode from "vscode";
 import { type WebhookFix, webhookErrorAdvice } from "../../core/webhooks/error-advice";
 import type { RegistryEntry, RegistryStore } from "./registries";
-import type { ModuleHistory, WebhookInfo, WebhookService } from "./service";
+import type { LastDelivery, ModuleHistory, WebhookInfo, WebhookService } from "./service";
 
 type HistoryCommit = ModuleHistory["commits"][number];
 type HistoryLabel = ModuleHistory["labels"][number];
@@ -14,7 +16,13 @@ type HistoryLabel = ModuleHistory["labels"][number];
 export type WebhooksNode =
   | { readonly kind: "registry"; readonly registry: RegistryEntry; readonly signedIn: boolean }
   | { readonly kind: "repository"; readonly registry: RegistryEntry; readonly name: string }
-  | { readonly kind: "webhook"; readonly registry: RegistryEntry; readonly webhook: WebhookInfo }
+  | {
+      readonly kind: "webhook";
+      readonly registry: RegistryEntry;
+      readonly webhook: WebhookInfo;
+      /** Its last delivery attempt, when the registry records them. */
+      readonly delivery?: LastDelivery;
+    }
   | { readonly kind: "commits" | "labels"; readonly id: string; readonly history: ModuleHistory }
   | {
       readonly kind: "commit";
@@ -38,15 +46,26 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
   /** Listings per repository (`<registry key> <owner/repository>`), until the next refresh. */
   private readonly listings = new Map<string, Promise<WebhooksNode[]>>();
   private readonly subscription: vscode.Disposable;
+  /** Listed repositories whose registry records deliveries: what their last deliveries were. */
+  private readonly watched = new Map<
+    string,
+    { registry: RegistryEntry; owner: string; repository: string; seen: string }
+  >();
+  private visible = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private polling = false;
 
   constructor(
     private readonly store: RegistryStore,
     private readonly service: WebhookService,
+    /** How often the last deliveries are re-read while the view is visible. */
+    private readonly pollMs = 2000,
   ) {
     this.subscription = store.onDidChange(() => this.refresh());
   }
 
   dispose(): void {
+    this.setVisible(false);
     this.subscription.dispose();
     this.changed.dispose();
   }
@@ -54,7 +73,38 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
   /** Forgets every listing and redraws the view. */
   refresh(): void {
     this.listings.clear();
+    this.watched.clear();
     this.changed.fire(undefined);
+  }
+
+  /** Re-reads the last deliveries only while the view is visible. */
+  setVisible(visible: boolean): void {
+    this.visible = visible;
+    if (visible && !this.timer) {
+      this.timer = setInterval(() => void this.pollDeliveries(), this.pollMs);
+    } else if (!visible && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  /** Redraws a repository whose webhooks' last deliveries changed since it was listed. */
+  private async pollDeliveries(): Promise<void> {
+    if (this.polling || !this.visible || this.watched.size === 0) return;
+    this.polling = true;
+    try {
+      let changed = false;
+      for (const [key, w] of [...this.watched]) {
+        const now = await this.service.deliveries(w.registry, w.owner, w.repository);
+        if (now === undefined || signature(now) === w.seen || this.watched.get(key) !== w) continue;
+        this.watched.delete(key);
+        this.listings.delete(key);
+        changed = true;
+      }
+      if (changed) this.changed.fire(undefined);
+    } finally {
+      this.polling = false;
+    }
   }
 
   async getChildren(node?: WebhooksNode): Promise<WebhooksNode[]> {
@@ -156,8 +206,11 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
       ];
     }
     const history = this.historyNodes(registry, owner, repository, key);
+    const deliveries = this.service.deliveries(registry, owner, repository);
     try {
       const webhooks = await this.service.list(registry, owner, repository);
+      const last = await deliveries;
+      if (last) this.watched.set(key, { registry, owner, repository, seen: signature(last) });
       if (!webhooks.length) {
         return [
           { kind: "message", id: `${key} none`, severity: "info", text: "No webhooks: create one" },
@@ -165,7 +218,14 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
         ];
       }
       return [
-        ...webhooks.map((webhook): WebhooksNode => ({ kind: "webhook", registry, webhook })),
+        ...webhooks.map(
+          (webhook): WebhooksNode => ({
+            kind: "webhook",
+            registry,
+            webhook,
+            delivery: last?.get(webhook.id),
+          }),
+        ),
         ...(await history),
       ];
     } catch (err) {
@@ -230,14 +290,18 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
       }
       case "webhook": {
         const w = node.webhook;
+        const d = node.delivery;
         const item = new vscode.TreeItem(w.event, vscode.TreeItemCollapsibleState.None);
         item.id = `webhook ${node.registry.key} ${w.id}`;
-        item.description = w.id;
+        item.description = d ? `${w.id} · ${d.success ? "delivered" : "delivery failed"}` : w.id;
         item.tooltip = `${w.event} on ${w.owner}/${w.repository}\nCallback URL: ${w.callbackUrl}\nCreated: ${
           w.createTime ?? "unknown"
-        }\nUpdated: ${w.updateTime ?? "unknown"}\nID: ${w.id}`;
+        }\nUpdated: ${w.updateTime ?? "unknown"}\nID: ${w.id}${d ? `\n${deliveryText(d)}` : ""}`;
         item.contextValue = "webhook";
-        item.iconPath = new vscode.ThemeIcon("link-external");
+        item.iconPath =
+          d && !d.success
+            ? new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"))
+            : new vscode.ThemeIcon("link-external");
         return item;
       }
       case "commits":
@@ -294,6 +358,21 @@ export class WebhooksTree implements vscode.TreeDataProvider<WebhooksNode>, vsco
       }
     }
   }
+}
+
+/** What changed between two readings: the last attempt of each webhook. */
+function signature(deliveries: Map<string, LastDelivery>): string {
+  return [...deliveries.values()]
+    .map((d) => `${d.webhookId}:${d.id}`)
+    .sort()
+    .join(",");
+}
+
+/** The last delivery, for the webhook's hover: when, to which commit, and how it went. */
+function deliveryText(d: LastDelivery): string {
+  const when = d.attemptTime?.replace("T", " ").slice(0, 19) ?? "at an unknown time";
+  const what = `Last delivery: ${when} (commit ${d.commitId.slice(0, 12)})`;
+  return d.success ? `${what}, delivered (HTTP ${d.httpStatus})` : `${what}, failed: ${d.error}`;
 }
 
 function fixCommand(

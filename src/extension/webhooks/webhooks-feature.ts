@@ -39,7 +39,14 @@ export class WebhooksFeature {
       treeDataProvider: tree,
       showCollapseAll: true,
     });
-    ctx.subscriptions.push(this.store, tree, this.view, this.model);
+    tree.setVisible(this.view.visible);
+    ctx.subscriptions.push(
+      this.store,
+      tree,
+      this.view,
+      this.model,
+      this.view.onDidChangeVisibility((e) => tree.setVisible(e.visible)),
+    );
     this.api = this.model;
     ctx.signedInRegistries = () => this.signedIn();
   }

@@ -57,3 +57,36 @@ test("rejects invalid names and values", () => {
   assert.throws(() => new LightHeaders().append("bad name", "x"), TypeError);
   assert.throws(() => new LightHeaders().append("x", "a\nb"), TypeError);
 });
+
+/** Runs `code` in a fresh Node (the line running the tests) with the module as `m`; returns stdout. */
+async function inFreshNode(code: string): Promise<string> {
+  const { execFile } = await import("node:child_process");
+  const { join } = await import("node:path");
+  const module = join(__dirname, "../../../src/core/invoke/light-headers.ts");
+  return new Promise((resolve, reject) =>
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "-e", `const m = require(${JSON.stringify(module)});\n${code}`],
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+    ),
+  );
+}
+
+const undiciLoaded = `process.moduleLoadList.includes("NativeModule internal/deps/undici/undici")`;
+
+test("installLightHeaders replaces the global Headers without loading Node's fetch implementation, on this Node line", async () => {
+  const out = await inFreshNode(
+    `const installed = m.installLightHeaders();
+     console.log(JSON.stringify({ installed, light: new Headers() instanceof m.LightHeaders, undici: ${undiciLoaded}, enumerable: Object.keys(globalThis).includes("Headers") }));`,
+  );
+  assert.deepEqual(JSON.parse(out), { installed: true, light: true, undici: false, enumerable: false });
+});
+
+test("installLightHeaders keeps Node's Headers once it exists", async () => {
+  const out = await inFreshNode(
+    `const before = new Headers();
+     const installed = m.installLightHeaders();
+     console.log(JSON.stringify({ installed, same: new Headers().constructor === before.constructor }));`,
+  );
+  assert.deepEqual(JSON.parse(out), { installed: false, same: true });
+});

@@ -14,7 +14,7 @@ test("gRPC: the short content type and Accept-Encoding: identity, as connect-go 
     "content-type": "application/grpc+proto",
     "grpc-accept-encoding": "gzip",
     te: "trailers",
-    "user-agent": "connect-es/2.2.0 protocall/0.1.0",
+    "user-agent": "connect-es/2.1.2 protocall/0.1.0",
   });
   alignRequestHeaders("grpc", h);
   assert.deepEqual(entries(h), [
@@ -22,7 +22,7 @@ test("gRPC: the short content type and Accept-Encoding: identity, as connect-go 
     ["content-type", "application/grpc"],
     ["grpc-accept-encoding", "gzip"],
     ["te", "trailers"],
-    ["user-agent", "connect-es/2.2.0 protocall/0.1.0"],
+    ["user-agent", "connect-es/2.1.2 protocall/0.1.0"],
   ]);
 });
 

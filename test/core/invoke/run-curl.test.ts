@@ -432,7 +432,7 @@ describe("headers and verbose output", () => {
     assert.deepEqual(get("x-trace"), ["a, b"]);
     assert.deepEqual(get("authorization"), [`Basic ${Buffer.from("u:p").toString("base64")}`]);
     assert.deepEqual(get("host"), ["example.test"]);
-    assert.deepEqual(get("user-agent"), ["connect-es/2.2.0 protocall/test"]);
+    assert.deepEqual(get("user-agent"), ["connect-es/2.1.2 protocall/test"]);
   });
 
   test("-v shows gRPC-Web trailers carried in the body", async () => {

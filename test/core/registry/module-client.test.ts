@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { ModuleClient } from "../../../src/core/registry/module-client";
 import { startTestRegistry, type TestRegistry, tempWorkspace } from "../../support/registry";
+import { accessFor } from "../../support/registry-access";
 
 let registry: TestRegistry;
 const pushed: string[] = [];
@@ -34,10 +35,8 @@ after(() => registry?.close());
 
 const client = (token: string) =>
   new ModuleClient({
-    remote: registry.remote,
+    access: accessFor(`https://${registry.remote}`, token, registry.pki.ca.cert),
     baseUrl: registry.url,
-    token: { token, origin: "editor" },
-    ca: [registry.pki.ca.cert],
   });
 
 test("listCommits: the latest commits, newest first, with their times; listLabels: each label and its commit", async () => {

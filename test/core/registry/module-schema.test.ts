@@ -10,12 +10,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ProtocallError } from "../../../src/core/errors";
-import { parseModuleRef } from "../../../src/core/registry/module-ref";
 import { loadModuleSchema } from "../../../src/core/registry/module-schema";
+import { provideRegistryModules } from "../../../src/core/registry/provide";
+import { parseModuleRef } from "../../../src/core/schema/module-ref";
 import { openSchema } from "../../../src/core/schema/open-schema";
 import { type HostileRegistry, startHostileRegistry } from "../../support/hostile-registry";
 import { startTestRegistry, type TestRegistry, tempWorkspace } from "../../support/registry";
 import { createTestPki, type TestPki } from "../../support/tls";
+
+// As every program does at start: modules open through the registry client.
+provideRegistryModules();
 
 let pki: TestPki;
 let registry: TestRegistry;

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { ProtocallError } from "../../../src/core/errors";
+import { remoteAccess } from "../../../src/core/registry/access";
 import { registryTrust } from "../../../src/core/registry/trust";
 import { createTestPki } from "../../support/tls";
 
@@ -39,5 +40,25 @@ test("--cacert adds to the roots; a file without a certificate is refused with i
       err instanceof ProtocallError &&
       err.message ===
         `cannot read SSL_CERT_FILE ${join(dir, "missing.pem")}: ENOENT; name a PEM file of trusted certificates`,
+  );
+});
+
+test("the certificates Protocall's own servers generated, and a plain-http registry's access, by the one rule", async () => {
+  const pki = await createTestPki(["localhost"]);
+  const ca = registryTrust({ env: { SSL_CERT_FILE: pki.ca.certPath }, extraCas: [pki.otherCa.cert] });
+  assert.deepEqual(ca, [pki.ca.cert.trim(), pki.otherCa.cert.trim()]);
+  // Over plain http nothing is read, unless --cacert names a file (so a wrong one is still reported).
+  const env = { SSL_CERT_FILE: join(pki.dir, "missing.pem"), HOME: pki.dir };
+  assert.equal(remoteAccess("localhost:8080", { env, secure: false }).ca, undefined);
+  assert.throws(() => remoteAccess("localhost:8080", { env }), /cannot read SSL_CERT_FILE/);
+  assert.throws(
+    () =>
+      remoteAccess("localhost:8080", {
+        env: { HOME: pki.dir },
+        secure: false,
+        caFile: "missing.pem",
+        cwd: pki.dir,
+      }),
+    /cannot read --cacert .*missing\.pem: ENOENT/,
   );
 });

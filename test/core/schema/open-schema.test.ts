@@ -7,6 +7,7 @@ import { after, test } from "node:test";
 import { fromBinary, toJsonString } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { ProtocallError } from "../../../src/core/errors";
+import { provideRegistryModules } from "../../../src/core/registry/provide";
 import { buildWorkspace, CompilerError } from "../../../src/core/schema/compiler";
 import { openSchema } from "../../../src/core/schema/open-schema";
 
@@ -136,6 +137,7 @@ test("- reads a descriptor set from stdin", async () => {
 });
 
 test("a value naming a registry module that is not a local path is fetched from that registry", async () => {
+  provideRegistryModules();
   // Nothing listens on port 1: the failure shows the value went to the registry client.
   await assert.rejects(
     openSchema("localhost:1/acme/weather:v1", {

@@ -3,6 +3,7 @@ import http from "node:http";
 import { after, before, test } from "node:test";
 import { createWebhookClient } from "../../../src/core/webhooks/client";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
+import { accessFor } from "../../support/registry-access";
 
 // A registry stand-in on loopback that pages its answers and spells keys both ways.
 const requests: { path: string; auth: string; body: Record<string, unknown> }[] = [];
@@ -43,10 +44,11 @@ after(async () => {
 });
 
 test("list follows next_page_token to the end and accepts both key spellings", async () => {
-  const hooks = await createWebhookClient({ baseUrl: base, token: "tok", prefix: "acme" }).listWebhooks(
-    "acme",
-    "petapis",
-  );
+  const hooks = await createWebhookClient({
+    baseUrl: base,
+    access: accessFor(base, "tok"),
+    prefix: "acme",
+  }).listWebhooks("acme", "petapis");
   assert.deepEqual(
     hooks.map((h) => [h.webhookId, h.ownerName, h.repositoryName]),
     [

@@ -6,6 +6,7 @@ import { type RegistryEmulator, startRegistryEmulator } from "../../../src/core/
 import { webhookErrorAdvice } from "../../../src/core/webhooks/error-advice";
 import { WebhookError } from "../../../src/core/webhooks/errors";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
+import { accessFor } from "../../support/registry-access";
 
 // Real errors from the real client against the real emulator, turned into editor advice.
 let emulator: RegistryEmulator;
@@ -33,7 +34,8 @@ async function failure(call: () => Promise<unknown>): Promise<WebhookError> {
   assert.fail("the call succeeded");
 }
 
-const client = (token: string, baseUrl = emulator.url) => createWebhookClient({ baseUrl, token });
+const client = (token: string, baseUrl = emulator.url) =>
+  createWebhookClient({ baseUrl, access: accessFor(baseUrl, token) });
 const noFlags = (message: string) => assert.ok(!/--|PROTOCALL_TOKEN|netrc/.test(message), message);
 
 test("unauthenticated: sign in again, with the Sign In action", async () => {
@@ -95,7 +97,10 @@ test("not found: a missing repository and a deleted webhook each say what to do 
 
 test("invalid argument: the registry's reason, then what to check in the editor", async () => {
   const err = await failure(() =>
-    createWebhookClient({ baseUrl: emulator.url, token: "alice-token" }).listWebhooks("", "petapis"),
+    createWebhookClient({
+      baseUrl: emulator.url,
+      access: accessFor(emulator.url, "alice-token"),
+    }).listWebhooks("", "petapis"),
   );
   const advice = webhookErrorAdvice(err, { registry: "r" });
   assert.match(advice.message, /owner_name and repository_name are required; check the repository name/);

@@ -16,6 +16,7 @@ import {
 } from "../../../src/core/webhooks/local-registry";
 import { ensureSelfSignedCert } from "../../../src/core/webhooks/self-signed";
 import { EventStore } from "../../../src/core/webhooks/store";
+import { accessFor } from "../../support/registry-access";
 import { waitFor } from "./support";
 
 let dir: string;
@@ -47,7 +48,10 @@ test("serves https on 127.0.0.1, signed in as the built-in configuration's Admin
 });
 
 test("a push is delivered over verified https to a listener whose certificate it trusts", async () => {
-  const client = createWebhookClient({ baseUrl: registry.url, token: registry.token, ca: registry.ca });
+  const client = createWebhookClient({
+    baseUrl: registry.url,
+    access: accessFor(registry.url, registry.token, registry.ca),
+  });
   const hook = await client.createWebhook({
     owner: "acme",
     repository: "petapis",

@@ -7,6 +7,7 @@ import { callbackUrlProblems } from "../../../src/core/webhooks/callback-url";
 import { createWebhookClient } from "../../../src/core/webhooks/client";
 import { WebhookError } from "../../../src/core/webhooks/errors";
 import { closePostConnections } from "../../../src/core/webhooks/http-post";
+import { accessFor } from "../../support/registry-access";
 
 interface Seen {
   method: string;
@@ -48,7 +49,7 @@ after(async () => {
 });
 
 const client = () =>
-  createWebhookClient({ baseUrl: base, token: "secret-token", remoteLabel: "reg.example" });
+  createWebhookClient({ baseUrl: base, access: accessFor(base, "secret-token"), remoteLabel: "reg.example" });
 
 test("create and delete: POST, application/json, bearer token, snake_case request keys", async () => {
   // The response spelled in snake_case keys: the client reads it as well as camelCase.

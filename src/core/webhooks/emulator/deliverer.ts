@@ -152,7 +152,12 @@ export class Deliverer {
       responseBody = res.body.toString("utf8");
       if (res.status !== 200) error = `HTTP ${res.status}`;
     } catch (err) {
-      error = errorMessage(err);
+      // Node 24 appends advice about its own --use-system-ca flag to certificate errors: not a flag of
+      // the registry's; the hint below says what to do instead.
+      error = errorMessage(err).replace(
+        /; if the root CA is installed locally, try running Node\.js with --use-system-ca$/,
+        "",
+      );
       if (untrustedCertificate.test(error)) {
         error += `: ${this.options.untrustedCertificateHint ?? defaultUntrustedHint}`;
       }

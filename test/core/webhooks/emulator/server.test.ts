@@ -13,6 +13,7 @@ import { closePostConnections, post } from "../../../../src/core/webhooks/http-p
 import { type Listener, startListener } from "../../../../src/core/webhooks/listener";
 import { EventStore } from "../../../../src/core/webhooks/store";
 import { RegistryService } from "../../../../src/gen/protocall/registry/v1/registry_pb";
+import { accessFor } from "../../../support/registry-access";
 import { createTestPki, type TestPki } from "../../../support/tls";
 import { waitFor } from "../support";
 
@@ -61,7 +62,7 @@ after(async () => {
 });
 
 const client = (token: string, base = emulator.url) =>
-  createWebhookClient({ baseUrl: base, token, ca: pki.ca.cert });
+  createWebhookClient({ baseUrl: base, access: accessFor(base, token, pki.ca.cert) });
 
 function pusher() {
   return createClient(
@@ -201,7 +202,10 @@ test("45 pushes are delivered in batches of 20, 20 and 5, in push order", async 
     },
   });
   try {
-    await createWebhookClient({ baseUrl: own.url, token: "alice-token", ca: pki.ca.cert }).createWebhook({
+    await createWebhookClient({
+      baseUrl: own.url,
+      access: accessFor(own.url, "alice-token", pki.ca.cert),
+    }).createWebhook({
       owner: "acme",
       repository: "third",
       callbackUrl: listener.callbackUrl,
@@ -304,7 +308,10 @@ test("disabled webhooks: every WebhookService call says so", async () => {
   const disabled = await startRegistryEmulator({ config, webhooksEnabled: false });
   try {
     await rejects(
-      createWebhookClient({ baseUrl: disabled.url, token: "alice-token" }).listWebhooks("acme", "petapis"),
+      createWebhookClient({
+        baseUrl: disabled.url,
+        access: accessFor(disabled.url, "alice-token"),
+      }).listWebhooks("acme", "petapis"),
       "webhooks_disabled",
       /webhooks are disabled.*ask your registry admin to enable them/,
     );
@@ -315,7 +322,10 @@ test("disabled webhooks: every WebhookService call says so", async () => {
 
 test("an unreachable registry names the URL and the network error", async () => {
   await rejects(
-    createWebhookClient({ baseUrl: "http://127.0.0.1:1", token: "t" }).listWebhooks("acme", "petapis"),
+    createWebhookClient({
+      baseUrl: "http://127.0.0.1:1",
+      access: accessFor("http://127.0.0.1:1", "t"),
+    }).listWebhooks("acme", "petapis"),
     "unreachable",
     /cannot reach the registry at http:\/\/127\.0\.0\.1:1\/buf\.alpha\.registry\.v1alpha1\.WebhookService\/ListWebhooks: .*ECONNREFUSED/,
   );
