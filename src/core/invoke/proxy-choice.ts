@@ -137,3 +137,37 @@ function inCidr(ip: string, version: number, cidr: string): boolean {
 export function shownProxy(url: string): string {
   return redactSecrets(url);
 }
+
+/** The variables a proxy is chosen from (the rest of the environment is not kept). */
+const PROXY_VARIABLES = [
+  "HTTPS_PROXY",
+  "https_proxy",
+  "HTTP_PROXY",
+  "http_proxy",
+  "ALL_PROXY",
+  "all_proxy",
+  "NO_PROXY",
+  "no_proxy",
+  "REQUEST_METHOD",
+] as const;
+
+/**
+ * What proxies are chosen from for connections made later (registry calls, webhook posts, forwards):
+ * a `--proxy` value (or the editor's `http.proxy`) and the environment's proxy variables.
+ */
+export interface ProxyConfig {
+  readonly flag?: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** The proxy configuration of an environment (and an explicit proxy, if any). */
+export function proxyConfig(env: NodeJS.ProcessEnv, flag?: string): ProxyConfig {
+  const kept: Record<string, string | undefined> = {};
+  for (const name of PROXY_VARIABLES) if (env[name] !== undefined) kept[name] = env[name];
+  return { flag, env: kept };
+}
+
+/** chooseProxy for a configuration (undefined configuration: direct). */
+export function proxyFor(target: URL, config: ProxyConfig | undefined): ProxyChoice | undefined {
+  return config ? chooseProxy(target, config.flag, config.env) : undefined;
+}

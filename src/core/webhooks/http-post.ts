@@ -4,6 +4,8 @@
 import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
+import { proxiedAgent } from "../invoke/proxy-agent";
+import type { ProxyChoice } from "../invoke/proxy-choice";
 
 export interface PostOptions {
   /** PEM of extra CA certificates, trusted in addition to the system roots. */
@@ -21,6 +23,8 @@ export interface PostOptions {
   readonly maxResponseBytes?: number;
   /** Aborts the request (it then rejects). */
   readonly signal?: AbortSignal;
+  /** The proxy to tunnel through (proxy-choice.ts); undefined = direct. */
+  readonly proxy?: ProxyChoice;
 }
 
 export interface PostResult {
@@ -49,21 +53,17 @@ function listId(list: readonly string[] | undefined): string {
 }
 
 function agentFor(url: URL, options: PostOptions): http.Agent {
-  const key = `${url.protocol}|${options.insecure ? 1 : 0}|${options.ca ?? ""}|${listId(options.trusted)}`;
+  const key = `${url.protocol}|${options.insecure ? 1 : 0}|${options.ca ?? ""}|${listId(options.trusted)}|${options.proxy?.url ?? ""}`;
   let agent = agents.get(key);
   if (!agent) {
-    agent =
-      url.protocol === "https:"
-        ? new https.Agent({
-            keepAlive: true,
-            maxSockets: 64,
-            rejectUnauthorized: !options.insecure,
-            ca: options.trusted
-              ? [...options.trusted]
-              : options.ca
-                ? [...rootCertificates, options.ca]
-                : undefined,
-          })
+    const trust: https.AgentOptions = {
+      rejectUnauthorized: !options.insecure,
+      ca: options.trusted ? [...options.trusted] : options.ca ? [...rootCertificates, options.ca] : undefined,
+    };
+    agent = options.proxy
+      ? proxiedAgent(url, options.proxy, trust)
+      : url.protocol === "https:"
+        ? new https.Agent({ keepAlive: true, maxSockets: 64, ...trust })
         : new http.Agent({ keepAlive: true, maxSockets: 64 });
     agents.set(key, agent);
   }
