@@ -31,6 +31,7 @@ import {
   EventService,
 } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage } from "../errors";
+import type { ProxyChoice } from "../invoke/proxy-choice";
 import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
 import { ConnectionGuard, type ConnectionLimits, type TrackedConnection } from "./connection-guard";
 import { defaultForwarding, Forwarder } from "./forwarder";
@@ -62,6 +63,8 @@ export interface ListenerOptions {
   readonly forwardTo?: string;
   /** Extra CA (PEM) trusted when forwarding. */
   readonly forwardCa?: string;
+  /** The proxy forwards tunnel through (chooseProxy of the forward URL); undefined = direct. */
+  readonly forwardProxy?: ProxyChoice;
   /** Longest wait for the backend's answer to a forwarded event (default 10 s). */
   readonly forwardTimeoutMs?: number;
   /** Most events waiting to be forwarded (default 1000); past it they are recorded as not forwarded. */
@@ -185,6 +188,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
         {
           url: options.forwardTo,
           ca: options.forwardCa,
+          proxy: options.forwardProxy,
           timeoutMs: options.forwardTimeoutMs,
           maxQueue: options.forwardQueue,
         },
