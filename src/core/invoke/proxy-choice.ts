@@ -171,3 +171,32 @@ export function proxyConfig(env: NodeJS.ProcessEnv, flag?: string): ProxyConfig 
 export function proxyFor(target: URL, config: ProxyConfig | undefined): ProxyChoice | undefined {
   return config ? chooseProxy(target, config.flag, config.env) : undefined;
 }
+
+/** The editor's proxy settings (VS Code's `http.proxy` and `http.noProxy`). */
+export interface EditorProxySettings {
+  /** `http.proxy`; empty or undefined: the environment's variables apply. */
+  readonly proxy?: string;
+  /** `http.noProxy`: hosts that go direct, in NO_PROXY's forms. */
+  readonly noProxy?: readonly string[];
+}
+
+/**
+ * The environment the editor's calls see: `http.proxy` replaces the *_PROXY variables (as `--proxy`
+ * does) and a non-empty `http.noProxy` replaces NO_PROXY, so the editor and the CLI choose proxies
+ * by the one rule (chooseProxy).
+ */
+export function withEditorProxy(env: NodeJS.ProcessEnv, settings: EditorProxySettings): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env };
+  const proxy = settings.proxy?.trim();
+  if (proxy) {
+    for (const name of ["https_proxy", "http_proxy", "all_proxy", "ALL_PROXY"]) delete out[name];
+    out.HTTPS_PROXY = proxy;
+    out.HTTP_PROXY = proxy;
+  }
+  const noProxy = (settings.noProxy ?? []).map((s) => s.trim()).filter((s) => s !== "");
+  if (noProxy.length > 0) {
+    delete out.no_proxy;
+    out.NO_PROXY = noProxy.join(",");
+  }
+  return out;
+}
