@@ -3,7 +3,7 @@
 // extension calls `workspace.getConfiguration`. Values are read when asked for (VS Code caches the
 // configuration), so a setting changed by the user applies at its next use.
 import * as vscode from "vscode";
-import { type EditorProxySettings, withEditorProxy } from "../core/invoke/proxy-choice";
+import { type EditorProxySettings, withProxyOverride } from "../core/invoke/proxy-choice";
 import type { ListenerSettings } from "../core/webhooks/listener-session";
 import { checkServiceServer, type ServerSettings, type ServiceServer } from "../server/protocol";
 import {
@@ -55,7 +55,7 @@ export class Settings {
 
   /**
    * VS Code's own proxy settings (`http.proxy`, `http.noProxy`), which every connection the
-   * extension makes follows (withEditorProxy); the environment's variables apply when they are empty.
+   * extension makes follows (withProxyOverride); the environment's variables apply when they are empty.
    */
   httpProxy(): EditorProxySettings {
     const http = vscode.workspace.getConfiguration("http");
@@ -69,7 +69,7 @@ export class Settings {
 
   /** The environment the extension's connections read, with `http.proxy` and `http.noProxy` applied. */
   connectionEnv(): NodeJS.ProcessEnv {
-    return withEditorProxy(process.env, this.httpProxy());
+    return withProxyOverride(process.env, this.httpProxy());
   }
 
   /** The local listener's settings. */

@@ -181,11 +181,12 @@ export interface EditorProxySettings {
 }
 
 /**
- * The environment the editor's calls see: `http.proxy` replaces the *_PROXY variables (as `--proxy`
- * does) and a non-empty `http.noProxy` replaces NO_PROXY, so the editor and the CLI choose proxies
- * by the one rule (chooseProxy).
+ * An environment with an explicit proxy applied: the proxy (`--proxy` for what a call opens besides
+ * its connection, such as a registry module's registry; the editor's `http.proxy`) replaces the
+ * *_PROXY variables and a non-empty no-proxy list (`http.noProxy`) replaces NO_PROXY, so every
+ * consumer chooses proxies by the one rule (chooseProxy).
  */
-export function withEditorProxy(env: NodeJS.ProcessEnv, settings: EditorProxySettings): NodeJS.ProcessEnv {
+export function withProxyOverride(env: NodeJS.ProcessEnv, settings: EditorProxySettings): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...env };
   const proxy = settings.proxy?.trim();
   if (proxy) {

@@ -2,7 +2,7 @@
 // --proxy, and the clear errors for proxy URLs that cannot work.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { chooseProxy, withEditorProxy } from "../../../src/core/invoke/proxy-choice";
+import { chooseProxy, withProxyOverride } from "../../../src/core/invoke/proxy-choice";
 
 const pick = (url: string, env: NodeJS.ProcessEnv, flag?: string) => chooseProxy(new URL(url), flag, env);
 
@@ -73,12 +73,12 @@ test("proxy URLs that cannot work are clear errors, the password hidden", () => 
 
 test("the editor's http.proxy replaces the variables and http.noProxy replaces NO_PROXY, by the same rule", () => {
   const env = { https_proxy: "http://env:1", NO_PROXY: "a.example", no_proxy: "b.example" };
-  const editor = withEditorProxy(env, { proxy: "http://editor:3128", noProxy: ["c.example", " "] });
+  const editor = withProxyOverride(env, { proxy: "http://editor:3128", noProxy: ["c.example", " "] });
   assert.deepEqual(pick("https://x.example", editor), { url: "http://editor:3128", from: "HTTPS_PROXY" });
   assert.equal(pick("http://api.c.example", editor), undefined);
   assert.ok(pick("http://a.example", editor), "http.noProxy replaces NO_PROXY");
   // Empty settings: the environment decides.
-  const unchanged = withEditorProxy(env, { proxy: "", noProxy: [] });
+  const unchanged = withProxyOverride(env, { proxy: "", noProxy: [] });
   assert.deepEqual(unchanged, env);
   assert.deepEqual(pick("https://x.example", unchanged), { url: "http://env:1", from: "https_proxy" });
   assert.equal(pick("https://a.example", unchanged), undefined);
