@@ -139,6 +139,23 @@ test("proxy credentials in the URL; wrong ones are a clear error with the passwo
   assert.match(none.stdout + none.stderr, /asks for credentials/);
 });
 
+test("a proxy that refuses the tunnel is a clear error with its answer", async () => {
+  const strict = await startTinyproxy(undefined, [443]);
+  try {
+    const base = viaProxyName(plain.url);
+    const r = await runCli(["curl", "--schema", schema, "-d", "{}", greet(base)], {
+      env: { HTTP_PROXY: strict.url, NO_PROXY: undefined, no_proxy: undefined },
+    });
+    assert.equal(r.code, 112, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(`proxy http://127\\.0\\.0\\.1:\\d+ refused CONNECT ${hostPort(base)}: 403`),
+    );
+  } finally {
+    await strict.stop();
+  }
+});
+
 test("a proxy that cannot be reached, or an unsupported scheme, is a clear error", async () => {
   const base = viaProxyName(plain.url);
   const down = await runCli(["curl", "--schema", schema, "-d", "{}", greet(base)], {

@@ -65,8 +65,14 @@ function waitForPort(port: number, child: ChildProcess, output: () => string): P
   });
 }
 
-/** Starts tinyproxy on a free loopback port; `auth` makes it ask for those Basic credentials. */
-export async function startTinyproxy(auth?: { user: string; password: string }): Promise<TestProxy> {
+/**
+ * Starts tinyproxy on a free loopback port; `auth` makes it ask for those Basic credentials, and
+ * `connectPorts` limits the ports it tunnels to (others are refused with 403).
+ */
+export async function startTinyproxy(
+  auth?: { user: string; password: string },
+  connectPorts?: number[],
+): Promise<TestProxy> {
   const dir = mkdtempSync(join(tmpdir(), "protocall-proxy-"));
   const log = join(dir, "tinyproxy.log");
   const port = await freePort();
@@ -78,6 +84,7 @@ export async function startTinyproxy(auth?: { user: string; password: string }):
     "LogLevel Connect",
     "MaxClients 100",
     ...(auth ? [`BasicAuth ${auth.user} ${auth.password}`] : []),
+    ...(connectPorts ?? []).map((p) => `ConnectPort ${p}`),
   ];
   const conf = join(dir, "tinyproxy.conf");
   writeFileSync(conf, `${config.join("\n")}\n`);
