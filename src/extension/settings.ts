@@ -61,7 +61,9 @@ export class Settings {
     const http = vscode.workspace.getConfiguration("http");
     const proxy = http.get<unknown>("proxy");
     const noProxy = http.get<unknown>("noProxy");
+    const strictSSL = http.get<unknown>("proxyStrictSSL");
     return {
+      strictSSL: strictSSL === false ? false : undefined,
       proxy: typeof proxy === "string" ? proxy : undefined,
       noProxy: Array.isArray(noProxy) ? noProxy.filter((s): s is string => typeof s === "string") : [],
     };

@@ -3,9 +3,11 @@
 // loopback names go direct; proxy credentials work and wrong ones are a clear error.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import tls from "node:tls";
 import { runCli } from "../support/cli";
 import { hasTinyproxy, startTinyproxy, type TestProxy, viaProxyName } from "../support/proxy";
 import { type DemoServer, demoDescriptorSet, startDemoServer, startTlsDemoServer } from "../support/servers";
@@ -153,6 +155,42 @@ test("a proxy that refuses the tunnel is a clear error with its answer", async (
     );
   } finally {
     await strict.stop();
+  }
+});
+
+test("an https proxy: its certificate is verified; PROTOCALL_PROXY_STRICT_SSL=false skips that", async () => {
+  // TLS in front of tinyproxy, with a certificate Node's roots do not trust.
+  const front = tls.createServer({ cert: pki.server.cert, key: pki.server.key }, (client) => {
+    const upstream = net.connect(Number(new URL(proxy.url).port), "127.0.0.1");
+    client.pipe(upstream).pipe(client);
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+  });
+  await new Promise<void>((r) => front.listen(0, "127.0.0.1", r));
+  try {
+    const httpsProxy = `https://127.0.0.1:${(front.address() as net.AddressInfo).port}`;
+    const base = viaProxyName(plain.url);
+    const env = {
+      HTTP_PROXY: httpsProxy,
+      NO_PROXY: undefined,
+      no_proxy: undefined,
+      NODE_EXTRA_CA_CERTS: undefined,
+    };
+    const refused = await runCli(["curl", "--schema", schema, "-d", "{}", greet(base)], { env });
+    assert.equal(refused.code, 112, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /the certificate of the proxy https:\/\/127\.0\.0\.1:\d+ from HTTP_PROXY is not trusted/,
+    );
+    const n = count(proxy, hostPort(base));
+    const ok = await runCli(["curl", "--schema", schema, "-d", '{"name":"tls"}', greet(base)], {
+      env: { ...env, PROTOCALL_PROXY_STRICT_SSL: "false" },
+    });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /Hello, tls!/);
+    await sawConnect(proxy, hostPort(base), n);
+  } finally {
+    await new Promise((r) => front.close(r));
   }
 });
 

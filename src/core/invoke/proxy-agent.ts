@@ -31,7 +31,14 @@ export function proxiedAgent(
   ) => {
     const host = (options.host ?? target.hostname).replace(/^\[|\]$/g, "");
     const port = Number(options.port || target.port || (secure ? 443 : 80));
-    openTunnel({ proxy: proxy.url, from: proxy.from, host, port, log: quiet }).then(
+    openTunnel({
+      proxy: proxy.url,
+      from: proxy.from,
+      strictSSL: proxy.strictSSL,
+      host,
+      port,
+      log: quiet,
+    }).then(
       (socket) => {
         if (!secure) {
           done(null, socket);

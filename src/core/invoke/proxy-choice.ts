@@ -19,6 +19,12 @@ export interface ProxyChoice {
   url: string;
   /** Where it was set: `--proxy`, `HTTPS_PROXY`, `http_proxy`, … (for verbose output and errors). */
   from: string;
+  /**
+   * False: an `https://` proxy's own certificate is not verified (PROTOCALL_PROXY_STRICT_SSL=false,
+   * the editor's `http.proxyStrictSSL`: for proxies that present a company CA). The server's TLS,
+   * end to end through the tunnel, is verified as always.
+   */
+  strictSSL?: false;
 }
 
 /** The proxy a connection to `target` uses, or undefined when it goes direct. */
@@ -33,7 +39,9 @@ export function chooseProxy(
   const hostname = target.hostname.startsWith("[") ? target.hostname.slice(1, -1) : target.hostname;
   const port = target.port || (secure ? "443" : "80");
   if (!useProxy(hostname.toLowerCase(), port, env.NO_PROXY || env.no_proxy || "")) return undefined;
-  return { url: normalizeProxyUrl(picked.value, picked.from), from: picked.from };
+  const choice: ProxyChoice = { url: normalizeProxyUrl(picked.value, picked.from), from: picked.from };
+  if (/^(false|0|no)$/i.test(env.PROTOCALL_PROXY_STRICT_SSL?.trim() ?? "")) choice.strictSSL = false;
+  return choice;
 }
 
 function fromEnv(secure: boolean, env: NodeJS.ProcessEnv): { value: string; from: string } | undefined {
@@ -149,6 +157,7 @@ const PROXY_VARIABLES = [
   "NO_PROXY",
   "no_proxy",
   "REQUEST_METHOD",
+  "PROTOCALL_PROXY_STRICT_SSL",
 ] as const;
 
 /**
@@ -178,6 +187,8 @@ export interface EditorProxySettings {
   readonly proxy?: string;
   /** `http.noProxy`: hosts that go direct, in NO_PROXY's forms. */
   readonly noProxy?: readonly string[];
+  /** `http.proxyStrictSSL`: false skips verifying an https proxy's own certificate. */
+  readonly strictSSL?: boolean;
 }
 
 /**
@@ -199,5 +210,6 @@ export function withProxyOverride(env: NodeJS.ProcessEnv, settings: EditorProxyS
     delete out.no_proxy;
     out.NO_PROXY = noProxy.join(",");
   }
+  if (settings.strictSSL === false) out.PROTOCALL_PROXY_STRICT_SSL = "false";
   return out;
 }

@@ -14,6 +14,8 @@ export interface TunnelOptions {
   proxy: string;
   /** Where the proxy was configured (`HTTPS_PROXY`, `--proxy`, …), for messages. */
   from: string;
+  /** False: an https proxy's certificate is not verified (ProxyChoice.strictSSL). */
+  strictSSL?: boolean;
   /** The server's host (a name or an IP literal, without brackets) and port. */
   host: string;
   port: number;
@@ -41,6 +43,7 @@ export function openTunnel(o: TunnelOptions): Promise<net.Socket> {
           host: proxyHost,
           port: proxyPort,
           servername: net.isIP(proxyHost) ? undefined : proxyHost,
+          rejectUnauthorized: o.strictSSL !== false,
         })
       : net.connect({ host: proxyHost, port: proxyPort });
   socket.setNoDelay(true);
@@ -61,9 +64,13 @@ export function openTunnel(o: TunnelOptions): Promise<net.Socket> {
       reject(new ConnectError(message, code));
     };
     const onError = (err: NodeJS.ErrnoException) =>
-      fail(
-        `proxyconnect tcp: dial tcp ${proxy.host}: ${err.code === "ECONNREFUSED" ? "connect: connection refused" : err.message} (the proxy ${shown} from ${o.from} cannot be reached; check the proxy address)`,
-      );
+      /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_CERT/.test(String(err.code))
+        ? fail(
+            `proxyconnect tcp: tls: ${err.message} (the certificate of the proxy ${shown} from ${o.from} is not trusted; add its CA to NODE_EXTRA_CA_CERTS, or set PROTOCALL_PROXY_STRICT_SSL=false (in the editor: http.proxyStrictSSL) to skip checking it)`,
+          )
+        : fail(
+            `proxyconnect tcp: dial tcp ${proxy.host}: ${err.code === "ECONNREFUSED" ? "connect: connection refused" : err.message} (the proxy ${shown} from ${o.from} cannot be reached; check the proxy address)`,
+          );
     const onEnd = () => fail(`proxy ${shown} closed the connection before answering CONNECT ${authority}`);
     const onAbort = () => fail("the call was canceled", Code.Canceled);
     // Read in paused mode ("readable"), so that once the listener is gone the socket is neither

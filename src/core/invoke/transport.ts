@@ -310,6 +310,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       tunnel = await openTunnel({
         proxy: proxy.url,
         from: proxy.from,
+        strictSSL: proxy.strictSSL,
         host: hostname,
         port,
         log,

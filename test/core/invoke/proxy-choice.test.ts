@@ -83,3 +83,18 @@ test("the editor's http.proxy replaces the variables and http.noProxy replaces N
   assert.deepEqual(pick("https://x.example", unchanged), { url: "http://env:1", from: "https_proxy" });
   assert.equal(pick("https://a.example", unchanged), undefined);
 });
+
+test("PROTOCALL_PROXY_STRICT_SSL=false (the editor's http.proxyStrictSSL) turns off checking the proxy's certificate", () => {
+  assert.equal(pick("http://a.example", { HTTP_PROXY: "https://p:1" })?.strictSSL, undefined);
+  assert.equal(
+    pick("http://a.example", { HTTP_PROXY: "https://p:1", PROTOCALL_PROXY_STRICT_SSL: "false" })?.strictSSL,
+    false,
+  );
+  assert.equal(
+    pick("http://a.example", { HTTP_PROXY: "https://p:1", PROTOCALL_PROXY_STRICT_SSL: "true" })?.strictSSL,
+    undefined,
+  );
+  const editor = withProxyOverride({}, { proxy: "https://p:1", strictSSL: false });
+  assert.equal(pick("https://a.example", editor)?.strictSSL, false);
+  assert.equal(withProxyOverride({}, { strictSSL: true }).PROTOCALL_PROXY_STRICT_SSL, undefined);
+});
