@@ -71,9 +71,12 @@ export class LanguageServer implements vscode.Disposable {
 
   private create(): LanguageClient {
     const module = this.extension.asAbsolutePath("dist/server.js");
+    // The server's reflection and registry calls follow VS Code's http.proxy / http.noProxy, read
+    // when the server starts.
+    const env = this.settings.connectionEnv();
     const serverOptions: ServerOptions = {
-      run: { module, transport: TransportKind.stdio },
-      debug: { module, transport: TransportKind.stdio, options: { execArgv: ["--enable-source-maps"] } },
+      run: { module, transport: TransportKind.stdio, options: { env } },
+      debug: { module, transport: TransportKind.stdio, options: { env, execArgv: ["--enable-source-maps"] } },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ language: "rpc" }],

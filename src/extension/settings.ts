@@ -3,6 +3,7 @@
 // extension calls `workspace.getConfiguration`. Values are read when asked for (VS Code caches the
 // configuration), so a setting changed by the user applies at its next use.
 import * as vscode from "vscode";
+import { type EditorProxySettings, withProxyOverride } from "../core/invoke/proxy-choice";
 import type { ListenerSettings } from "../core/webhooks/listener-session";
 import { checkServiceServer, type ServerSettings, type ServiceServer } from "../server/protocol";
 import {
@@ -50,6 +51,27 @@ export class Settings {
   /** Milliseconds a reflection look-up may take. */
   reflectionTimeoutMs(scope?: vscode.Uri): number {
     return reflectionTimeoutMs(this.reader(scope));
+  }
+
+  /**
+   * VS Code's own proxy settings (`http.proxy`, `http.noProxy`), which every connection the
+   * extension makes follows (withProxyOverride); the environment's variables apply when they are empty.
+   */
+  httpProxy(): EditorProxySettings {
+    const http = vscode.workspace.getConfiguration("http");
+    const proxy = http.get<unknown>("proxy");
+    const noProxy = http.get<unknown>("noProxy");
+    const strictSSL = http.get<unknown>("proxyStrictSSL");
+    return {
+      strictSSL: strictSSL === false ? false : undefined,
+      proxy: typeof proxy === "string" ? proxy : undefined,
+      noProxy: Array.isArray(noProxy) ? noProxy.filter((s): s is string => typeof s === "string") : [],
+    };
+  }
+
+  /** The environment the extension's connections read, with `http.proxy` and `http.noProxy` applied. */
+  connectionEnv(): NodeJS.ProcessEnv {
+    return withProxyOverride(process.env, this.httpProxy());
   }
 
   /** The local listener's settings. */

@@ -132,7 +132,7 @@ describe("protocall curl refuses what buf curl refuses", { concurrency: 4 }, () 
 });
 
 describe("protocall curl has buf curl's flags", () => {
-  it("lists the same long and short flags in --help", async () => {
+  it("lists the same long and short flags in --help (plus protocall's --proxy, which buf lacks)", async () => {
     const [ours, theirs] = await Promise.all([
       run(process.execPath, [cli, "curl", "--help"]),
       run(buf, ["curl", "--help"]),

@@ -57,7 +57,12 @@ export async function createTestPki(serverNames: string[] = ["localhost"]): Prom
       {
         name: "subjectAltName",
         altNames: [
-          ...serverNames.map((value) => ({ type: 2 as const, value })),
+          // A name that is an IPv4 address (0.0.0.0, which proxied tests use) is an IP entry.
+          ...serverNames.map((value) =>
+            /^\d+\.\d+\.\d+\.\d+$/.test(value)
+              ? { type: 7 as const, ip: value }
+              : { type: 2 as const, value },
+          ),
           { type: 7, ip: "127.0.0.1" },
         ],
       },

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { formatDuration } from "../../core/invoke/duration";
+import { chooseProxy } from "../../core/invoke/proxy-choice";
 import { defaultLimits } from "../../core/serve/connection-guard";
 import { configDir } from "../../core/serve/self-signed";
 import { defaultForwarding } from "../../core/webhooks/forwarder";
@@ -212,6 +213,8 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
       limits,
       forwardTo,
       forwardCa,
+      // Forwards go through the environment's proxy (HTTPS_PROXY / HTTP_PROXY, NO_PROXY), as calls do.
+      forwardProxy: forwardTo ? chooseProxy(new URL(forwardTo), undefined, ctx.env) : undefined,
       forwardTimeoutMs: timeout(values["forward-timeout"]),
       forwardQueue: values["forward-queue"],
       onDelivery: quiet ? undefined : (d) => ctx.stdout.write(`${summary(d)}\n`),
@@ -279,7 +282,11 @@ async function replay(args: string[], ctx: CliContext): Promise<number> {
   }
   to ??= delivery.listenerUrl;
   try {
-    const res = await replayDelivery(delivery, to, { ...trustFor(ctx, values), timeoutMs: 30_000 });
+    const res = await replayDelivery(delivery, to, {
+      ...trustFor(ctx, values),
+      timeoutMs: 30_000,
+      proxy: chooseProxy(new URL(to), undefined, ctx.env),
+    });
     ctx.stdout.write(
       `${JSON.stringify({ id, to, status: res.status, latencyMs: Math.round(res.latencyMs * 10) / 10, response: res.body.toString("utf8") }, null, 2)}\n`,
     );

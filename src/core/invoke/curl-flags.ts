@@ -235,6 +235,13 @@ const flagDefs: readonly CurlFlagDef[] = [
     field: "schemas",
   },
   {
+    name: "proxy",
+    kind: "string",
+    help: "HTTP proxy for every connection, http://[user:password@]host:port; TLS and HTTP/2 run end to end through a CONNECT tunnel. Replaces HTTPS_PROXY, HTTP_PROXY and ALL_PROXY; NO_PROXY, localhost and loopback addresses still go direct",
+    field: "proxy",
+    protocallOnly: true,
+  },
+  {
     name: "servername",
     kind: "string",
     help: "Server name for TLS (SNI and verification). Defaults to the Host header, else the URL's host. Only for https URLs",

@@ -46,6 +46,11 @@ export interface CurlOptions {
   http3: boolean;
   /** `--unix-socket`: dial this socket instead of the URL's host and port. */
   unixSocket?: string;
+  /**
+   * `--proxy`: the HTTP proxy every connection tunnels through (CONNECT), instead of the one
+   * HTTPS_PROXY / HTTP_PROXY / ALL_PROXY name; NO_PROXY still applies (proxy-choice.ts).
+   */
+  proxy?: string;
   /** `--connect-timeout`, seconds; undefined = no limit. */
   connectTimeout?: number;
   /** `--keepalive-time`, seconds; undefined = default (60). */

@@ -31,6 +31,7 @@ import type { InputIo } from "./io";
 import { messageTypes } from "./message-types";
 import type { CurlOptions } from "./options";
 import { type OutputSink, openOutputFile } from "./output-sink";
+import { withProxyOverride } from "./proxy-choice";
 import { openRequestData, type RequestDocument, requestDataLabel } from "./request-data";
 import { type CallTarget, describeTarget, inMode, reflectionSource } from "./target";
 import type { CurlTransport } from "./transport";
@@ -139,7 +140,8 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
             await openSchema(step.spec, {
               cwd: io.cwd,
               stdin: io.stdin,
-              env: io.env,
+              // A registry module's registry is reached through the call's --proxy as well.
+              env: o.proxy ? withProxyOverride(io.env, { proxy: o.proxy }) : io.env,
               signal: p.connections.exclusive ? bounds.signal : undefined,
               // A registry module's registry is trusted as the call's server is.
               cacert: o.cacert,

@@ -13,6 +13,7 @@ import { applyCredentials } from "./credentials";
 import { type HeaderList, hasHeader, readCurlHeaders } from "./headers";
 import type { InputIo } from "./io";
 import type { CurlOptions } from "./options";
+import { chooseProxy } from "./proxy-choice";
 import { type HeaderSplitter, headerSplitter } from "./repeated-headers";
 import { CONNECT_ES } from "./request-headers";
 import {
@@ -100,6 +101,7 @@ export async function describeTarget(o: CurlOptions, io: InputIo, product?: stri
       mode,
       authority: h.authority,
       cwd: io.cwd,
+      proxy: o.unixSocket ? undefined : chooseProxy(new URL(url.baseUrl), o.proxy, io.env),
     });
     if (reflection) {
       const reflectHeaders: HeaderList = [...h.reflectHeaders];

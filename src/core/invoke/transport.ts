@@ -43,6 +43,8 @@ import {
   tlsAlert,
 } from "./node-errors";
 import type { CurlOptions, Protocol } from "./options";
+import type { ProxyChoice } from "./proxy-choice";
+import { openTunnel } from "./proxy-tunnel";
 import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
 import { alignRequestHeaders } from "./request-headers";
 import { EnvelopeScanner, type ResponseTap, tapMessages } from "./response-envelopes";
@@ -66,6 +68,8 @@ export interface TransportSettings {
   /** From a Host header: the HTTP authority and the default TLS server name. */
   authority?: string;
   unixSocket?: string;
+  /** The HTTP proxy every connection tunnels through (proxy-choice.ts); undefined = direct. */
+  proxy?: ProxyChoice;
   /** Milliseconds to establish a connection (TCP and TLS); undefined = no limit. */
   connectTimeoutMs?: number;
   /** TCP keepalive interval in milliseconds; undefined = keepalive off. */
@@ -106,7 +110,7 @@ export interface CurlTransport {
 /** The connection settings that a curl command's options give (without the log and header splitter). */
 export function curlTransportSettings(
   o: CurlOptions,
-  target: { baseUrl: string; mode: HttpMode; authority?: string; cwd?: string },
+  target: { baseUrl: string; mode: HttpMode; authority?: string; cwd?: string; proxy?: ProxyChoice },
 ): Omit<TransportSettings, "log" | "splitHeader"> {
   return {
     baseUrl: target.baseUrl,
@@ -114,6 +118,7 @@ export function curlTransportSettings(
     mode: target.mode,
     authority: target.authority,
     unixSocket: o.unixSocket,
+    proxy: target.proxy,
     connectTimeoutMs: o.connectTimeout !== undefined ? o.connectTimeout * 1000 : undefined,
     keepaliveMs: o.noKeepalive ? undefined : (o.keepaliveTime ?? 60) * 1000,
     cacert: o.cacert,
@@ -200,16 +205,24 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   /** `local->remote` of the latest connection, for a reset's message as Go words it. */
   let addresses: string | undefined;
 
-  /** Opens one connection (synchronously returns a connecting socket). */
-  function dial(alpn: string[] | undefined): net.Socket {
-    log.info(
-      s.unixSocket ? `Dialing (unix) ${s.unixSocket}...` : `Dialing (tcp) ${joinHostPort(hostname, port)}...`,
-    );
+  const proxy = s.unixSocket ? undefined : s.proxy;
+
+  /**
+   * Opens one connection (synchronously returns a connecting socket). `tunnel`: a proxy tunnel to the
+   * server (proxy-tunnel.ts), already open, that TLS or HTTP runs over.
+   */
+  function dial(alpn: string[] | undefined, tunnel?: net.Socket): net.Socket {
+    if (!tunnel)
+      log.info(
+        s.unixSocket
+          ? `Dialing (unix) ${s.unixSocket}...`
+          : `Dialing (tcp) ${joinHostPort(hostname, port)}...`,
+      );
     const where = s.unixSocket ? { path: s.unixSocket } : { host: hostname, port };
     let socket: net.Socket;
     if (secure) {
       socket = tls.connect({
-        ...where,
+        ...(tunnel ? { socket: tunnel } : where),
         servername: isIP(verifyName) ? undefined : verifyName,
         ALPNProtocols: alpn,
         ca,
@@ -219,7 +232,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
         checkServerIdentity: (_host, peer) => tls.checkServerIdentity(verifyName, peer),
       });
     } else {
-      socket = net.connect(where);
+      socket = tunnel ?? net.connect(where);
     }
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
@@ -266,16 +279,21 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       if (timer) clearTimeout(timer);
       established = true;
     };
-    socket.once("connect", () => {
+    const connected = () => {
       tcpConnected = true;
-      if (socket.remoteAddress && socket.localAddress)
+      if (tunnel) log.info(`Connected to ${joinHostPort(hostname, port)} through the proxy`);
+      else if (socket.remoteAddress && socket.localAddress)
         addresses = `${joinHostPort(socket.localAddress, socket.localPort ?? 0)}->${joinHostPort(socket.remoteAddress, socket.remotePort ?? port)}`;
-      if (socket.remoteAddress)
+      if (tunnel) {
+        // logged above
+      } else if (socket.remoteAddress)
         log.info(`Connected to ${joinHostPort(socket.remoteAddress, socket.remotePort ?? port)}`);
       else log.info(`Connected to ${s.unixSocket ?? target}`);
       if (secure && alpn) log.info(`ALPN: offering ${alpn.join(",")}`);
       if (!secure) onConnected();
-    });
+    };
+    if (tunnel) connected();
+    else socket.once("connect", connected);
     if (secure) {
       socket.once("secureConnect", () => {
         onConnected();
@@ -285,9 +303,22 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     return socket;
   }
 
-  /** Dials and waits until the connection (and TLS handshake) is up. */
-  function dialReady(alpn: string[] | undefined): Promise<net.Socket> {
-    const socket = dial(alpn);
+  /** Dials (through the proxy, if any) and waits until the connection (and TLS handshake) is up. */
+  async function dialReady(alpn: string[] | undefined): Promise<net.Socket> {
+    let tunnel: net.Socket | undefined;
+    if (proxy) {
+      tunnel = await openTunnel({
+        proxy: proxy.url,
+        from: proxy.from,
+        strictSSL: proxy.strictSSL,
+        host: hostname,
+        port,
+        log,
+        timeoutMs: s.connectTimeoutMs,
+      });
+    }
+    const socket = dial(alpn, tunnel);
+    if (tunnel && !secure) return socket;
     return new Promise((resolve, reject) => {
       const event = secure ? "secureConnect" : "connect";
       socket.once(event, () => {
@@ -323,8 +354,19 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   const pool = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   (pool as unknown as { protocol: string }).protocol = url.protocol;
   (pool as unknown as { defaultPort: number }).defaultPort = secure ? 443 : 80;
-  (pool as unknown as { createConnection: unknown }).createConnection = () =>
-    takeSpare() ?? dial(secure ? ["http/1.1"] : undefined);
+  (pool as unknown as { createConnection: unknown }).createConnection = (
+    _options: unknown,
+    done: (err: Error | null, socket?: net.Socket) => void,
+  ) => {
+    const taken = takeSpare();
+    if (taken || !proxy) return taken ?? dial(secure ? ["http/1.1"] : undefined);
+    // Through a proxy a connection is ready only once its tunnel is: handed over when it is.
+    dialReady(secure ? ["http/1.1"] : undefined).then(
+      (socket) => done(null, socket),
+      (err: Error) => done(err),
+    );
+    return undefined;
+  };
   const h1Client = createHttp1Client({ pool, host: s.authority, splitHeader: s.splitHeader });
 
   // HTTP/2: one session, created on first use; :authority follows a Host header. Windows are
@@ -337,50 +379,51 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   const goaways = new WeakMap<http2.ClientHttp2Session, GoAway>();
   const openSession = (): Promise<http2.ClientHttp2Session> => {
     if (sessionReady && session && !session.closed && !session.destroyed) return sessionReady;
-    sessionReady = Promise.resolve(loadHttp2()).then(
-      (http2) =>
-        new Promise((resolve, reject) => {
-          const sess = http2.connect(url.origin, {
-            createConnection: () => takeSpare() ?? dial(secure ? ["h2"] : undefined),
-            settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
-          });
-          session = sess;
-          sess.on("goaway", (code: number, lastStreamID: number, debug?: Buffer) => {
-            goaways.set(sess, { code, lastStreamID, debug: debug?.toString("latin1") ?? "" });
-          });
-          const onError = (err: Error) => reject(dialFailure ?? err);
-          sess.once("error", onError);
-          sess.once("connect", () => {
-            sess.off("error", onError);
-            if (sess.socket?.destroyed) {
-              sess.destroy();
-              reject(
-                dialFailure ??
-                  new ConnectError("the connection was closed before it was ready", Code.Unavailable),
-              );
-              return;
-            }
-            // A failure after the handshake (a TLS alert, a reset) ends every open stream of this
-            // session with it, so no call waits on a dead connection.
-            const failStreams = (err: Error) => {
-              const streams = openStreams.get(sess);
-              if (!streams) return;
-              openStreams.delete(sess);
-              for (const st of streams) if (!st.destroyed) st.destroy(err);
-            };
-            sess.on("error", failStreams);
-            sess.once("close", () =>
-              failStreams(new ConnectError("the connection was closed", Code.Unavailable)),
+    sessionReady = Promise.resolve(loadHttp2()).then(async (http2) => {
+      // Through a proxy the connection is dialed (tunnel and TLS) before the session takes it.
+      if (proxy && !spare) spare = await dialReady(secure ? ["h2"] : undefined);
+      return await (new Promise((resolve, reject) => {
+        const sess = http2.connect(url.origin, {
+          createConnection: () => takeSpare() ?? dial(secure ? ["h2"] : undefined),
+          settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
+        });
+        session = sess;
+        sess.on("goaway", (code: number, lastStreamID: number, debug?: Buffer) => {
+          goaways.set(sess, { code, lastStreamID, debug: debug?.toString("latin1") ?? "" });
+        });
+        const onError = (err: Error) => reject(dialFailure ?? err);
+        sess.once("error", onError);
+        sess.once("connect", () => {
+          sess.off("error", onError);
+          if (sess.socket?.destroyed) {
+            sess.destroy();
+            reject(
+              dialFailure ??
+                new ConnectError("the connection was closed before it was ready", Code.Unavailable),
             );
-            try {
-              sess.setLocalWindowSize(CONNECTION_WINDOW);
-            } catch {
-              // keep the default window
-            }
-            resolve(sess);
-          });
-        }),
-    );
+            return;
+          }
+          // A failure after the handshake (a TLS alert, a reset) ends every open stream of this
+          // session with it, so no call waits on a dead connection.
+          const failStreams = (err: Error) => {
+            const streams = openStreams.get(sess);
+            if (!streams) return;
+            openStreams.delete(sess);
+            for (const st of streams) if (!st.destroyed) st.destroy(err);
+          };
+          sess.on("error", failStreams);
+          sess.once("close", () =>
+            failStreams(new ConnectError("the connection was closed", Code.Unavailable)),
+          );
+          try {
+            sess.setLocalWindowSize(CONNECTION_WINDOW);
+          } catch {
+            // keep the default window
+          }
+          resolve(sess);
+        });
+      }) as Promise<http2.ClientHttp2Session>);
+    });
     return sessionReady;
   };
   const sessionManager: NodeHttp2ClientSessionManager = {

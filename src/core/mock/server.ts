@@ -516,16 +516,14 @@ function routeHandler(mock: MockContext, readMaxBytes: number): NodeHandler {
   const adapterFor = (name: string): Promise<NodeHandler | undefined> => {
     let found = adapters.get(name);
     if (!found) {
-      found = schema
-        .resolve(name)
-        .then((service) =>
-          service
-            ? (connectNodeAdapter({
-                routes: serviceRoutes(mock, service),
-                readMaxBytes,
-              }) as unknown as NodeHandler)
-            : undefined,
-        );
+      found = schema.resolve(name).then((service) =>
+        service
+          ? (connectNodeAdapter({
+              routes: serviceRoutes(mock, service),
+              readMaxBytes,
+            }) as unknown as NodeHandler)
+          : undefined,
+      );
       adapters.set(name, found);
     }
     return found;

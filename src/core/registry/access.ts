@@ -5,6 +5,7 @@
 // the editor's Send). Calls then go through transport.ts (the Connect transport of the module API and
 // the emulator's RegistryService) or, for the webhook client's JSON posts, http-post with this trust.
 // Light on purpose (no HTTP client here): the webhook commands load it at start.
+import { type ProxyConfig, proxyConfig } from "../invoke/proxy-choice";
 import { type RegistryToken, registryToken } from "./token";
 import { registryTrust } from "./trust";
 
@@ -31,6 +32,8 @@ export interface RemoteAccessOptions {
    * read, unless caFile names one (so a wrong --cacert is still reported). Default true.
    */
   readonly secure?: boolean;
+  /** An explicit proxy (`--proxy`, the editor's `http.proxy`) instead of HTTPS_PROXY / HTTP_PROXY. */
+  readonly proxy?: string;
 }
 
 /** How a client reaches one remote. */
@@ -41,6 +44,8 @@ export interface RemoteAccess {
   /** The trusted CAs in PEM; undefined: Node's defaults. */
   readonly ca?: readonly string[];
   readonly insecure: boolean;
+  /** Where calls to the remote find their proxy (the environment's variables, NO_PROXY included). */
+  readonly proxy: ProxyConfig;
 }
 
 /**
@@ -60,7 +65,7 @@ export function remoteAccess(remote: string, o: RemoteAccessOptions): RemoteAcce
           extraCa: o.cas ? casFor(o.cas, remote) : undefined,
           extraCas: o.extraCas,
         });
-  return { remote, token, ca, insecure: o.insecure === true };
+  return { remote, token, ca, insecure: o.insecure === true, proxy: proxyConfig(o.env, o.proxy) };
 }
 
 /** The request headers that carry the access's token (none without one). */

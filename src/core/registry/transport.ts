@@ -5,6 +5,8 @@ import type https from "node:https";
 import type { JsonReadOptions, JsonWriteOptions } from "@bufbuild/protobuf";
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { proxiedAgent } from "../invoke/proxy-agent";
+import { proxyFor } from "../invoke/proxy-choice";
 import { authorizationHeaders, type RemoteAccess } from "./access";
 
 export interface RegistryTransportOptions {
@@ -25,20 +27,29 @@ export function registryTransport(access: RemoteAccess, o: RegistryTransportOpti
     for (const [name, value] of Object.entries(headers)) req.header.set(name, value);
     return next(req);
   };
+  const baseUrl = o.baseUrl ?? `https://${access.remote}`;
   return createConnectTransport({
-    baseUrl: o.baseUrl ?? `https://${access.remote}`,
+    baseUrl,
     httpVersion: "1.1",
     useBinaryFormat: o.binary ?? true,
     interceptors: [auth],
     // Node's shared pool keeps connections alive (per trust); a pool of our own measured slower for
     // a CLI call (a registry module's --list-methods: about 25 ms).
-    nodeOptions: tlsOptions(access),
+    nodeOptions: nodeOptions(access, new URL(baseUrl)),
     readMaxBytes: o.readMaxBytes,
     jsonOptions: o.jsonOptions,
   });
 }
 
-function tlsOptions(access: RemoteAccess): https.RequestOptions | undefined {
+/** The access's trust, and through its proxy (HTTPS_PROXY, NO_PROXY, ...) an agent that tunnels. */
+function nodeOptions(access: RemoteAccess, url: URL): https.RequestOptions | undefined {
+  const trust = tlsOptions(access);
+  const proxy = proxyFor(url, access.proxy);
+  if (!proxy) return trust;
+  return { agent: proxiedAgent(url, proxy, trust ?? {}) };
+}
+
+function tlsOptions(access: RemoteAccess): https.AgentOptions | undefined {
   if (access.insecure) return { rejectUnauthorized: false };
   return access.ca ? { ca: [...access.ca] } : undefined;
 }

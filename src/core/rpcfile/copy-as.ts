@@ -96,7 +96,13 @@ export function copyAsBufCurl(o: CurlOptions): CopiedCommand {
       "buf curl has no --stream-file: it sends the -d documents instead; stream the file with protocall curl",
     );
   }
-  return { command: shellJoin(["buf", "curl", ...curlArguments(options)]), notes };
+  // buf has no --proxy flag; it reads the proxy from the environment (Go's rules, as protocall's).
+  let env = "";
+  if (o.proxy !== undefined) {
+    env = `${o.url?.toLowerCase().startsWith("http://") ? "HTTP_PROXY" : "HTTPS_PROXY"}=${shellQuote(o.proxy)} `;
+    options.proxy = undefined;
+  }
+  return { command: env + shellJoin(["buf", "curl", ...curlArguments(options)]), notes };
 }
 
 /** One CSV field as Go's encoding/csv reads it: quoted (with "" for ") when it holds , " or a line break. */

@@ -15,6 +15,7 @@ import {
   WebhookEventSchema,
 } from "../../gen/buf/alpha/registry/v1alpha1/webhook_pb";
 import { errorMessage } from "../errors";
+import { proxyFor } from "../invoke/proxy-choice";
 import { authorizationHeaders, type RemoteAccess } from "../registry/access";
 import { callbackUrlProblems } from "./callback-url";
 import { WebhookError } from "./errors";
@@ -72,7 +73,12 @@ export function createWebhookClient(options: WebhookClientOptions): WebhookClien
           ...authorizationHeaders(options.access),
           accept: "application/json",
         },
-        { trusted: options.access.ca, insecure: options.access.insecure, timeoutMs: options.timeoutMs },
+        {
+          trusted: options.access.ca,
+          insecure: options.access.insecure,
+          timeoutMs: options.timeoutMs,
+          proxy: proxyFor(new URL(url), options.access.proxy),
+        },
       );
     } catch (err) {
       throw new WebhookError(

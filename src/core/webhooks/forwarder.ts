@@ -6,6 +6,7 @@
 // so `protocall listen replay ID --to-forward` sends them later. Stopping waits a short grace period
 // for requests in flight, then abandons them, so a backend that never answers cannot hold a shutdown.
 import { errorMessage } from "../errors";
+import type { ProxyChoice } from "../invoke/proxy-choice";
 import { post } from "./http-post";
 import type { ForwardResult } from "./store";
 
@@ -13,6 +14,8 @@ export interface ForwarderOptions {
   readonly url: string;
   /** Extra CA (PEM) trusted when forwarding. */
   readonly ca?: string;
+  /** The proxy forwards tunnel through (proxy-choice.ts); undefined = direct. */
+  readonly proxy?: ProxyChoice;
   /** Longest wait for the backend's whole answer (default 10 s). */
   readonly timeoutMs?: number;
   /** Most events waiting for a free slot (default 1000); past it, events are recorded as not forwarded. */
@@ -99,7 +102,13 @@ export class Forwarder {
       url,
       job.body,
       { "content-type": "application/proto", "connect-protocol-version": "1" },
-      { ca: this.options.ca, maxResponseBytes: 1024, timeoutMs: this.timeoutMs, signal: controller.signal },
+      {
+        ca: this.options.ca,
+        proxy: this.options.proxy,
+        maxResponseBytes: 1024,
+        timeoutMs: this.timeoutMs,
+        signal: controller.signal,
+      },
     )
       .then(
         (res): ForwardResult => ({

@@ -4,6 +4,10 @@
 import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
+import type { ProxyChoice } from "../invoke/proxy-choice";
+
+/** The proxy agent module, loaded by the first proxied post only (it loads Connect's error type). */
+let proxyAgents: typeof import("../invoke/proxy-agent") | undefined;
 
 export interface PostOptions {
   /** PEM of extra CA certificates, trusted in addition to the system roots. */
@@ -21,6 +25,8 @@ export interface PostOptions {
   readonly maxResponseBytes?: number;
   /** Aborts the request (it then rejects). */
   readonly signal?: AbortSignal;
+  /** The proxy to tunnel through (proxy-choice.ts); undefined = direct. */
+  readonly proxy?: ProxyChoice;
 }
 
 export interface PostResult {
@@ -49,22 +55,19 @@ function listId(list: readonly string[] | undefined): string {
 }
 
 function agentFor(url: URL, options: PostOptions): http.Agent {
-  const key = `${url.protocol}|${options.insecure ? 1 : 0}|${options.ca ?? ""}|${listId(options.trusted)}`;
+  const key = `${url.protocol}|${options.insecure ? 1 : 0}|${options.ca ?? ""}|${listId(options.trusted)}|${options.proxy?.url ?? ""}`;
   let agent = agents.get(key);
   if (!agent) {
+    const trust: https.AgentOptions = {
+      rejectUnauthorized: !options.insecure,
+      ca: options.trusted ? [...options.trusted] : options.ca ? [...rootCertificates, options.ca] : undefined,
+    };
     agent =
-      url.protocol === "https:"
-        ? new https.Agent({
-            keepAlive: true,
-            maxSockets: 64,
-            rejectUnauthorized: !options.insecure,
-            ca: options.trusted
-              ? [...options.trusted]
-              : options.ca
-                ? [...rootCertificates, options.ca]
-                : undefined,
-          })
-        : new http.Agent({ keepAlive: true, maxSockets: 64 });
+      options.proxy && proxyAgents
+        ? proxyAgents.proxiedAgent(url, options.proxy, trust)
+        : url.protocol === "https:"
+          ? new https.Agent({ keepAlive: true, maxSockets: 64, ...trust })
+          : new http.Agent({ keepAlive: true, maxSockets: 64 });
     agents.set(key, agent);
   }
   return agent;
@@ -77,6 +80,12 @@ export function post(
   headers: Record<string, string>,
   options: PostOptions = {},
 ): Promise<PostResult> {
+  if (options.proxy && !proxyAgents) {
+    return import("../invoke/proxy-agent").then((m) => {
+      proxyAgents = m;
+      return post(url, body, headers, options);
+    });
+  }
   const target = typeof url === "string" ? new URL(url) : url;
   if (target.protocol !== "http:" && target.protocol !== "https:") {
     return Promise.reject(new Error(`unsupported URL scheme ${target.protocol} (use http or https)`));

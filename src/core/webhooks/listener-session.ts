@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import type { JsonValue } from "@bufbuild/protobuf";
 import { errorMessage, ProtocallError } from "../errors";
+import { chooseProxy } from "../invoke/proxy-choice";
 import { ensureSelfSignedCert, type SelfSignedCert } from "../serve/self-signed";
 import type { PostResult } from "./http-post";
 import { type Listener, startListener } from "./listener";
@@ -24,6 +25,11 @@ export interface ListenerSessionOptions {
    * that also hands the certificate to others passes its own, so that all share one generation.
    */
   readonly certificate?: () => Promise<SelfSignedCert>;
+  /**
+   * The environment forwards choose their proxy from (HTTPS_PROXY, NO_PROXY, ...; the editor's
+   * `http.proxy` applied), read when the listener starts; absent: forwards go direct.
+   */
+  readonly env?: () => NodeJS.ProcessEnv;
 }
 
 /** How to run the listener (the editor's `protocall.listener.*` settings). */
@@ -217,6 +223,10 @@ export class ListenerSession {
           port: settings.port ?? 0,
           tls,
           forwardTo: settings.forwardTo || undefined,
+          forwardProxy:
+            settings.forwardTo && this.options.env
+              ? chooseProxy(new URL(settings.forwardTo), undefined, this.options.env())
+              : undefined,
           onDelivery: (d) => this.received(d),
           onForward: (id, forward) => {
             const i = this.recent.findIndex((d) => d.id === id);

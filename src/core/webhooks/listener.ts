@@ -31,6 +31,7 @@ import {
   EventService,
 } from "../../gen/buf/alpha/webhook/v1alpha1/event_pb";
 import { errorMessage } from "../errors";
+import type { ProxyChoice } from "../invoke/proxy-choice";
 import { ConnectionGuard, type ConnectionLimits, type TrackedConnection } from "../serve/connection-guard";
 import { baseUrlOf, listenOn } from "../serve/listen";
 import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
@@ -63,6 +64,8 @@ export interface ListenerOptions {
   readonly forwardTo?: string;
   /** Extra CA (PEM) trusted when forwarding. */
   readonly forwardCa?: string;
+  /** The proxy forwards tunnel through (chooseProxy of the forward URL); undefined = direct. */
+  readonly forwardProxy?: ProxyChoice;
   /** Longest wait for the backend's answer to a forwarded event (default 10 s). */
   readonly forwardTimeoutMs?: number;
   /** Most events waiting to be forwarded (default 1000); past it they are recorded as not forwarded. */
@@ -240,6 +243,7 @@ function listenerCore(options: ListenerOptions): ListenerCore {
         {
           url: options.forwardTo,
           ca: options.forwardCa,
+          proxy: options.forwardProxy,
           timeoutMs: options.forwardTimeoutMs,
           maxQueue: options.forwardQueue,
         },

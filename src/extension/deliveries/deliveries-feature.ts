@@ -61,6 +61,7 @@ export class DeliveriesFeature {
       storeFile: join(ctx.workspaceStoragePath, "deliveries.store"),
       certDir: ctx.globalStoragePath,
       certificate: () => ctx.listener.certificate(),
+      env: () => ctx.settings.connectionEnv(),
     });
     this.tree = new DeliveriesTree(this.session);
     this.statusBar = new ListenerStatusBar(this.session);

@@ -301,7 +301,7 @@ export class SendFeature {
       `Send ${prepared.label}: ${redactSecrets(copyAsProtocallCurl({ ...o, verbose: true }).command)}`,
     );
     const progress = { report: (_message: string) => {} };
-    const io = { cwd: prepared.baseDir, env: process.env, homedir: homedir() };
+    const io = { cwd: prepared.baseDir, env: this.ctx.settings.connectionEnv(), homedir: homedir() };
     const observer = this.observer(entry, progress, mode);
     mode.onStart?.(entry, o, prepared);
     const request = checkedRequestOf(prepared, o);

@@ -27,7 +27,11 @@ export interface ModuleHistory {
 }
 
 export class WebhookService {
-  constructor(private readonly store: RegistryStore) {}
+  /** `env`: the environment registry calls read (the editor's proxy settings applied). */
+  constructor(
+    private readonly store: RegistryStore,
+    private readonly env: () => NodeJS.ProcessEnv = () => process.env,
+  ) {}
 
   /** The access to a registry of the view: its sign-in's token and CA (access.ts). */
   private async access(entry: RegistryEntry, token: string) {
@@ -35,7 +39,7 @@ export class WebhookService {
     const remote = new URL(entry.url).host;
     const ca = this.store.ca(entry);
     return remoteAccess(remote, {
-      env: process.env,
+      env: this.env(),
       tokens: { [remote]: token },
       cas: ca ? { [remote]: ca } : undefined,
       secure: entry.url.startsWith("https:"),

@@ -33,7 +33,7 @@ export class WebhooksFeature {
 
   constructor(private readonly ctx: ProtocallContext) {
     this.store = new RegistryStore(ctx);
-    const service = new WebhookService(this.store);
+    const service = new WebhookService(this.store, () => ctx.settings.connectionEnv());
     const tree = new WebhooksTree(this.store, service);
     this.model = new WebhooksModel(ctx, this.store, service, tree);
     this.view = vscode.window.createTreeView("protocall.webhooks", {

@@ -186,6 +186,36 @@ describe("copy as protocall curl and buf curl", () => {
     const plain = parseCurlArgs(["--schema", "x.binpb", "http://h:1/s.S/M"]).options;
     assert.deepEqual(parseCurlArgs(shellSplit(copyAsBufCurl(plain).command).slice(2)).options, plain);
   });
+
+  test("--proxy becomes the variable buf reads (buf has no --proxy flag)", () => {
+    const o = parseCurlArgs([
+      "--proxy",
+      "http://u:p@proxy:3128",
+      "--schema",
+      "x.binpb",
+      "https://h:1/s.S/M",
+    ]).options;
+    const b = copyAsBufCurl(o);
+    const env = /^HTTPS_PROXY=(\S+) buf curl /.exec(b.command);
+    assert.ok(env, b.command);
+    // The shell sets the variable to the proxy URL.
+    const set = spawnSync(
+      "sh",
+      ["-c", `${b.command.replace(/ buf curl .*$/, "")} sh -c 'printf %s "$HTTPS_PROXY"'`],
+      {
+        encoding: "utf8",
+      },
+    );
+    assert.equal(set.stdout, "http://u:p@proxy:3128");
+    const argv = shellSplit(b.command.slice(env[0].length - "buf curl ".length));
+    const { proxy, ...rest } = o;
+    assert.equal(proxy, "http://u:p@proxy:3128");
+    assert.deepEqual(parseCurlArgs(argv.slice(2)).options, rest);
+    const plain = copyAsBufCurl(
+      parseCurlArgs(["--proxy", "p:1", "--schema", "x", "http://h:1/s.S/M"]).options,
+    );
+    assert.match(plain.command, /^HTTP_PROXY='?p:1'? buf curl /);
+  });
 });
 
 describe("copy as grpcurl", () => {

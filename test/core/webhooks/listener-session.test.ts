@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import type { JsonValue } from "@bufbuild/protobuf";
+import { withProxyOverride } from "../../../src/core/invoke/proxy-choice";
 import { ensureSelfSignedCert } from "../../../src/core/serve/self-signed";
 import { eventToJson, samplePushEvent } from "../../../src/core/webhooks/event";
 import { closePostConnections, post } from "../../../src/core/webhooks/http-post";
@@ -15,6 +16,7 @@ import {
   type SessionChange,
 } from "../../../src/core/webhooks/listener-session";
 import { readStoreFile } from "../../../src/core/webhooks/store";
+import { startTinyproxy } from "../../support/proxy";
 
 /** The parts of a push event's protobuf JSON the tests read and change. */
 interface PushJson {
@@ -151,6 +153,41 @@ test("forwards to forwardTo and records the answer on the delivery", async () =>
   } finally {
     await s.dispose();
     backend.close();
+  }
+});
+
+test("forwards go through the proxy its environment names (the editor's http.proxy)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "protocall-session-proxy-"));
+  const proxy = await startTinyproxy();
+  const s = new ListenerSession({
+    storeFile: join(dir, "deliveries.store"),
+    certDir: join(dir, "certs"),
+    env: () => withProxyOverride({}, { proxy: proxy.url }),
+  });
+  const backend = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.end("ok"));
+  });
+  await new Promise<void>((r) => backend.listen(0, "127.0.0.1", r));
+  try {
+    const authority = `0.0.0.0:${(backend.address() as net.AddressInfo).port}`;
+    await s.start({ tls: false, forwardTo: `http://${authority}/events` });
+    const forwarded = new Promise<void>((resolve) =>
+      s.onDidChange(() => {
+        if (s.deliveries()[0]?.forward) resolve();
+      }),
+    );
+    await s.sendTest();
+    await forwarded;
+    assert.equal(s.deliveries()[0].forward?.status, 200);
+    assert.ok(
+      proxy.connects().includes(authority),
+      `no CONNECT ${authority}: ${proxy.connects().join(", ")}`,
+    );
+  } finally {
+    await s.dispose();
+    backend.close();
+    await proxy.stop();
   }
 });
 
