@@ -47,6 +47,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
       "Compare a server's schema (reflection) with its source or registry module, classified by buf breaking",
     load: async () => (await import("./commands/drift")).command,
   },
+  proxy: {
+    summary: "Pass Connect, gRPC and gRPC-Web calls through to a server, decoded, recorded and exportable",
+    load: async () => (await import("./commands/proxy")).command,
+  },
   convert: {
     summary: "Convert a message between JSON and binary (EventRequest built in)",
     load: async () => (await import("./commands/convert")).command,
