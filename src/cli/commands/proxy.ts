@@ -195,6 +195,11 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   const store = await CallStore.open(file, values["max-store"]).catch((e) => {
     throw new ProtocallError(`cannot open the call store ${file}: ${(e as Error).message}`);
   });
+  if (store.damaged > 0) {
+    ctx.stderr.write(
+      `protocall proxy: skipped ${store.damaged} damaged stretch(es) of ${file}; their bytes are kept in ${file}.damaged\n`,
+    );
+  }
   const schema = await openDecodingSchema(values, ctx, ca);
   const proxy = await startProxy({
     upstream: values.upstream,
