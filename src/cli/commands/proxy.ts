@@ -218,7 +218,9 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   }).catch((e) => {
     throw new ProtocallError(`cannot listen on ${values.host}:${values.port}: ${(e as Error).message}`);
   });
-  ctx.stderr.write(`proxying ${proxy.url} -> ${redactSecrets(values.upstream)} (store ${file})\n`);
+  // The proxy's URL alone on stdout (for scripts); what it does on stderr, with each call's line.
+  ctx.stdout.write(`${proxy.url}\n`);
+  ctx.stderr.write(`proxying ${proxy.url} to ${redactSecrets(values.upstream)}, calls stored in ${file}\n`);
   await untilStopped(ctx);
   await proxy.close();
   await schema.close();
