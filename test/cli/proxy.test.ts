@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { type ProxiedCall, readCalls } from "../../src/core/proxy/call-store";
 import { type CliServer, startCliServer, waitFor } from "../core/webhooks/support";
 import { runBufCurl } from "../support/buf";
-import { runCli } from "../support/cli";
+import { repoRoot, runCli } from "../support/cli";
 import { type DemoServer, startDemoServer } from "../support/servers";
 
 const work = mkdtempSync(join(tmpdir(), "protocall-proxy-cli-"));
@@ -28,11 +28,13 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+// buf curl uses HTTP/1.1 for an http URL only with a --schema (reflection needs HTTP/2).
+const schema = join(repoRoot, "examples/proto");
 const protocols: [string, string[]][] = [
-  ["connect over HTTP/1.1", ["--protocol", "connect"]],
+  ["connect over HTTP/1.1", ["--protocol", "connect", "--schema", schema]],
   ["connect over h2c", ["--protocol", "connect", "--http2-prior-knowledge"]],
   ["grpc", ["--protocol", "grpc", "--http2-prior-knowledge"]],
-  ["grpcweb over HTTP/1.1", ["--protocol", "grpcweb"]],
+  ["grpcweb over HTTP/1.1", ["--protocol", "grpcweb", "--schema", schema]],
   ["grpcweb over h2c", ["--protocol", "grpcweb", "--http2-prior-knowledge"]],
 ];
 
@@ -170,6 +172,36 @@ describe("the store and what is made of it", () => {
     writeFileSync(file, exported.stdout.replace('{"name":"changed"}', '{"name":"other"}'));
     const run = await runCli(["run", file]);
     assert.notEqual(run.code, 0, run.stderr);
+  });
+
+  test("an upstream that cannot be reached is `unavailable` in the caller's protocol, naming it", async () => {
+    const dead = await startCliServer([
+      "proxy",
+      "--upstream",
+      "http://127.0.0.1:1",
+      "--store",
+      join(work, "dead.store"),
+    ]);
+    try {
+      for (const [name, flags] of protocols) {
+        const r = await runBufCurl([
+          ...flags,
+          "--schema",
+          schema,
+          "-d",
+          "{}",
+          `${dead.url}/demo.v1.GreetService/Greet`,
+        ]);
+        assert.equal(r.code, 14 * 8, `${name}: ${r.stderr}`);
+        assert.match(
+          r.stderr,
+          /"message": "protocall proxy: the upstream http:\/\/127\.0\.0\.1:1 did not answer: .*ECONNREFUSED/,
+          name,
+        );
+      }
+    } finally {
+      await dead.stop();
+    }
   });
 
   test("show and export explain a missing call or store", async () => {

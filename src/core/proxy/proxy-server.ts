@@ -7,7 +7,8 @@ import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
-import { callStatus, detectProtocol } from "./call-status";
+import * as net from "node:net";
+import { callStatus, detectProtocol, type ProxyProtocol } from "./call-status";
 import type { ProxiedCall } from "./call-store";
 import { envelopeReader } from "./envelopes";
 
@@ -60,6 +61,50 @@ function flat(headers: Record<string, string | string[] | number | undefined>): 
     out[k] = Array.isArray(v) ? v.join(", ") : String(v);
   }
   return out;
+}
+
+function withoutStatus(headers: Record<string, string | number>): Record<string, string | number> {
+  const { ":status": _, ...rest } = headers;
+  return rest;
+}
+
+/**
+ * The answer to a call the upstream could not take (refused, reset before answering): `unavailable`
+ * in the caller's own protocol, so its client reports it as any server error, naming the upstream.
+ */
+export function unavailable(
+  protocol: ProxyProtocol,
+  contentType: string,
+  origin: string,
+  why: string,
+): { headers: Record<string, string | number>; body?: Buffer; trailersOnly: boolean } {
+  const message = `protocall proxy: the upstream ${origin} did not answer: ${why}`;
+  if (protocol === "grpc") {
+    return {
+      headers: {
+        ":status": 200,
+        "content-type": contentType,
+        "grpc-status": "14",
+        "grpc-message": encodeURIComponent(message),
+      },
+      trailersOnly: true,
+    };
+  }
+  if (protocol === "grpcweb") {
+    const trailer = Buffer.from(`grpc-status: 14\r\ngrpc-message: ${encodeURIComponent(message)}\r\n`);
+    const head = Buffer.from([0x80, 0, 0, 0, 0]);
+    head.writeUInt32BE(trailer.length, 1);
+    return {
+      headers: { ":status": 200, "content-type": contentType },
+      body: Buffer.concat([head, trailer]),
+      trailersOnly: false,
+    };
+  }
+  return {
+    headers: { ":status": 503, "content-type": "application/json" },
+    body: Buffer.from(JSON.stringify({ code: "unavailable", message })),
+    trailersOnly: false,
+  };
 }
 
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
@@ -139,6 +184,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
     if (h2) {
       const r2 = res as http2.Http2ServerResponse;
+      /** Set once the proxy answered for an upstream that did not. */
+      let answered = false;
       let up: http2.ClientHttp2Stream;
       try {
         up = upstreamSession().request({
@@ -176,14 +223,21 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         error = e.message;
         if (!r2.stream.destroyed) {
           if (!r2.headersSent && httpStatus === 0) {
-            r2.writeHead(502, { "content-type": "text/plain" });
-            r2.end(`protocall proxy: the upstream failed: ${e.message}\n`);
+            answered = true;
+            const answer = unavailable(protocol, contentType, upstream.origin, e.message);
+            if (answer.trailersOnly) r2.stream.respond(answer.headers, { endStream: true });
+            else {
+              r2.writeHead(answer.headers[":status"] as number, withoutStatus(answer.headers));
+              r2.end(answer.body ?? "");
+            }
           } else r2.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
         }
       });
       up.on("close", () => {
         const code = up.rstCode;
-        if (code && code !== http2.constants.NGHTTP2_NO_ERROR && !r2.stream.destroyed) r2.stream.close(code);
+        if (code && code !== http2.constants.NGHTTP2_NO_ERROR && !answered && !r2.stream.destroyed) {
+          r2.stream.close(code);
+        }
         finish();
       });
       r2.stream.on("close", () => {
@@ -221,8 +275,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     upReq.on("error", (e) => {
       error = e.message;
       if (!r1.headersSent) {
-        r1.writeHead(502, { "content-type": "text/plain" });
-        r1.end(`protocall proxy: the upstream failed: ${e.message}\n`);
+        const answer = unavailable(protocol, contentType, upstream.origin, e.message);
+        r1.writeHead(answer.headers[":status"] as number, withoutStatus(answer.headers));
+        r1.end(answer.body);
       } else r1.destroy();
     });
     r1.on("close", () => {
@@ -231,9 +286,32 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     });
   };
 
-  const server = options.tls
-    ? http2.createSecureServer({ ...options.tls, allowHTTP1: true }, handler)
-    : http2.createServer({ allowHTTP1: true } as http2.ServerOptions, handler);
+  const sockets = new Set<net.Socket>();
+  let server: net.Server;
+  if (options.tls) {
+    server = http2.createSecureServer({ ...options.tls, allowHTTP1: true }, handler);
+  } else {
+    // One cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a
+    // connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface), as the listener does.
+    const h1 = http.createServer(handler);
+    const h2 = http2.createServer(handler);
+    server = net.createServer((socket) => {
+      socket.on("error", () => {});
+      socket.once("data", (chunk: Buffer) => {
+        socket.pause();
+        socket.unshift(chunk);
+        if (chunk.subarray(0, 4).toString("latin1") === "PRI ") h2.emit("connection", socket);
+        else {
+          h1.emit("connection", socket);
+          socket.resume();
+        }
+      });
+    });
+  }
+  server.on("connection", (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
   const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -252,7 +330,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         for (const s of sessions) s.destroy();
         agent.destroy();
         server.close(() => resolve());
-        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        for (const socket of sockets) socket.destroy();
       }),
   };
 }
