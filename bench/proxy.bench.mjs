@@ -115,7 +115,8 @@ const proxy = await startServer([
 try {
   const direct = await unaryP99(demo.url);
   const proxied = await unaryP99(proxy.url);
-  const fmt = (r) => `p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms (${r.achieved.toFixed(0)} calls/s)`;
+  const fmt = (r) =>
+    `p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms (${r.achieved.toFixed(0)} calls/s)`;
   console.log(`unary direct:        ${fmt(direct)}`);
   console.log(`unary through proxy: ${fmt(proxied)}`);
   console.log(`added p99: ${(proxied.p99 - direct.p99).toFixed(2)} ms`);
@@ -124,8 +125,12 @@ try {
   await stream(proxy.url);
   const sd = await stream(demo.url);
   const sp = await stream(proxy.url);
-  console.log(`${streamMessages}-message server stream direct:        ${sd.ms.toFixed(0)} ms (${sd.bytes} bytes)`);
-  console.log(`${streamMessages}-message server stream through proxy: ${sp.ms.toFixed(0)} ms (${sp.bytes} bytes)`);
+  console.log(
+    `${streamMessages}-message server stream direct:        ${sd.ms.toFixed(0)} ms (${sd.bytes} bytes)`,
+  );
+  console.log(
+    `${streamMessages}-message server stream through proxy: ${sp.ms.toFixed(0)} ms (${sp.bytes} bytes)`,
+  );
 } finally {
   proxy.child.kill("SIGTERM");
   demo.child.kill("SIGTERM");
