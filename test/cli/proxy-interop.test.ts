@@ -98,7 +98,7 @@ test("the interop calls are stored decoded through the server's reflection", asy
     "the server stream stored",
   );
   assert.equal(call.responseMessages.length, 4);
-  const sizes = (call.decoded?.response as { payload: { body?: string } }[]).map(
+  const sizes = ((call.decoded?.response ?? []) as { payload: { body?: string } }[]).map(
     (m) => Buffer.from(m.payload.body ?? "", "base64").length,
   );
   assert.deepEqual(sizes, [31415, 9, 2653, 58979]);
