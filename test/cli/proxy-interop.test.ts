@@ -102,4 +102,11 @@ test("the interop calls are stored decoded through the server's reflection", asy
     (m) => Buffer.from(m.payload.body ?? "", "base64").length,
   );
   assert.deepEqual(sizes, [31415, 9, 2653, 58979]);
+  // The call whose deadline passed before the server answered: the client gave up, nothing came back.
+  const late = await waitFor(
+    () => readCalls(store).find((c) => JSON.stringify(c.decoded?.request).includes('"intervalUs":5000000')),
+    "the call past its deadline stored",
+  );
+  assert.ok(["canceled", "deadline_exceeded"].includes(late.status), late.status);
+  assert.equal(late.requestHeaders["grpc-timeout"] !== undefined, true);
 });

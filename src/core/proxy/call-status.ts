@@ -66,5 +66,7 @@ export function callStatus(c: {
     } catch {}
     return `http ${c.httpStatus}`;
   }
+  // No answer at all: the upstream failed, or the client gave up first (cancelled, or its deadline).
+  if (c.httpStatus === 0) return c.error ? "unavailable" : "canceled";
   return c.error ? "error" : `http ${c.httpStatus}`;
 }
