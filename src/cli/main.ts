@@ -55,6 +55,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "Run a mock server of a schema's services, answering from .rpc stub files or generated messages",
     load: async () => (await import("./commands/mock")).command,
   },
+  proxy: {
+    summary: "Pass Connect, gRPC and gRPC-Web calls through to a server, decoded, recorded and exportable",
+    load: async () => (await import("./commands/proxy")).command,
+  },
   convert: {
     summary: "Convert a message between JSON and binary (EventRequest built in)",
     load: async () => (await import("./commands/convert")).command,

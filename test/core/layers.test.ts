@@ -55,6 +55,7 @@ const allowedImports: Record<string, readonly string[]> = {
   mock: [".", "schema", "invoke", "rpcfile", "assertions", "serve"],
   drift: [".", "schema", "invoke", "analysis"],
   load: [".", "invoke", "rpcfile", "assertions"],
+  proxy: [".", "schema", "invoke", "serve"],
   mcp: [".", "schema", "invoke", "rpcfile", "assertions", "analysis"],
 };
 

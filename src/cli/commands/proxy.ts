@@ -1,0 +1,302 @@
+// `protocall proxy`: a reverse proxy that passes Connect, gRPC and gRPC-Web calls through unchanged,
+// decodes them with the schema, prints one line per call and keeps each in a durable store; plus
+// `proxy list`, `proxy show ID` and `proxy export ID --as rpc|curl|buf-curl` over that store.
+import { join, resolve } from "node:path";
+import { ProtocallError } from "../../core/errors";
+import { redactHeaderValue, redactSecrets } from "../../core/invoke/redact";
+import type { ProxiedCall } from "../../core/proxy/call-store";
+import type { SchemaSource } from "../../core/schema/types";
+import { configDir } from "../../core/serve/self-signed";
+import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../args";
+import type { CliContext, Command } from "../context";
+import { readFlagFile, untilStopped } from "../io";
+
+const storeFlag = defineFlags({
+  store: {
+    kind: "string",
+    value: "FILE",
+    defaultText: "proxy.store in the config directory",
+    help: "the call store",
+  },
+});
+
+const serveFlags = defineFlags({
+  upstream: {
+    kind: "string",
+    value: "URL",
+    required: true,
+    help: "the server to pass calls to (http:// or https://)",
+  },
+  host: { kind: "string", value: "HOST", default: "127.0.0.1", help: "address to bind" },
+  port: {
+    kind: "int",
+    value: "PORT",
+    min: 0,
+    max: 65535,
+    default: 0,
+    defaultText: "0: any free port",
+    help: "port",
+  },
+  tls: {
+    kind: "bool",
+    help: "serve https with a self-signed certificate, generated once and kept in the config directory",
+  },
+  cert: { kind: "string", value: "FILE", help: "serve https with this certificate (PEM); needs --key" },
+  key: { kind: "string", value: "FILE", help: "the private key (PEM) of --cert" },
+  schema: {
+    kind: "strings",
+    value: "SOURCE",
+    help: "decode calls with this schema (directory, .proto, descriptor set, registry module; repeatable) instead of the upstream's reflection",
+  },
+  cacert: {
+    kind: "string",
+    value: "FILE",
+    help: "PEM file of the authorities that sign the upstream's certificate",
+  },
+  insecure: { kind: "bool", short: "k", help: "do not verify the upstream's TLS certificate" },
+  "max-store": {
+    kind: "size",
+    defaultText: "64MiB",
+    help: "size limit of the store; the oldest calls are pruned past it",
+  },
+  ...storeFlag,
+});
+
+const exportFlags = defineFlags({
+  ...storeFlag,
+  as: { kind: "string", choices: ["rpc", "curl", "buf-curl"], default: "rpc", help: "what to write" },
+});
+
+const help = `Pass Connect, gRPC and gRPC-Web calls through to a server, decoded and recorded.
+
+Usage: protocall proxy --upstream URL [--port P] [--host H] [--tls | --cert F --key F] [--schema S]... [--store FILE]
+       protocall proxy list [--store FILE]
+       protocall proxy show ID [--store FILE]
+       protocall proxy export ID [--as rpc|curl|buf-curl] [--store FILE]
+
+Point a client at the proxy instead of the server: every call goes through unchanged (headers,
+messages as they flow, trailers; a cancelled call is cancelled upstream), over HTTP/1.1, h2c or
+TLS. Each call is decoded with the upstream's reflection (or --schema), stored durably before its
+line is printed (method, protocol, status, duration, bytes sent and received), and can be shown or
+exported as a .rpc request with assertions for what was observed, or as a curl command line.
+Messages the schema cannot decode are kept as raw wire fields. Secrets are redacted when shown.
+
+Flags (proxy):
+${flagsHelp(serveFlags)}
+Flags (export):
+${flagsHelp(exportFlags)}`;
+
+function storePath(ctx: CliContext, value: string | undefined): string {
+  return value ? resolve(ctx.cwd, value) : join(configDir(ctx.env), "proxy.store");
+}
+
+/** The first of the sources that knows a name. */
+function firstOf(sources: SchemaSource[]): SchemaSource {
+  return {
+    label: sources.map((s) => s.label).join(", "),
+    listServices: async () =>
+      [...new Set((await Promise.all(sources.map((s) => s.listServices()))).flat())].sort(),
+    async findType(name) {
+      for (const s of sources) {
+        const found = await s.findType(name);
+        if (found) return found;
+      }
+      return undefined;
+    },
+    async findExtension(extendee, number) {
+      for (const s of sources) {
+        const found = await s.findExtension(extendee, number);
+        if (found) return found;
+      }
+      return undefined;
+    },
+    close: async () => {
+      await Promise.all(sources.map((s) => s.close()));
+    },
+  };
+}
+
+async function openDecodingSchema(
+  values: { upstream: string; schema?: string[]; cacert?: string; insecure: boolean },
+  ctx: CliContext,
+  ca: string | undefined,
+): Promise<SchemaSource> {
+  if (values.schema && values.schema.length > 0) {
+    const { openSchema } = await import("../../core/schema/open-schema");
+    const sources = [];
+    for (const spec of values.schema)
+      sources.push(await openSchema(spec, { cwd: ctx.cwd, stdin: ctx.stdin, env: ctx.env }));
+    return firstOf(sources);
+  }
+  const { createGrpcTransport } = await import("@connectrpc/connect-node");
+  const { createReflectionSource } = await import("../../core/schema/reflection-client");
+  const transport = createGrpcTransport({
+    baseUrl: values.upstream,
+    nodeOptions: { ca, rejectUnauthorized: !values.insecure },
+  });
+  return createReflectionSource({ transport, label: `reflection at ${values.upstream}`, timeoutMs: 10_000 });
+}
+
+function sizeText(n: number): string {
+  return n < 1024
+    ? `${n} B`
+    : n < 1 << 20
+      ? `${(n / 1024).toFixed(1)} KiB`
+      : `${(n / (1 << 20)).toFixed(1)} MiB`;
+}
+
+/** The one line printed for a call as it completes, and listed by `proxy list`. */
+export function callLine(call: ProxiedCall): string {
+  return `#${call.id} ${call.method} ${call.protocol} ${call.status} ${call.durationMs.toFixed(1)}ms ↑${sizeText(call.requestBytes)} ↓${sizeText(call.responseBytes)}`;
+}
+
+async function serve(args: string[], ctx: CliContext): Promise<number> {
+  const { values, help: wanted } = parseArgs(args, serveFlags, { command: "protocall proxy" });
+  if (wanted) {
+    ctx.stdout.write(help);
+    return 0;
+  }
+  if (values.tls && (values.cert || values.key))
+    throw new ProtocallError("use either --tls or --cert/--key, not both");
+  if (Boolean(values.cert) !== Boolean(values.key))
+    throw new ProtocallError("--cert and --key must be given together");
+  let upstream: URL;
+  try {
+    upstream = new URL(values.upstream);
+  } catch {
+    throw new ProtocallError(
+      `--upstream "${redactSecrets(values.upstream)}" is not a URL: give http://host:port or https://host:port`,
+    );
+  }
+  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") {
+    throw new ProtocallError(
+      `--upstream must start with http:// or https://, got ${redactSecrets(values.upstream)}`,
+    );
+  }
+  const ca = values.cacert ? readFlagFile(ctx, values.cacert, "--cacert") : undefined;
+  let tls: { cert: string; key: string } | undefined;
+  if (values.tls) {
+    const { ensureSelfSignedCert } = await import("../../core/serve/self-signed");
+    const generated = await ensureSelfSignedCert(configDir(ctx.env), "proxy");
+    ctx.stderr.write(
+      `using self-signed certificate ${generated.certPath}\nSHA-256 fingerprint ${generated.fingerprint}\n`,
+    );
+    tls = { cert: generated.cert, key: generated.key };
+  } else if (values.cert && values.key) {
+    tls = { cert: readFlagFile(ctx, values.cert, "--cert"), key: readFlagFile(ctx, values.key, "--key") };
+  }
+  const { CallStore } = await import("../../core/proxy/call-store");
+  const { startProxy } = await import("../../core/proxy/proxy-server");
+  const { decodeCall } = await import("../../core/proxy/decode-call");
+  const file = storePath(ctx, values.store);
+  const { mkdirSync } = await import("node:fs");
+  const { dirname } = await import("node:path");
+  mkdirSync(dirname(file), { recursive: true });
+  const store = await CallStore.open(file, values["max-store"]).catch((e) => {
+    throw new ProtocallError(`cannot open the call store ${file}: ${(e as Error).message}`);
+  });
+  if (store.damaged > 0) {
+    ctx.stderr.write(
+      `protocall proxy: skipped ${store.damaged} damaged stretch(es) of ${file}; their bytes are kept in ${file}.damaged\n`,
+    );
+  }
+  const schema = await openDecodingSchema(values, ctx, ca);
+  const proxy = await startProxy({
+    upstream: values.upstream,
+    port: values.port,
+    host: values.host,
+    tls,
+    ca,
+    insecure: values.insecure,
+    onWarning: (text) => ctx.stderr.write(`protocall proxy: ${redactSecrets(text)}\n`),
+    async onCall(observed) {
+      const decoded = await decodeCall(observed, schema);
+      const call: ProxiedCall = { id: store.allocateId(), ...observed, decoded };
+      await store.add(call);
+      ctx.stderr.write(`${callLine(call)}\n`);
+    },
+  }).catch((e) => {
+    throw new ProtocallError(`cannot listen on ${values.host}:${values.port}: ${(e as Error).message}`);
+  });
+  // The proxy's URL alone on stdout (for scripts); what it does on stderr, with each call's line.
+  ctx.stdout.write(`${proxy.url}\n`);
+  ctx.stderr.write(`proxying ${proxy.url} to ${redactSecrets(values.upstream)}, calls stored in ${file}\n`);
+  await untilStopped(ctx);
+  await proxy.close();
+  await schema.close();
+  await store.close();
+  return 0;
+}
+
+async function storedCalls(ctx: CliContext, value: string | undefined): Promise<ProxiedCall[]> {
+  const file = storePath(ctx, value);
+  const { existsSync } = await import("node:fs");
+  if (!existsSync(file))
+    throw new ProtocallError(
+      `no call store at ${file}: run \`protocall proxy --upstream URL\` first, or give --store`,
+    );
+  const { readCalls } = await import("../../core/proxy/call-store");
+  return readCalls(file);
+}
+
+async function findCall(
+  ctx: CliContext,
+  id: string | undefined,
+  store: string | undefined,
+): Promise<ProxiedCall> {
+  if (id === undefined || !/^\d+$/.test(id))
+    throw new ProtocallError("give the number of a call, as `protocall proxy list` shows it (#3: 3)");
+  const calls = await storedCalls(ctx, store);
+  const call = calls.find((c) => c.id === Number(id));
+  if (!call)
+    throw new ProtocallError(
+      `no call ${id} in the store (it holds ${calls.length ? `calls ${calls[0].id} to ${calls[calls.length - 1].id}` : "no calls"})`,
+    );
+  return call;
+}
+
+async function list(args: string[], ctx: CliContext): Promise<number> {
+  const { values } = parseArgs(args, storeFlag, { command: "protocall proxy list" });
+  for (const call of await storedCalls(ctx, values.store)) ctx.stdout.write(`${callLine(call)}\n`);
+  return 0;
+}
+
+async function show(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs(args, storeFlag, {
+    command: "protocall proxy show",
+    positionals: 1,
+  });
+  const call = await findCall(ctx, positionals[0], values.store);
+  const redact = (h: Record<string, string>) =>
+    Object.fromEntries(Object.entries(h).map(([k, v]) => [k, redactHeaderValue(k, v)]));
+  const { requestMessages: _a, responseMessages: _b, ...rest } = call;
+  const shown = {
+    ...rest,
+    requestHeaders: redact(call.requestHeaders),
+    responseHeaders: redact(call.responseHeaders),
+    trailers: redact(call.trailers),
+  };
+  ctx.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+  return 0;
+}
+
+async function exportCommand(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs(args, exportFlags, {
+    command: "protocall proxy export",
+    positionals: 1,
+  });
+  const call = await findCall(ctx, positionals[0], values.store);
+  const { exportCall } = await import("../../core/proxy/export-call");
+  ctx.stdout.write(exportCall(call, values.as as "rpc" | "curl" | "buf-curl"));
+  return 0;
+}
+
+export const command: Command = {
+  run: (args, ctx) =>
+    runSubcommand(args, ctx, {
+      command: "protocall proxy",
+      usage: help,
+      subcommands: { list, show, export: exportCommand },
+      fallback: serve,
+    }),
+};
