@@ -2,12 +2,15 @@
 // through byte for byte (headers, body as it flows with back-pressure, trailers; cancellation by
 // either side resets the other), on HTTP/1.1 and h2c (or TLS) on one port. HTTP/2 calls go upstream
 // over HTTP/2, HTTP/1.1 calls over HTTP/1.1. Messages are read on the side (envelopes.ts), and each
-// completed call is stored durably before its line is printed.
+// completed call is stored durably before its line is printed. Accepted connections share the listener's
+// limits (ConnectionGuard: max connections, header and idle timeouts); request bodies, which may
+// be long streams, are not timed.
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import * as net from "node:net";
+import { ConnectionGuard, defaultLimits } from "../serve/connection-guard";
 import { callStatus, detectProtocol, type ProxyProtocol } from "./call-status";
 import type { ProxiedCall } from "./call-store";
 import { envelopeReader } from "./envelopes";
@@ -107,56 +110,93 @@ export function unavailable(
   };
 }
 
-export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
-  const upstream = new URL(options.upstream);
-  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") {
+/** The upstream: its URL, trust, the HTTP/1.1 agent and the shared HTTP/2 session. */
+interface Upstream {
+  readonly url: URL;
+  readonly secure: boolean;
+  readonly basePath: string;
+  readonly agent: http.Agent;
+  /** The open HTTP/2 session to the upstream, connecting a new one when there is none. */
+  session(): http2.ClientHttp2Session;
+  close(): void;
+}
+
+function connectUpstream(options: ProxyOptions): Upstream {
+  const url = new URL(options.upstream);
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new Error(`--upstream must be an http:// or https:// URL, got ${options.upstream}`);
   }
-  const secureUp = upstream.protocol === "https:";
+  const secure = url.protocol === "https:";
   const trust = { ca: options.ca, rejectUnauthorized: !options.insecure };
-  const agent = secureUp
-    ? new https.Agent({ keepAlive: true, ...trust })
-    : new http.Agent({ keepAlive: true });
-  let session: http2.ClientHttp2Session | undefined;
+  const agent = secure ? new https.Agent({ keepAlive: true, ...trust }) : new http.Agent({ keepAlive: true });
+  let current: http2.ClientHttp2Session | undefined;
   const sessions = new Set<http2.ClientHttp2Session>();
-  function upstreamSession(): http2.ClientHttp2Session {
-    if (session && !session.closed && !session.destroyed) return session;
-    const s = http2.connect(upstream.origin, secureUp ? { ...trust, ALPNProtocols: ["h2"] } : {});
+  const session = (): http2.ClientHttp2Session => {
+    if (current && !current.closed && !current.destroyed) return current;
+    const s = http2.connect(url.origin, secure ? { ...trust, ALPNProtocols: ["h2"] } : {});
     s.on("error", (e) => options.onWarning?.(`upstream connection: ${e.message}`));
     s.on("close", () => {
       sessions.delete(s);
-      if (session === s) session = undefined;
+      if (current === s) current = undefined;
     });
     s.on("goaway", () => {
-      if (session === s) session = undefined;
+      if (current === s) current = undefined;
     });
     sessions.add(s);
-    session = s;
+    current = s;
     return s;
-  }
-  const basePath = upstream.pathname.replace(/\/$/, "");
+  };
+  return {
+    url,
+    secure,
+    basePath: url.pathname.replace(/\/$/, ""),
+    agent,
+    session,
+    close: () => {
+      for (const s of sessions) s.destroy();
+      agent.destroy();
+    },
+  };
+}
 
-  const handler = (
-    req: http.IncomingMessage | http2.Http2ServerRequest,
-    res: http.ServerResponse | http2.Http2ServerResponse,
-  ) => {
-    const started = performance.now();
-    const startedAt = new Date().toISOString();
-    const h2 = req.httpVersionMajor === 2;
-    const contentType = String(req.headers["content-type"] ?? "");
-    const protocol = detectProtocol(contentType);
-    const enveloped = protocol !== "connect" || contentType.startsWith("application/connect+");
-    const sent = envelopeReader(enveloped);
-    const received = envelopeReader(enveloped);
-    const path = basePath + (req.url ?? "/");
-    let httpStatus = 0;
-    let responseHeaders: Record<string, string> = {};
-    let trailers: Record<string, string> = {};
-    let error: string | undefined;
-    let finished = false;
-    const finish = () => {
+/** One call as it passes: what was seen of it so far, and `finish` to store it once. */
+interface CallRecord {
+  readonly protocol: ProxyProtocol;
+  readonly contentType: string;
+  readonly path: string;
+  readonly sent: ReturnType<typeof envelopeReader>;
+  readonly received: ReturnType<typeof envelopeReader>;
+  httpStatus: number;
+  responseHeaders: Record<string, string>;
+  trailers: Record<string, string>;
+  error?: string;
+  finish(): void;
+}
+
+function recordCall(
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  basePath: string,
+  options: ProxyOptions,
+): CallRecord {
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const contentType = String(req.headers["content-type"] ?? "");
+  const protocol = detectProtocol(contentType);
+  const enveloped = protocol !== "connect" || contentType.startsWith("application/connect+");
+  let finished = false;
+  const rec: CallRecord = {
+    protocol,
+    contentType,
+    path: basePath + (req.url ?? "/"),
+    sent: envelopeReader(enveloped),
+    received: envelopeReader(enveloped),
+    httpStatus: 0,
+    responseHeaders: {},
+    trailers: {},
+    finish: () => {
       if (finished) return;
       finished = true;
+      const { sent, received, httpStatus, responseHeaders, trailers, error } = rec;
       sent.end();
       received.end();
       const call: Omit<ProxiedCall, "id"> = {
@@ -164,7 +204,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         upstream: options.upstream,
         method: (req.url ?? "/").split("?")[0].replace(/^\//, ""),
         protocol,
-        httpVersion: h2 ? "2" : "1.1",
+        httpVersion: req.httpVersionMajor === 2 ? "2" : "1.1",
         httpStatus,
         status: callStatus({ protocol, httpStatus, responseHeaders, trailers, received, error }),
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
@@ -179,147 +219,197 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         ...(error ? { error } : {}),
       };
       Promise.resolve(options.onCall(call)).catch((e) => options.onWarning?.(`storing a call: ${e}`));
-    };
-    req.on("data", (c: Buffer) => sent.push(c));
+    },
+  };
+  req.on("data", (c: Buffer) => rec.sent.push(c));
+  return rec;
+}
 
-    if (h2) {
-      const r2 = res as http2.Http2ServerResponse;
-      /** Set once the proxy answered for an upstream that did not. */
-      let answered = false;
-      let up: http2.ClientHttp2Stream;
-      try {
-        up = upstreamSession().request({
-          ...forwardable(req.headers, true),
-          ":method": req.method ?? "POST",
-          ":path": path,
-          ":scheme": upstream.protocol.slice(0, -1),
-          ":authority": upstream.host,
-        });
-      } catch (e) {
-        error = (e as Error).message;
-        r2.stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
-        finish();
-        return;
-      }
-      req.pipe(up);
-      up.on("response", (headers, flags) => {
-        httpStatus = Number(headers[":status"]);
-        responseHeaders = flat(headers);
-        if (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) {
-          // A trailers-only answer (gRPC errors): one HEADERS frame that ends the stream, as sent.
-          if (!r2.stream.destroyed)
-            r2.stream.respond({ ...forwardable(headers), ":status": httpStatus }, { endStream: true });
-          return;
-        }
-        r2.writeHead(httpStatus, forwardable(headers));
-        up.on("data", (c: Buffer) => received.push(c));
-        up.pipe(r2);
-      });
-      up.on("trailers", (t) => {
-        trailers = flat(t);
-        r2.addTrailers(forwardable(t));
-      });
-      up.on("error", (e) => {
-        error = e.message;
-        if (!r2.stream.destroyed) {
-          if (!r2.headersSent && httpStatus === 0) {
-            answered = true;
-            const answer = unavailable(protocol, contentType, upstream.origin, e.message);
-            if (answer.trailersOnly) r2.stream.respond(answer.headers, { endStream: true });
-            else {
-              r2.writeHead(answer.headers[":status"] as number, withoutStatus(answer.headers));
-              r2.end(answer.body ?? "");
-            }
-          } else r2.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
-        }
-      });
-      up.on("close", () => {
-        const code = up.rstCode;
-        if (code && code !== http2.constants.NGHTTP2_NO_ERROR && !answered && !r2.stream.destroyed) {
-          r2.stream.close(code);
-        }
-        finish();
-      });
-      r2.stream.on("close", () => {
-        if (!up.closed) up.close(r2.stream.rstCode || http2.constants.NGHTTP2_CANCEL);
-        finish();
-      });
+/** Passes an HTTP/2 call to the upstream over HTTP/2: frames, trailers and resets as they come. */
+function proxyHttp2(
+  req: http2.Http2ServerRequest,
+  r2: http2.Http2ServerResponse,
+  upstream: Upstream,
+  rec: CallRecord,
+) {
+  /** Set once the proxy answered for an upstream that did not. */
+  let answered = false;
+  let up: http2.ClientHttp2Stream;
+  try {
+    up = upstream.session().request({
+      ...forwardable(req.headers, true),
+      ":method": req.method ?? "POST",
+      ":path": rec.path,
+      ":scheme": upstream.url.protocol.slice(0, -1),
+      ":authority": upstream.url.host,
+    });
+  } catch (e) {
+    rec.error = (e as Error).message;
+    r2.stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+    rec.finish();
+    return;
+  }
+  req.pipe(up);
+  up.on("response", (headers, flags) => {
+    rec.httpStatus = Number(headers[":status"]);
+    rec.responseHeaders = flat(headers);
+    if (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) {
+      // A trailers-only answer (gRPC errors): one HEADERS frame that ends the stream, as sent.
+      if (!r2.stream.destroyed)
+        r2.stream.respond({ ...forwardable(headers), ":status": rec.httpStatus }, { endStream: true });
       return;
     }
-
-    const r1 = res as http.ServerResponse;
-    const upReq = (secureUp ? https : http).request({
-      protocol: upstream.protocol,
-      hostname: upstream.hostname,
-      port: upstream.port,
-      method: req.method,
-      path,
-      headers: { ...forwardable(req.headers), host: upstream.host },
-      agent,
-    });
-    req.pipe(upReq);
-    upReq.on("response", (upRes) => {
-      httpStatus = upRes.statusCode ?? 0;
-      responseHeaders = flat(upRes.headers);
-      r1.writeHead(httpStatus, forwardable(upRes.headers));
-      upRes.on("data", (c: Buffer) => received.push(c));
-      upRes.pipe(r1);
-      upRes.on("end", () => {
-        trailers = flat(upRes.trailers);
-      });
-      upRes.on("error", (e) => {
-        error = e.message;
-        r1.destroy();
-      });
-    });
-    upReq.on("error", (e) => {
-      error = e.message;
-      if (!r1.headersSent) {
-        const answer = unavailable(protocol, contentType, upstream.origin, e.message);
-        r1.writeHead(answer.headers[":status"] as number, withoutStatus(answer.headers));
-        r1.end(answer.body);
-      } else r1.destroy();
-    });
-    r1.on("close", () => {
-      if (!r1.writableFinished) upReq.destroy();
-      finish();
-    });
-  };
-
-  const sockets = new Set<net.Socket>();
-  let server: net.Server;
-  if (options.tls) {
-    server = http2.createSecureServer({ ...options.tls, allowHTTP1: true }, handler);
-  } else {
-    // One cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a
-    // connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface), as the listener does.
-    const h1 = http.createServer(handler);
-    const h2 = http2.createServer(handler);
-    server = net.createServer((socket) => {
-      socket.on("error", () => {});
-      socket.once("data", (chunk: Buffer) => {
-        socket.pause();
-        socket.unshift(chunk);
-        if (chunk.subarray(0, 4).toString("latin1") === "PRI ") h2.emit("connection", socket);
-        else {
-          h1.emit("connection", socket);
-          socket.resume();
-        }
-      });
-    });
-  }
-  server.on("connection", (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
+    r2.writeHead(rec.httpStatus, forwardable(headers));
+    up.on("data", (c: Buffer) => rec.received.push(c));
+    up.pipe(r2);
   });
-  const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolve, reject) => {
+  up.on("trailers", (t) => {
+    rec.trailers = flat(t);
+    r2.addTrailers(forwardable(t));
+  });
+  up.on("error", (e) => {
+    rec.error = e.message;
+    if (r2.stream.destroyed) return;
+    if (!r2.headersSent && rec.httpStatus === 0) {
+      answered = true;
+      const answer = unavailable(rec.protocol, rec.contentType, upstream.url.origin, e.message);
+      if (answer.trailersOnly) r2.stream.respond(answer.headers, { endStream: true });
+      else {
+        r2.writeHead(answer.headers[":status"] as number, withoutStatus(answer.headers));
+        r2.end(answer.body ?? "");
+      }
+    } else r2.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+  });
+  up.on("close", () => {
+    const code = up.rstCode;
+    if (code && code !== http2.constants.NGHTTP2_NO_ERROR && !answered && !r2.stream.destroyed) {
+      r2.stream.close(code);
+    }
+    rec.finish();
+  });
+  r2.stream.on("close", () => {
+    if (!up.closed) up.close(r2.stream.rstCode || http2.constants.NGHTTP2_CANCEL);
+    rec.finish();
+  });
+}
+
+/** Passes an HTTP/1.1 call to the upstream over HTTP/1.1 (keep-alive agent). */
+function proxyHttp1(req: http.IncomingMessage, r1: http.ServerResponse, upstream: Upstream, rec: CallRecord) {
+  const url = upstream.url;
+  const upReq = (upstream.secure ? https : http).request({
+    protocol: url.protocol,
+    hostname: url.hostname,
+    port: url.port,
+    method: req.method,
+    path: rec.path,
+    headers: { ...forwardable(req.headers), host: url.host },
+    agent: upstream.agent,
+  });
+  req.pipe(upReq);
+  upReq.on("response", (upRes) => {
+    rec.httpStatus = upRes.statusCode ?? 0;
+    rec.responseHeaders = flat(upRes.headers);
+    r1.writeHead(rec.httpStatus, forwardable(upRes.headers));
+    upRes.on("data", (c: Buffer) => rec.received.push(c));
+    upRes.pipe(r1);
+    upRes.on("end", () => {
+      rec.trailers = flat(upRes.trailers);
+    });
+    upRes.on("error", (e) => {
+      rec.error = e.message;
+      r1.destroy();
+    });
+  });
+  upReq.on("error", (e) => {
+    rec.error = e.message;
+    if (!r1.headersSent) {
+      const answer = unavailable(rec.protocol, rec.contentType, url.origin, e.message);
+      r1.writeHead(answer.headers[":status"] as number, withoutStatus(answer.headers));
+      r1.end(answer.body);
+    } else r1.destroy();
+  });
+  r1.on("close", () => {
+    if (!r1.writableFinished) upReq.destroy();
+    rec.finish();
+  });
+}
+
+type ProxyHandler = (
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  res: http.ServerResponse | http2.Http2ServerResponse,
+) => void;
+
+/**
+ * The server that accepts the proxy's connections, each under the guard: TLS (ALPN h2 and
+ * http/1.1), or one cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge.
+ */
+function frontServer(options: ProxyOptions, handler: ProxyHandler, guard: ConnectionGuard): net.Server {
+  const onRequest: ProxyHandler = (req, res) => {
+    if (req.httpVersionMajor !== 2) {
+      const conn = guard.of(req.socket);
+      guard.requestStarted(conn);
+      res.once("close", () => guard.requestFinished(conn));
+    }
+    handler(req, res);
+  };
+  if (options.tls) {
+    const secure = http2.createSecureServer(
+      { ...options.tls, allowHTTP1: true, handshakeTimeout: guard.headersTimeoutMs },
+      onRequest,
+    );
+    secure.on("session", (session) => guard.attachSession(session));
+    secure.on("connection", (socket: net.Socket) => guard.accept(socket));
+    return secure;
+  }
+  // The first bytes of a connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface), as the
+  // listener does.
+  const h1 = http.createServer({ keepAliveTimeout: guard.idleTimeoutMs }, onRequest);
+  const h2 = http2.createServer(onRequest);
+  h2.on("session", (session) => guard.attachSession(session));
+  return net.createServer((socket) => {
+    socket.on("error", () => {});
+    if (!guard.accept(socket, true)) return;
+    socket.once("data", (chunk: Buffer) => {
+      if (!guard.admit(socket, chunk)) return;
+      socket.pause();
+      socket.unshift(chunk);
+      if (chunk.subarray(0, 4).toString("latin1") === "PRI ") h2.emit("connection", socket);
+      else {
+        h1.emit("connection", socket);
+        socket.resume();
+      }
+    });
+  });
+}
+
+function listen(server: net.Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
+    server.listen(port, host, () => {
       server.off("error", reject);
       resolve();
     });
   });
+}
+
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const upstream = connectUpstream(options);
+  const handler: ProxyHandler = (req, res) => {
+    const rec = recordCall(req, upstream.basePath, options);
+    if (req.httpVersionMajor === 2) {
+      proxyHttp2(req as http2.Http2ServerRequest, res as http2.Http2ServerResponse, upstream, rec);
+    } else proxyHttp1(req as http.IncomingMessage, res as http.ServerResponse, upstream, rec);
+  };
+  const guard = new ConnectionGuard(defaultLimits);
+  const server = frontServer(options, handler, guard);
+  const host = options.host ?? "127.0.0.1";
+  try {
+    await listen(server, options.port ?? 0, host);
+  } catch (e) {
+    guard.close();
+    upstream.close();
+    throw e;
+  }
   const port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return {
@@ -327,10 +417,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     port,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const s of sessions) s.destroy();
-        agent.destroy();
+        upstream.close();
         server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
+        guard.close();
       }),
   };
 }
