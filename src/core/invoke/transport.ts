@@ -107,6 +107,11 @@ export interface CurlTransport {
   close(): void;
 }
 
+/** A connection the peer reset: ECONNRESET on a read, EPIPE on a write after the reset arrived. */
+function isReset(err: NodeJS.ErrnoException): boolean {
+  return err.code === "ECONNRESET" || err.code === "EPIPE";
+}
+
 /** The connection settings that a curl command's options give (without the log and header splitter). */
 export function curlTransportSettings(
   o: CurlOptions,
@@ -254,7 +259,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     }
     socket.on("error", (err: NodeJS.ErrnoException) => {
       if (timer) clearTimeout(timer);
-      if (established && err.code === "ECONNRESET" && socket.bytesRead === 0 && !secure) {
+      // A reset before any answer: ECONNRESET, or EPIPE when it beat our first write (timing alone).
+      if (established && isReset(err) && socket.bytesRead === 0 && !secure) {
         resetAtDial = new ConnectError(`dial ${target}: connect: connection reset by peer`, Code.Canceled);
       }
       if (established) {
@@ -282,13 +288,12 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     const connected = () => {
       tcpConnected = true;
       if (tunnel) log.info(`Connected to ${joinHostPort(hostname, port)} through the proxy`);
-      else if (socket.remoteAddress && socket.localAddress)
-        addresses = `${joinHostPort(socket.localAddress, socket.localPort ?? 0)}->${joinHostPort(socket.remoteAddress, socket.remotePort ?? port)}`;
-      if (tunnel) {
-        // logged above
-      } else if (socket.remoteAddress)
-        log.info(`Connected to ${joinHostPort(socket.remoteAddress, socket.remotePort ?? port)}`);
-      else log.info(`Connected to ${s.unixSocket ?? target}`);
+      else if (socket.remoteAddress) {
+        const remote = joinHostPort(socket.remoteAddress, socket.remotePort ?? port);
+        if (socket.localAddress)
+          addresses = `${joinHostPort(socket.localAddress, socket.localPort ?? 0)}->${remote}`;
+        log.info(`Connected to ${remote}`);
+      } else log.info(`Connected to ${s.unixSocket ?? target}`);
       if (secure && alpn) log.info(`ALPN: offering ${alpn.join(",")}`);
       if (!secure) onConnected();
     };
