@@ -64,6 +64,9 @@ function stage(target) {
   delete manifest.scripts;
   delete manifest.bin;
   delete manifest.allowScripts;
+  // `files` says what the npm package carries; the staged folder holds exactly what the extension
+  // ships, and vsce refuses `files` beside a .vscodeignore.
+  delete manifest.files;
   manifest.dependencies = {};
   const bufPkg = target ? bufPackages[target] : undefined;
   if (bufPkg) {

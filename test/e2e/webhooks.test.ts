@@ -195,9 +195,20 @@ test("local registry → create webhook → listener → push → delivery → d
 
   // 8. Delete the webhook: a modal names its callback URL; then the repository has none.
   await wb.openView("Webhooks");
-  await inlineAction(wb.treeItem("Webhooks", "WEBHOOK_EVENT_REPOSITORY_PUSH"), "Delete Webhook");
   const dialog = page.locator(".monaco-dialog-box");
-  await dialog.waitFor({ state: "visible" });
+  // A click that lands while the view redraws (a delivery read, the view taking focus on a loaded
+  // machine) is lost: hover and click again until the confirmation opens.
+  await poll(
+    "the delete confirmation",
+    async () => {
+      if (!(await dialog.isVisible())) {
+        await inlineAction(wb.treeItem("Webhooks", "WEBHOOK_EVENT_REPOSITORY_PUSH"), "Delete Webhook");
+      }
+      await dialog.waitFor({ state: "visible", timeout: 5000 });
+      return true;
+    },
+    60_000,
+  );
   assert.ok(((await dialog.textContent()) ?? "").includes(callbackUrl), (await dialog.textContent()) ?? "");
   await wb.screenshot("delete-confirmation");
   await dialog.locator(".monaco-button", { hasText: /^Delete$/ }).click();
