@@ -55,7 +55,7 @@ const allowedImports: Record<string, readonly string[]> = {
   mock: [".", "schema", "invoke", "rpcfile", "assertions", "serve"],
   drift: [".", "schema", "invoke", "analysis"],
   load: [".", "invoke", "rpcfile", "assertions"],
-  proxy: [".", "schema", "invoke", "serve"],
+  proxy: [".", "schema", "invoke", "rpcfile", "serve"],
   mcp: [".", "schema", "invoke", "rpcfile", "assertions", "analysis"],
 };
 

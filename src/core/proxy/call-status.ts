@@ -1,6 +1,7 @@
 // A proxied call's protocol (from its Content-Type) and its outcome as the client sees it: the
 // gRPC status of gRPC (trailers, or the headers of a trailers-only answer) and gRPC-Web (its
 // trailer envelope), the Connect error code of a Connect stream's end message or unary error body.
+import { statusCodeNames } from "../rpcfile/assertion-syntax";
 import type { EnvelopeReader } from "./envelopes";
 
 export type ProxyProtocol = "grpc" | "grpcweb" | "connect";
@@ -11,29 +12,9 @@ export function detectProtocol(contentType: string): ProxyProtocol {
   return "connect";
 }
 
-const GRPC_CODES = [
-  "ok",
-  "canceled",
-  "unknown",
-  "invalid_argument",
-  "deadline_exceeded",
-  "not_found",
-  "already_exists",
-  "permission_denied",
-  "resource_exhausted",
-  "failed_precondition",
-  "aborted",
-  "out_of_range",
-  "unimplemented",
-  "internal",
-  "unavailable",
-  "data_loss",
-  "unauthenticated",
-];
-
 function grpcName(code: string | undefined): string | undefined {
   if (code === undefined) return undefined;
-  return GRPC_CODES[Number(code)] ?? `code ${code}`;
+  return statusCodeNames[Number(code)] ?? `code ${code}`;
 }
 
 export function callStatus(c: {
