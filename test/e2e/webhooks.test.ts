@@ -159,13 +159,33 @@ test("local registry → create webhook → listener → push → delivery → d
   // 5. Push through the local registry, with an author name that is markup.
   // From the Webhooks view's "More Actions" menu, which offers Push while the local registry runs.
   const webhooksPane = await wb.openView("Webhooks");
-  await webhooksPane.locator(".pane-header").hover();
-  await webhooksPane.locator('.pane-header .action-label[aria-label^="More Actions"]').click();
   const menu = page.locator(".monaco-menu");
-  await menu.locator(".action-label", { hasText: "Stop Local Registry" }).waitFor({ state: "visible" });
+  const openViewMenu = async () => {
+    await webhooksPane.locator(".pane-header").hover();
+    await webhooksPane.locator('.pane-header .action-label[aria-label^="More Actions"]').click();
+    await menu.locator(".action-label", { hasText: "Stop Local Registry" }).waitFor({ state: "visible" });
+  };
+  await openViewMenu();
   assert.equal(await menu.locator(".action-label", { hasText: "Start Local Registry" }).count(), 0);
   await wb.screenshot("view-menu-while-running");
-  await menu.locator(".action-label", { hasText: "Push to Repository (local registry)…" }).click();
+  // A click that lands while the menu redraws (a context key changing on a loaded machine) closes the
+  // menu without running the action: open the menu and choose Push again until its first step shows.
+  const repoPickRow = page
+    .locator(".quick-input-widget .monaco-list-row")
+    .filter({ has: page.locator(".label-name", { hasText: "acme/petapis" }) })
+    .first();
+  await poll(
+    "the push's repository picker",
+    async () => {
+      if (!(await repoPickRow.isVisible())) {
+        if (!(await menu.isVisible())) await openViewMenu();
+        await menu.locator(".action-label", { hasText: "Push to Repository (local registry)…" }).click();
+      }
+      await repoPickRow.waitFor({ state: "visible", timeout: 20_000 });
+      return true;
+    },
+    90_000,
+  );
   await wb.quickPick("acme/petapis");
   await wb.inputBox(hostile, "Push to Repository (2/3)");
   await wb.inputBox("v1.0.0", "Push to Repository (3/3)");
