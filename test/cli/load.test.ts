@@ -70,11 +70,9 @@ describe("protocall load", { timeout: 300_000 }, () => {
     // Spread over the 3 s (not sent in a burst), measured generously.
     assert.ok(report.elapsedMs >= 2900, `elapsed ${report.elapsedMs}`);
     assert.ok(report.total.rps > 40 && report.total.rps <= 105, `rps ${report.total.rps}`);
-    // One record per second (the answers of the last requests may end in a fourth).
-    assert.ok(
-      report.timeline.length >= 3 && report.timeline.length <= 4,
-      `${report.timeline.length} seconds`,
-    );
+    // One record per second: at least the three of the run (on a loaded machine the answers of the
+    // last requests may arrive seconds later, in further records).
+    assert.ok(report.timeline.length >= 3, `${report.timeline.length} seconds`);
     assert.equal(
       report.timeline.reduce((s, t) => s + t.requests, 0),
       300,
