@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
 import { redactHeaderValue, redactSecrets } from "../../core/invoke/redact";
 import type { ProxiedCall } from "../../core/proxy/call-store";
+import type { ExportFormat } from "../../core/proxy/export-call";
 import type { SchemaSource } from "../../core/schema/types";
 import { configDir } from "../../core/serve/self-signed";
 import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../args";
@@ -64,7 +65,7 @@ const serveFlags = defineFlags({
 
 const exportFlags = defineFlags({
   ...storeFlag,
-  as: { kind: "string", choices: ["rpc", "curl", "buf-curl"], default: "rpc", help: "what to write" },
+  as: { kind: "string", choices: ["rpc", "stub", "curl", "buf-curl"], default: "rpc", help: "what to write" },
 });
 
 const help = `Pass Connect, gRPC and gRPC-Web calls through to a server, decoded and recorded.
@@ -72,13 +73,14 @@ const help = `Pass Connect, gRPC and gRPC-Web calls through to a server, decoded
 Usage: protocall proxy --upstream URL [--port P] [--host H] [--tls | --cert F --key F] [--schema S]... [--store FILE]
        protocall proxy list [--store FILE]
        protocall proxy show ID [--store FILE]
-       protocall proxy export ID [--as rpc|curl|buf-curl] [--store FILE]
+       protocall proxy export ID [--as rpc|stub|curl|buf-curl] [--store FILE]
 
 Point a client at the proxy instead of the server: every call goes through unchanged (headers,
 messages as they flow, trailers; a cancelled call is cancelled upstream), over HTTP/1.1, h2c or
 TLS. Each call is decoded with the upstream's reflection (or --schema), stored durably before its
 line is printed (method, protocol, status, duration, bytes sent and received), and can be shown or
-exported as a .rpc request with assertions for what was observed, or as a curl command line.
+exported as a .rpc request with assertions for what was observed, a stub for \`protocall mock\`, or
+a curl command line.
 Messages the schema cannot decode are kept as raw wire fields. Secrets are redacted when shown.
 
 Flags (proxy):
@@ -287,7 +289,7 @@ async function exportCommand(args: string[], ctx: CliContext): Promise<number> {
   });
   const call = await findCall(ctx, positionals[0], values.store);
   const { exportCall } = await import("../../core/proxy/export-call");
-  ctx.stdout.write(exportCall(call, values.as as "rpc" | "curl" | "buf-curl"));
+  ctx.stdout.write(exportCall(call, values.as as ExportFormat));
   return 0;
 }
 

@@ -6,6 +6,7 @@ import { closeSync, openSync, readFileSync } from "node:fs";
 import { ProtocallError } from "../errors";
 import { lockFile, unlockFile } from "../serve/durable-file";
 import { frame, RecordLog, type ScannedRecord, scanLog } from "../serve/record-log";
+import type { RawDetail } from "./call-status";
 
 /** One call as observed on the wire (messages kept as bytes, base64, never re-encoded). */
 export interface ProxiedCall {
@@ -17,20 +18,35 @@ export interface ProxiedCall {
   readonly protocol: "grpc" | "grpcweb" | "connect";
   readonly httpVersion: string;
   readonly status: string;
+  /** The error's message, for a call that failed with a status. */
+  readonly statusMessage?: string;
   readonly httpStatus: number;
   readonly durationMs: number;
   readonly requestBytes: number;
   readonly responseBytes: number;
   readonly requestHeaders: Record<string, string>;
   readonly responseHeaders: Record<string, string>;
+  /** The trailers (gRPC-Web's trailer envelope and a Connect stream's end metadata included). */
   readonly trailers: Record<string, string>;
+  /** The error's details as they came (type and bytes). */
+  readonly details?: RawDetail[];
   /** Message payloads (base64) in order; `truncated` when more were seen than are kept. */
   readonly requestMessages: string[];
   readonly responseMessages: string[];
   readonly truncated: boolean;
   /** Message bodies decoded with the schema (JSON), when it could decode them. */
-  readonly decoded?: { request: unknown[]; response: unknown[] };
+  readonly decoded?: DecodedCall;
   readonly error?: string;
+}
+
+/** A call's messages (and error details) as JSON, as far as the schema knew them. */
+export interface DecodedCall {
+  readonly request: unknown[];
+  readonly response: unknown[];
+  /** The method's streaming shape, when the schema knows the method. */
+  readonly kind?: "unary" | "server_streaming" | "client_streaming" | "bidi_streaming";
+  /** Error details whose type the schema knows, as JSON. */
+  readonly details?: { type: string; json: unknown }[];
 }
 
 const MAGIC = "PCPROXY1";

@@ -1,7 +1,11 @@
 // Turns a stored proxied call into something to run again: a `.rpc` request whose `# @assert`
-// lines hold what was observed (status or error code, the response messages), or a `protocall curl`
-// / `buf curl` command line. Secret header values are redacted by the one redactor.
+// lines hold what was observed (status or error code, the response messages), a stub of
+// `protocall mock`, or a `protocall curl` / `buf curl` command line. Secret header values are
+// redacted by the one redactor.
+import type { JsonValue } from "@bufbuild/protobuf";
+import { ProtocallError } from "../errors";
 import { redactHeaderValue } from "../invoke/redact";
+import { stubAnswer, stubFile, stubRequest } from "../rpcfile/stub-writer";
 import type { ProxiedCall } from "./call-store";
 
 /** Headers the protocol sets itself: not part of what a user asks for. */
@@ -14,13 +18,53 @@ export function userHeaders(call: ProxiedCall): [string, string][] {
     .map(([k, v]) => [k, redactHeaderValue(k, v)]);
 }
 
+function redacted(headers: Record<string, string>): Headers {
+  return new Headers(Object.entries(headers).map(([k, v]) => [k, redactHeaderValue(k, v)]));
+}
+
 function hasRaw(value: unknown): boolean {
   return typeof value === "object" && value !== null && ("$raw" in value || "$text" in value);
 }
 
-export type ExportFormat = "rpc" | "curl" | "buf-curl";
+export type ExportFormat = "rpc" | "stub" | "curl" | "buf-curl";
+
+/**
+ * The call as a stub of `protocall mock` (the mock's own writer): it matches the request messages
+ * as they were sent and answers what the upstream answered (status and message, the application's
+ * headers and trailers, error details the schema knew, the response messages).
+ */
+export function stubOf(call: ProxiedCall): string {
+  const decoded = call.decoded ?? { request: [], response: [] };
+  const connectUnary =
+    call.protocol === "connect" && !/^application\/connect\+/.test(call.requestHeaders["content-type"] ?? "");
+  const unary = decoded.kind ? decoded.kind === "unary" : connectUnary;
+  // A Connect unary error's body is the error, not a message.
+  const responses = call.status !== "ok" && connectUnary ? [] : decoded.response;
+  if ([...decoded.request, ...responses].some(hasRaw))
+    throw new ProtocallError(
+      `call ${call.id} has messages the schema could not decode: a stub needs them as JSON; run the proxy with --schema for ${call.method}`,
+    );
+  // A trailers-only gRPC answer carries its metadata in the headers: they are the error's trailers.
+  const trailersOnly = call.protocol === "grpc" && call.trailers["grpc-status"] === undefined;
+  const request = stubRequest(call.method, decoded.request as JsonValue[], decoded.kind === "bidi_streaming");
+  const answer = stubAnswer({
+    status: call.status,
+    message: call.statusMessage,
+    headers: trailersOnly ? new Headers() : redacted(call.responseHeaders),
+    trailers: redacted(trailersOnly ? call.responseHeaders : call.trailers),
+    details: (decoded.details ?? []) as { type: string; json: JsonValue }[],
+    responses: responses as JsonValue[],
+    streaming: !unary,
+  });
+  return stubFile(
+    [{ request, answers: [answer] }],
+    `Exported by protocall proxy from call ${call.id} (${call.startedAt}): what ${call.upstream} answered.`,
+    () => `${call.method}, call ${call.id}`,
+  );
+}
 
 export function exportCall(call: ProxiedCall, as: ExportFormat): string {
+  if (as === "stub") return stubOf(call);
   const url = `${call.upstream.replace(/\/$/, "")}/${call.method}`;
   const request = call.decoded?.request ?? [];
   const response = call.decoded?.response ?? [];
