@@ -1,6 +1,7 @@
 // `protocall proxy`: a reverse proxy that passes Connect, gRPC and gRPC-Web calls through unchanged,
 // decodes them with the schema, prints one line per call and keeps each in a durable store; plus
-// `proxy list`, `proxy show ID` and `proxy export ID --as rpc|curl|buf-curl` over that store.
+// `proxy list`, `proxy show ID`, `proxy export ID --as rpc|stub|curl|buf-curl` and `proxy replay ID`
+// over that store.
 import { join, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
 import { redactHeaderValue, redactSecrets } from "../../core/invoke/redact";
@@ -10,7 +11,7 @@ import type { SchemaSource } from "../../core/schema/types";
 import { configDir } from "../../core/serve/self-signed";
 import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../args";
 import type { CliContext, Command } from "../context";
-import { readFlagFile, untilStopped } from "../io";
+import { callIo, readFlagFile, untilStopped } from "../io";
 
 const storeFlag = defineFlags({
   store: {
@@ -68,12 +69,34 @@ const exportFlags = defineFlags({
   as: { kind: "string", choices: ["rpc", "stub", "curl", "buf-curl"], default: "rpc", help: "what to write" },
 });
 
+const replayFlags = defineFlags({
+  ...storeFlag,
+  to: {
+    kind: "string",
+    value: "URL",
+    defaultText: "the call's upstream",
+    help: "send the call to this server instead",
+  },
+  schema: {
+    kind: "strings",
+    value: "SOURCE",
+    help: "encode the request and decode the answer with this schema instead of the server's reflection",
+  },
+  cacert: {
+    kind: "string",
+    value: "FILE",
+    help: "PEM file of the authorities that sign the server's certificate",
+  },
+  insecure: { kind: "bool", short: "k", help: "do not verify the server's TLS certificate" },
+});
+
 const help = `Pass Connect, gRPC and gRPC-Web calls through to a server, decoded and recorded.
 
 Usage: protocall proxy --upstream URL [--port P] [--host H] [--tls | --cert F --key F] [--schema S]... [--store FILE]
        protocall proxy list [--store FILE]
        protocall proxy show ID [--store FILE]
        protocall proxy export ID [--as rpc|stub|curl|buf-curl] [--store FILE]
+       protocall proxy replay ID [--to URL] [--schema S]... [--store FILE]
 
 Point a client at the proxy instead of the server: every call goes through unchanged (headers,
 messages as they flow, trailers; a cancelled call is cancelled upstream), over HTTP/1.1, h2c or
@@ -86,7 +109,13 @@ Messages the schema cannot decode are kept as raw wire fields. Secrets are redac
 Flags (proxy):
 ${flagsHelp(serveFlags)}
 Flags (export):
-${flagsHelp(exportFlags)}`;
+${flagsHelp(exportFlags)}
+\`replay\` sends a stored call again (its request messages and headers, over its protocol) and
+prints what differs from the recorded answer: the status and error message, each response message
+field by field, the trailers. Exit code: 0 the same, 1 different, 2 it could not be sent.
+
+Flags (replay):
+${flagsHelp(replayFlags)}`;
 
 function storePath(ctx: CliContext, value: string | undefined): string {
   return value ? resolve(ctx.cwd, value) : join(configDir(ctx.env), "proxy.store");
@@ -293,12 +322,48 @@ async function exportCommand(args: string[], ctx: CliContext): Promise<number> {
   return 0;
 }
 
+async function replay(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs(args, replayFlags, {
+    command: "protocall proxy replay",
+    positionals: 1,
+  });
+  const call = await findCall(ctx, positionals[0], values.store);
+  const { replayCall } = await import("../../core/proxy/replay-call");
+  const io = callIo(ctx);
+  let result: Awaited<ReturnType<typeof replayCall>>;
+  try {
+    result = await replayCall(call, {
+      to: values.to,
+      schemas: values.schema,
+      cacert: values.cacert,
+      insecure: values.insecure,
+      io,
+      product: io.product,
+      signal: io.signal,
+    });
+  } catch (e) {
+    if (!(e instanceof ProtocallError)) throw e;
+    ctx.stderr.write(`protocall: ${redactSecrets(e.message)}\n`);
+    return 2;
+  }
+  const what = `${result.replayed.status}, ${result.replayed.messages.length} message(s)`;
+  if (result.differences.length === 0) {
+    ctx.stdout.write(`same as call ${call.id}: ${what} from ${redactSecrets(result.url)}\n`);
+    return 0;
+  }
+  ctx.stdout.write(
+    `different from call ${call.id} (${result.differences.length}): ${what} from ${redactSecrets(result.url)}\n`,
+  );
+  for (const line of result.differences) ctx.stdout.write(`  ${redactSecrets(line)}\n`);
+  return 1;
+}
+
 export const command: Command = {
   run: (args, ctx) =>
     runSubcommand(args, ctx, {
       command: "protocall proxy",
       usage: help,
-      subcommands: { list, show, export: exportCommand },
+      subcommands: { list, show, export: exportCommand, replay },
       fallback: serve,
     }),
 };

@@ -6,23 +6,29 @@ import type { JsonValue } from "@bufbuild/protobuf";
 import { ProtocallError } from "../errors";
 import { redactHeaderValue } from "../invoke/redact";
 import { stubAnswer, stubFile, stubRequest } from "../rpcfile/stub-writer";
+import { answerMetadata } from "./answer-metadata";
 import type { ProxiedCall } from "./call-store";
 
 /** Headers the protocol sets itself: not part of what a user asks for. */
 const PROTOCOL_HEADER =
   /^(content-type|content-length|content-encoding|accept-encoding|user-agent|te|grpc-(timeout|encoding|accept-encoding)|connect-(protocol-version|timeout-ms|content-encoding|accept-encoding)|x-grpc-web|x-user-agent)$/i;
 
-export function userHeaders(call: ProxiedCall): [string, string][] {
+/** The request headers the client chose (not the protocol's), redacted unless `redact` is false. */
+export function userHeaders(call: ProxiedCall, redact = true): [string, string][] {
   return Object.entries(call.requestHeaders)
     .filter(([k]) => !PROTOCOL_HEADER.test(k))
-    .map(([k, v]) => [k, redactHeaderValue(k, v)]);
+    .map(([k, v]) => [k, redact ? redactHeaderValue(k, v) : v]);
 }
 
-function redacted(headers: Record<string, string>): Headers {
-  return new Headers(Object.entries(headers).map(([k, v]) => [k, redactHeaderValue(k, v)]));
+function redacted(headers: Headers): Headers {
+  const out = new Headers();
+  headers.forEach((v, k) => {
+    out.append(k, redactHeaderValue(k, v));
+  });
+  return out;
 }
 
-function hasRaw(value: unknown): boolean {
+export function hasRaw(value: unknown): boolean {
   return typeof value === "object" && value !== null && ("$raw" in value || "$text" in value);
 }
 
@@ -44,14 +50,13 @@ export function stubOf(call: ProxiedCall): string {
     throw new ProtocallError(
       `call ${call.id} has messages the schema could not decode: a stub needs them as JSON; run the proxy with --schema for ${call.method}`,
     );
-  // A trailers-only gRPC answer carries its metadata in the headers: they are the error's trailers.
-  const trailersOnly = call.protocol === "grpc" && call.trailers["grpc-status"] === undefined;
+  const { headers, trailers } = answerMetadata(call);
   const request = stubRequest(call.method, decoded.request as JsonValue[], decoded.kind === "bidi_streaming");
   const answer = stubAnswer({
     status: call.status,
     message: call.statusMessage,
-    headers: trailersOnly ? new Headers() : redacted(call.responseHeaders),
-    trailers: redacted(trailersOnly ? call.responseHeaders : call.trailers),
+    headers: redacted(headers),
+    trailers: redacted(trailers),
     details: (decoded.details ?? []) as { type: string; json: JsonValue }[],
     responses: responses as JsonValue[],
     streaming: !unary,
