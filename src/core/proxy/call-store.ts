@@ -56,6 +56,7 @@ export class CallStore {
   private nextId = 1;
   private constructor(
     private readonly log: RecordLog,
+    /** The calls of the store, oldest first: the same calls as its file holds (bounded with it). */
     readonly calls: ProxiedCall[],
     /** Damaged stretches skipped when it was opened (their bytes are kept in `<file>.damaged`). */
     readonly damaged: number,
@@ -99,6 +100,11 @@ export class CallStore {
   async add(call: ProxiedCall): Promise<void> {
     await this.log.append(frame(Buffer.from(JSON.stringify({ kind: "call", ...call }), "utf8")), call.id);
     this.calls.push(call);
+    // The calls in memory are the calls in the file: those pruned past the size limit go here too.
+    const oldest = this.log.entries[0]?.id;
+    let drop = 0;
+    while (drop < this.calls.length && oldest !== undefined && this.calls[drop].id < oldest) drop++;
+    if (drop > 0) this.calls.splice(0, drop);
   }
 
   async close(): Promise<void> {
