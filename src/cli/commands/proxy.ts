@@ -12,6 +12,9 @@ import { configDir } from "../../core/serve/self-signed";
 import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../args";
 import type { CliContext, Command } from "../context";
 import { callIo, readFlagFile, untilStopped } from "../io";
+import { checkServerFlags, serverFlags, serverTls } from "./server-flags";
+
+const { host, port, tls, cert, key } = serverFlags;
 
 const storeFlag = defineFlags({
   store: {
@@ -29,22 +32,14 @@ const serveFlags = defineFlags({
     required: true,
     help: "the server to pass calls to (http:// or https://)",
   },
-  host: { kind: "string", value: "HOST", default: "127.0.0.1", help: "address to bind" },
-  port: {
-    kind: "int",
-    value: "PORT",
-    min: 0,
-    max: 65535,
-    default: 0,
-    defaultText: "0: any free port",
-    help: "port",
-  },
+  host,
+  port,
   tls: {
-    kind: "bool",
-    help: "serve https with a self-signed certificate, generated once and kept in the config directory",
+    ...tls,
+    help: "serve https with a self-signed certificate, generated once and kept in the config directory (proxy-cert.pem); its path and SHA-256 fingerprint are printed",
   },
-  cert: { kind: "string", value: "FILE", help: "serve https with this certificate (PEM); needs --key" },
-  key: { kind: "string", value: "FILE", help: "the private key (PEM) of --cert" },
+  cert,
+  key,
   schema: {
     kind: "strings",
     value: "SOURCE",
@@ -187,10 +182,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
     ctx.stdout.write(help);
     return 0;
   }
-  if (values.tls && (values.cert || values.key))
-    throw new ProtocallError("use either --tls or --cert/--key, not both");
-  if (Boolean(values.cert) !== Boolean(values.key))
-    throw new ProtocallError("--cert and --key must be given together");
+  checkServerFlags(values);
   let upstream: URL;
   try {
     upstream = new URL(values.upstream);
@@ -205,17 +197,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
     );
   }
   const ca = values.cacert ? readFlagFile(ctx, values.cacert, "--cacert") : undefined;
-  let tls: { cert: string; key: string } | undefined;
-  if (values.tls) {
-    const { ensureSelfSignedCert } = await import("../../core/serve/self-signed");
-    const generated = await ensureSelfSignedCert(configDir(ctx.env), "proxy");
-    ctx.stderr.write(
-      `using self-signed certificate ${generated.certPath}\nSHA-256 fingerprint ${generated.fingerprint}\n`,
-    );
-    tls = { cert: generated.cert, key: generated.key };
-  } else if (values.cert && values.key) {
-    tls = { cert: readFlagFile(ctx, values.cert, "--cert"), key: readFlagFile(ctx, values.key, "--key") };
-  }
+  const tls = await serverTls(values, ctx, "proxy");
   const { CallStore } = await import("../../core/proxy/call-store");
   const { startProxy } = await import("../../core/proxy/proxy-server");
   const { decodeCall } = await import("../../core/proxy/decode-call");
