@@ -7,7 +7,6 @@ import { ProtocallError } from "../../core/errors";
 import { redactHeaderValue, redactSecrets } from "../../core/invoke/redact";
 import type { ProxiedCall } from "../../core/proxy/call-store";
 import type { ExportFormat } from "../../core/proxy/export-call";
-import type { SchemaSource } from "../../core/schema/types";
 import { configDir } from "../../core/serve/self-signed";
 import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../args";
 import type { CliContext, Command } from "../context";
@@ -116,53 +115,6 @@ function storePath(ctx: CliContext, value: string | undefined): string {
   return value ? resolve(ctx.cwd, value) : join(configDir(ctx.env), "proxy.store");
 }
 
-/** The first of the sources that knows a name. */
-function firstOf(sources: SchemaSource[]): SchemaSource {
-  return {
-    label: sources.map((s) => s.label).join(", "),
-    listServices: async () =>
-      [...new Set((await Promise.all(sources.map((s) => s.listServices()))).flat())].sort(),
-    async findType(name) {
-      for (const s of sources) {
-        const found = await s.findType(name);
-        if (found) return found;
-      }
-      return undefined;
-    },
-    async findExtension(extendee, number) {
-      for (const s of sources) {
-        const found = await s.findExtension(extendee, number);
-        if (found) return found;
-      }
-      return undefined;
-    },
-    close: async () => {
-      await Promise.all(sources.map((s) => s.close()));
-    },
-  };
-}
-
-async function openDecodingSchema(
-  values: { upstream: string; schema?: string[]; cacert?: string; insecure: boolean },
-  ctx: CliContext,
-  ca: string | undefined,
-): Promise<SchemaSource> {
-  if (values.schema && values.schema.length > 0) {
-    const { openSchema } = await import("../../core/schema/open-schema");
-    const sources = [];
-    for (const spec of values.schema)
-      sources.push(await openSchema(spec, { cwd: ctx.cwd, stdin: ctx.stdin, env: ctx.env }));
-    return firstOf(sources);
-  }
-  const { createGrpcTransport } = await import("@connectrpc/connect-node");
-  const { createReflectionSource } = await import("../../core/schema/reflection-client");
-  const transport = createGrpcTransport({
-    baseUrl: values.upstream,
-    nodeOptions: { ca, rejectUnauthorized: !values.insecure },
-  });
-  return createReflectionSource({ transport, label: `reflection at ${values.upstream}`, timeoutMs: 10_000 });
-}
-
 function sizeText(n: number): string {
   return n < 1024
     ? `${n} B`
@@ -198,46 +150,34 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   }
   const ca = values.cacert ? readFlagFile(ctx, values.cacert, "--cacert") : undefined;
   const tls = await serverTls(values, ctx, "proxy");
-  const { CallStore } = await import("../../core/proxy/call-store");
-  const { startProxy } = await import("../../core/proxy/proxy-server");
-  const { decodeCall } = await import("../../core/proxy/decode-call");
   const file = storePath(ctx, values.store);
-  const { mkdirSync } = await import("node:fs");
-  const { dirname } = await import("node:path");
-  mkdirSync(dirname(file), { recursive: true });
-  const store = await CallStore.open(file, values["max-store"]).catch((e) => {
-    throw new ProtocallError(`cannot open the call store ${file}: ${(e as Error).message}`);
-  });
-  if (store.damaged > 0) {
-    ctx.stderr.write(
-      `protocall proxy: skipped ${store.damaged} damaged stretch(es) of ${file}; their bytes are kept in ${file}.damaged\n`,
-    );
-  }
-  const schema = await openDecodingSchema(values, ctx, ca);
-  const proxy = await startProxy({
+  const { startProxySession } = await import("../../core/proxy/proxy-session");
+  const proxy = await startProxySession({
     upstream: values.upstream,
     port: values.port,
     host: values.host,
     tls,
     ca,
     insecure: values.insecure,
+    schemas: values.schema,
+    cwd: ctx.cwd,
+    stdin: ctx.stdin,
+    env: ctx.env,
+    storeFile: file,
+    maxStoreBytes: values["max-store"],
     onWarning: (text) => ctx.stderr.write(`protocall proxy: ${redactSecrets(text)}\n`),
-    async onCall(observed) {
-      const decoded = await decodeCall(observed, schema);
-      const call: ProxiedCall = { id: store.allocateId(), ...observed, decoded };
-      await store.add(call);
-      ctx.stderr.write(`${callLine(call)}\n`);
-    },
-  }).catch((e) => {
-    throw new ProtocallError(`cannot listen on ${values.host}:${values.port}: ${(e as Error).message}`);
+    onCall: (call) => ctx.stderr.write(`${callLine(call)}\n`),
   });
+  if (proxy.damaged > 0) {
+    ctx.stderr.write(
+      `protocall proxy: skipped ${proxy.damaged} damaged stretch(es) of ${file}; their bytes are kept in ${file}.damaged\n`,
+    );
+  }
   // The proxy's URL alone on stdout (for scripts); what it does on stderr, with each call's line.
   ctx.stdout.write(`${proxy.url}\n`);
   ctx.stderr.write(`proxying ${proxy.url} to ${redactSecrets(values.upstream)}, calls stored in ${file}\n`);
   await untilStopped(ctx);
   await proxy.close();
-  await schema.close();
-  await store.close();
   return 0;
 }
 

@@ -33,6 +33,9 @@ export interface ProxiedCall {
   /** Message payloads (base64) in order; `truncated` when more were seen than are kept. */
   readonly requestMessages: string[];
   readonly responseMessages: string[];
+  /** When each kept message passed, in milliseconds since the call started (absent in older stores). */
+  readonly requestTimes?: number[];
+  readonly responseTimes?: number[];
   readonly truncated: boolean;
   /** Message bodies decoded with the schema (JSON), when it could decode them. */
   readonly decoded?: DecodedCall;

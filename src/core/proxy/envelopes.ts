@@ -14,6 +14,8 @@ export interface EnvelopeReader {
   /** The body's compression (`grpc-encoding`, `connect-content-encoding`, or a unary body's `content-encoding`). */
   encoding: string | undefined;
   readonly messages: Buffer[];
+  /** When each kept message was complete, in milliseconds since the reader was made. */
+  readonly times: number[];
   /** Control envelopes (gRPC-Web trailers, Connect end-of-stream), in order. */
   readonly controls: Buffer[];
   bytes: number;
@@ -26,6 +28,8 @@ export function envelopeReader(
   maxMessageBytes = 4 << 20,
 ): EnvelopeReader {
   let pending: Buffer = Buffer.alloc(0);
+  const started = performance.now();
+  const now = () => Math.round((performance.now() - started) * 1000) / 1000;
   /** The payload as the application wrote it, when its compression is known. */
   const inflate = (payload: Buffer): Buffer => {
     if (r.encoding?.trim().toLowerCase() !== "gzip") return payload;
@@ -39,6 +43,7 @@ export function envelopeReader(
   const r: EnvelopeReader = {
     encoding: undefined,
     messages: [],
+    times: [],
     controls: [],
     bytes: 0,
     truncated: false,
@@ -65,11 +70,17 @@ export function envelopeReader(
         }
         const payload = flags & 0x01 ? inflate(raw) : raw;
         if (control) r.controls.push(payload);
-        else r.messages.push(payload);
+        else {
+          r.messages.push(payload);
+          r.times.push(now());
+        }
       }
     },
     end() {
-      if (!enveloped && r.bytes > 0) r.messages.push(inflate(Buffer.from(pending)));
+      if (!enveloped && r.bytes > 0) {
+        r.messages.push(inflate(Buffer.from(pending)));
+        r.times.push(now());
+      }
     },
   };
   return r;

@@ -241,6 +241,8 @@ function recordCall(
         ...(end.details.length > 0 ? { details: end.details } : {}),
         requestMessages: sent.messages.map((m) => m.toString("base64")),
         responseMessages: received.messages.map((m) => m.toString("base64")),
+        requestTimes: sent.times,
+        responseTimes: received.times,
         truncated: sent.truncated || received.truncated,
         ...(error ? { error } : {}),
       };
