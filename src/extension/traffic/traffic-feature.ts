@@ -15,17 +15,12 @@ import type { ProxySession } from "../../core/proxy/proxy-session";
 import { inertText } from "../../core/webhooks/inert-text";
 import type { ProtocallContext } from "../context";
 import type { ServicesElement } from "../services/tree";
+import { guarded, itemId } from "../view-commands";
 import type { ProxyInfo, TrafficApi } from "./api";
 import { callUri, TrafficDocumentProvider, trafficScheme } from "./traffic-document";
 import { type CallNode, TrafficTree } from "./traffic-tree";
 
 export type { TrafficApi } from "./api";
-
-function nodeId(arg: unknown): number | undefined {
-  if (typeof arg === "number") return arg;
-  if (arg && typeof arg === "object" && typeof (arg as CallNode).id === "number") return (arg as CallNode).id;
-  return undefined;
-}
 
 /** The upstream a Start Proxy argument names: a server of the Services view, or a URL. */
 function upstreamOf(arg: unknown): string | undefined {
@@ -284,19 +279,11 @@ export class TrafficFeature {
 
   /** The call a command is about: its argument (a node or an id), else the view's selection. */
   private selectedId(arg: unknown, what: string): number {
-    const id = nodeId(arg) ?? this.treeView.selection[0]?.id;
-    if (id === undefined) throw new ProtocallError(`select a call in the Traffic view to ${what} it`);
-    return id;
+    return itemId(arg, this.treeView.selection, `select a call in the Traffic view to ${what} it`);
   }
 
-  private async guard<R>(what: string, work: () => Promise<R>): Promise<R | undefined> {
-    try {
-      return await work();
-    } catch (err) {
-      this.ctx.log.error(`${what}: ${errorMessage(err)}`);
-      void vscode.window.showErrorMessage(inertText(errorMessage(err)));
-      return undefined;
-    }
+  private guard<R>(what: string, work: () => Promise<R>): Promise<R | undefined> {
+    return guarded(this.ctx.log, what, work);
   }
 
   /** Calls can arrive by thousands a second: the view follows at most ten times a second. */
