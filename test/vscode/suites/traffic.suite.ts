@@ -45,6 +45,16 @@ export const tests: VscodeTest[] = [
       );
       try {
         env.step("Start Proxy… on the server's node");
+        // The node's context menu offers it: the menu entry's `when` holds for the node's contextValue.
+        const ext = vscode.extensions.getExtension("protocall.protocall");
+        assert.ok(ext, "the Protocall extension is installed");
+        const menu = (
+          ext.packageJSON.contributes.menus["view/item/context"] as { command: string; when: string }[]
+        ).find((m) => m.command === "protocall.traffic.startProxy");
+        assert.ok(menu, "Start Proxy… is in the tree items' context menus");
+        const contextValue = (services.provider.getTreeItem(server) as vscode.TreeItem).contextValue ?? "";
+        const when = /^view == protocall\.services && viewItem =~ \/(.+)\/$/.exec(menu.when);
+        assert.ok(when && new RegExp(when[1]).test(contextValue), `${menu.when} for ${contextValue}`);
         const info = (await vscode.commands.executeCommand("protocall.traffic.startProxy", server)) as
           | { url: string; upstream: string }
           | undefined;
