@@ -97,8 +97,8 @@ messages as they flow, trailers; a cancelled call is cancelled upstream), over H
 TLS. Each call is decoded with the upstream's reflection (or --schema), stored durably before its
 line is printed (method, protocol, status, duration, bytes sent and received), and can be shown or
 exported as a .rpc request with assertions for what was observed, a stub for \`protocall mock\`, or
-a curl command line.
-Messages the schema cannot decode are kept as raw wire fields. Secrets are redacted when shown.
+a curl command line. Messages the schema cannot decode are kept as raw wire fields. Secrets are
+redacted when shown.
 
 Flags (proxy):
 ${flagsHelp(serveFlags)}
