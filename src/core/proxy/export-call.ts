@@ -5,6 +5,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { ProtocallError } from "../errors";
 import { redactHeaderValue } from "../invoke/redact";
+import { statusCodeNames } from "../rpcfile/assertion-syntax";
 import { stubAnswer, stubFile, stubRequest } from "../rpcfile/stub-writer";
 import { answerMetadata } from "./answer-metadata";
 import type { ProxiedCall } from "./call-store";
@@ -40,6 +41,10 @@ export type ExportFormat = "rpc" | "stub" | "curl" | "buf-curl";
  * headers and trailers, error details the schema knew, the response messages).
  */
 export function stubOf(call: ProxiedCall): string {
+  if (!statusCodeNames.includes(call.status))
+    throw new ProtocallError(
+      `call ${call.id} ended without an RPC status (${call.status}${call.error ? `: ${call.error}` : ""}): a stub answers with a status code, so export another call, or --as rpc`,
+    );
   const decoded = call.decoded ?? { request: [], response: [] };
   const connectUnary =
     call.protocol === "connect" && !/^application\/connect\+/.test(call.requestHeaders["content-type"] ?? "");
