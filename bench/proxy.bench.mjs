@@ -3,9 +3,11 @@
 // loop, Connect JSON over h2c, BENCH_PROXY_SECONDS, default 5 s) to the demo server directly and
 // through the proxy (which decodes and durably stores every call), and the time of a 100,000-message
 // server stream (demo.v1.DemoService/Count over gRPC) directly and through the proxy.
-// Both servers run as their own processes (the demo server, dist/cli.js built first).
+// Both servers run as their own processes (the demo server, dist/cli.js built first). On Linux it also
+// prints the CPU time each process spent per unary call (from /proc): unlike latency, that figure
+// holds on a busy machine, and says what the proxy costs beside the server it fronts.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -31,6 +33,16 @@ function startServer(args) {
     });
     child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}`)));
   });
+}
+
+/** The CPU time (user + system, ms) process `pid` has used, or undefined where /proc is not there. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms
+  } catch {
+    return undefined;
+  }
 }
 
 function unary(session) {
@@ -114,12 +126,18 @@ const proxy = await startServer([
 ]);
 try {
   const direct = await unaryP99(demo.url);
+  const [proxyCpu, demoCpu] = [cpuMs(proxy.child.pid), cpuMs(demo.child.pid)];
   const proxied = await unaryP99(proxy.url);
+  const calls = rate * seconds + 200;
+  const perCall = (before, pid) =>
+    before === undefined ? "?" : `${(((cpuMs(pid) - before) * 1000) / calls).toFixed(0)} µs`;
+  const cpuLine = `CPU per call through the proxy: proxy ${perCall(proxyCpu, proxy.child.pid)}, server ${perCall(demoCpu, demo.child.pid)}`;
   const fmt = (r) =>
     `p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms (${r.achieved.toFixed(0)} calls/s)`;
   console.log(`unary direct:        ${fmt(direct)}`);
   console.log(`unary through proxy: ${fmt(proxied)}`);
   console.log(`added p99: ${(proxied.p99 - direct.p99).toFixed(2)} ms`);
+  console.log(cpuLine);
   // One stream each first, so both paths are warm (JIT, connections) when timed.
   await stream(demo.url);
   await stream(proxy.url);

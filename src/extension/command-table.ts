@@ -67,6 +67,12 @@ export const commandIds = {
   deliveriesCopyJson: "protocall.deliveries.copyJson",
   deliveriesExport: "protocall.deliveries.export",
   deliveriesClear: "protocall.deliveries.clear",
+  trafficStartProxy: "protocall.traffic.startProxy",
+  trafficStopProxy: "protocall.traffic.stopProxy",
+  trafficOpen: "protocall.traffic.open",
+  trafficSaveAsRequest: "protocall.traffic.saveAsRequest",
+  trafficSaveAsStub: "protocall.traffic.saveAsStub",
+  trafficReplay: "protocall.traffic.replay",
 } as const;
 
 /** A command id of the table. */
@@ -161,4 +167,16 @@ export const commandTable: readonly CommandEntry[] = [
     f.deliveries.export(uri, format),
   ),
   command(commandIds.deliveriesClear, (f) => f.deliveries.clear()),
+
+  // The Traffic view and the proxy (traffic/).
+  command(commandIds.trafficStartProxy, (f, arg?: unknown) => f.traffic.startProxy(arg)),
+  command(commandIds.trafficStopProxy, (f) => f.traffic.stopProxy()),
+  command(commandIds.trafficOpen, (f, node?: unknown) => f.traffic.open(node)),
+  command(commandIds.trafficSaveAsRequest, (f, node?: unknown, uri?: vscode.Uri) =>
+    f.traffic.saveAsRequest(node, uri),
+  ),
+  command(commandIds.trafficSaveAsStub, (f, node?: unknown, uri?: vscode.Uri) =>
+    f.traffic.saveAsStub(node, uri),
+  ),
+  command(commandIds.trafficReplay, (f, node?: unknown, to?: string) => f.traffic.replay(node, to)),
 ];

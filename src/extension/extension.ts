@@ -11,6 +11,7 @@ import type { LiveApi } from "./live/live-feature";
 import type { SendApi } from "./send/api";
 import type { ServicesApi } from "./services/services-feature";
 import type { TestsApi } from "./test-explorer/tests-feature";
+import type { TrafficApi } from "./traffic/api";
 import type { WebhooksApi } from "./webhooks/api";
 
 /** What activate() returns: each part's API, for other extensions and the extension-API tests. */
@@ -21,6 +22,7 @@ export interface ProtocallApi {
   deliveries: DeliveriesApi;
   tests: TestsApi;
   live: LiveApi;
+  traffic: TrafficApi;
 }
 
 /**
@@ -58,6 +60,7 @@ export function activate(extension: vscode.ExtensionContext): ProtocallApi {
     deliveries: features.deliveries.api,
     tests: features.tests.api,
     live: features.live.api,
+    traffic: features.traffic.api,
   };
 }
 

@@ -8,6 +8,7 @@ import { RequestFilesFeature } from "./request-files/request-files-feature";
 import { SendFeature } from "./send/send-feature";
 import { ServicesFeature } from "./services/services-feature";
 import { TestsFeature } from "./test-explorer/tests-feature";
+import { TrafficFeature } from "./traffic/traffic-feature";
 import { WebhooksFeature } from "./webhooks/webhooks-feature";
 
 export interface Features {
@@ -19,6 +20,7 @@ export interface Features {
   readonly deliveries: DeliveriesFeature;
   readonly tests: TestsFeature;
   readonly live: LiveFeature;
+  readonly traffic: TrafficFeature;
 }
 
 export function createFeatures(ctx: ProtocallContext): Features {
@@ -32,5 +34,6 @@ export function createFeatures(ctx: ProtocallContext): Features {
     deliveries: new DeliveriesFeature(ctx),
     tests: new TestsFeature(ctx, send),
     live: new LiveFeature(ctx, send),
+    traffic: new TrafficFeature(ctx),
   };
 }

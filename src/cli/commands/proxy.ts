@@ -1,15 +1,19 @@
 // `protocall proxy`: a reverse proxy that passes Connect, gRPC and gRPC-Web calls through unchanged,
 // decodes them with the schema, prints one line per call and keeps each in a durable store; plus
-// `proxy list`, `proxy show ID` and `proxy export ID --as rpc|curl|buf-curl` over that store.
+// `proxy list`, `proxy show ID`, `proxy export ID --as rpc|stub|curl|buf-curl` and `proxy replay ID`
+// over that store.
 import { join, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
 import { redactHeaderValue, redactSecrets } from "../../core/invoke/redact";
 import type { ProxiedCall } from "../../core/proxy/call-store";
-import type { SchemaSource } from "../../core/schema/types";
+import type { ExportFormat } from "../../core/proxy/export-call";
 import { configDir } from "../../core/serve/self-signed";
 import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../args";
 import type { CliContext, Command } from "../context";
-import { readFlagFile, untilStopped } from "../io";
+import { callIo, readFlagFile, untilStopped } from "../io";
+import { checkServerFlags, serverFlags, serverTls } from "./server-flags";
+
+const { host, port, tls, cert, key } = serverFlags;
 
 const storeFlag = defineFlags({
   store: {
@@ -27,22 +31,14 @@ const serveFlags = defineFlags({
     required: true,
     help: "the server to pass calls to (http:// or https://)",
   },
-  host: { kind: "string", value: "HOST", default: "127.0.0.1", help: "address to bind" },
-  port: {
-    kind: "int",
-    value: "PORT",
-    min: 0,
-    max: 65535,
-    default: 0,
-    defaultText: "0: any free port",
-    help: "port",
-  },
+  host,
+  port,
   tls: {
-    kind: "bool",
-    help: "serve https with a self-signed certificate, generated once and kept in the config directory",
+    ...tls,
+    help: "serve https with a self-signed certificate, generated once and kept in the config directory (proxy-cert.pem); its path and SHA-256 fingerprint are printed",
   },
-  cert: { kind: "string", value: "FILE", help: "serve https with this certificate (PEM); needs --key" },
-  key: { kind: "string", value: "FILE", help: "the private key (PEM) of --cert" },
+  cert,
+  key,
   schema: {
     kind: "strings",
     value: "SOURCE",
@@ -64,7 +60,28 @@ const serveFlags = defineFlags({
 
 const exportFlags = defineFlags({
   ...storeFlag,
-  as: { kind: "string", choices: ["rpc", "curl", "buf-curl"], default: "rpc", help: "what to write" },
+  as: { kind: "string", choices: ["rpc", "stub", "curl", "buf-curl"], default: "rpc", help: "what to write" },
+});
+
+const replayFlags = defineFlags({
+  ...storeFlag,
+  to: {
+    kind: "string",
+    value: "URL",
+    defaultText: "the call's upstream",
+    help: "send the call to this server instead",
+  },
+  schema: {
+    kind: "strings",
+    value: "SOURCE",
+    help: "encode the request and decode the answer with this schema instead of the server's reflection",
+  },
+  cacert: {
+    kind: "string",
+    value: "FILE",
+    help: "PEM file of the authorities that sign the server's certificate",
+  },
+  insecure: { kind: "bool", short: "k", help: "do not verify the server's TLS certificate" },
 });
 
 const help = `Pass Connect, gRPC and gRPC-Web calls through to a server, decoded and recorded.
@@ -72,69 +89,30 @@ const help = `Pass Connect, gRPC and gRPC-Web calls through to a server, decoded
 Usage: protocall proxy --upstream URL [--port P] [--host H] [--tls | --cert F --key F] [--schema S]... [--store FILE]
        protocall proxy list [--store FILE]
        protocall proxy show ID [--store FILE]
-       protocall proxy export ID [--as rpc|curl|buf-curl] [--store FILE]
+       protocall proxy export ID [--as rpc|stub|curl|buf-curl] [--store FILE]
+       protocall proxy replay ID [--to URL] [--schema S]... [--store FILE]
 
 Point a client at the proxy instead of the server: every call goes through unchanged (headers,
 messages as they flow, trailers; a cancelled call is cancelled upstream), over HTTP/1.1, h2c or
 TLS. Each call is decoded with the upstream's reflection (or --schema), stored durably before its
 line is printed (method, protocol, status, duration, bytes sent and received), and can be shown or
-exported as a .rpc request with assertions for what was observed, or as a curl command line.
-Messages the schema cannot decode are kept as raw wire fields. Secrets are redacted when shown.
+exported as a .rpc request with assertions for what was observed, a stub for \`protocall mock\`, or
+a curl command line. Messages the schema cannot decode are kept as raw wire fields. Secrets are
+redacted when shown.
 
 Flags (proxy):
 ${flagsHelp(serveFlags)}
 Flags (export):
-${flagsHelp(exportFlags)}`;
+${flagsHelp(exportFlags)}
+\`replay\` sends a stored call again (its request messages and headers, over its protocol) and
+prints what differs from the recorded answer: the status and error message, each response message
+field by field, the trailers. Exit code: 0 the same, 1 different, 2 it could not be sent.
+
+Flags (replay):
+${flagsHelp(replayFlags)}`;
 
 function storePath(ctx: CliContext, value: string | undefined): string {
   return value ? resolve(ctx.cwd, value) : join(configDir(ctx.env), "proxy.store");
-}
-
-/** The first of the sources that knows a name. */
-function firstOf(sources: SchemaSource[]): SchemaSource {
-  return {
-    label: sources.map((s) => s.label).join(", "),
-    listServices: async () =>
-      [...new Set((await Promise.all(sources.map((s) => s.listServices()))).flat())].sort(),
-    async findType(name) {
-      for (const s of sources) {
-        const found = await s.findType(name);
-        if (found) return found;
-      }
-      return undefined;
-    },
-    async findExtension(extendee, number) {
-      for (const s of sources) {
-        const found = await s.findExtension(extendee, number);
-        if (found) return found;
-      }
-      return undefined;
-    },
-    close: async () => {
-      await Promise.all(sources.map((s) => s.close()));
-    },
-  };
-}
-
-async function openDecodingSchema(
-  values: { upstream: string; schema?: string[]; cacert?: string; insecure: boolean },
-  ctx: CliContext,
-  ca: string | undefined,
-): Promise<SchemaSource> {
-  if (values.schema && values.schema.length > 0) {
-    const { openSchema } = await import("../../core/schema/open-schema");
-    const sources = [];
-    for (const spec of values.schema)
-      sources.push(await openSchema(spec, { cwd: ctx.cwd, stdin: ctx.stdin, env: ctx.env }));
-    return firstOf(sources);
-  }
-  const { createGrpcTransport } = await import("@connectrpc/connect-node");
-  const { createReflectionSource } = await import("../../core/schema/reflection-client");
-  const transport = createGrpcTransport({
-    baseUrl: values.upstream,
-    nodeOptions: { ca, rejectUnauthorized: !values.insecure },
-  });
-  return createReflectionSource({ transport, label: `reflection at ${values.upstream}`, timeoutMs: 10_000 });
 }
 
 function sizeText(n: number): string {
@@ -156,10 +134,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
     ctx.stdout.write(help);
     return 0;
   }
-  if (values.tls && (values.cert || values.key))
-    throw new ProtocallError("use either --tls or --cert/--key, not both");
-  if (Boolean(values.cert) !== Boolean(values.key))
-    throw new ProtocallError("--cert and --key must be given together");
+  checkServerFlags(values);
   let upstream: URL;
   try {
     upstream = new URL(values.upstream);
@@ -174,57 +149,35 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
     );
   }
   const ca = values.cacert ? readFlagFile(ctx, values.cacert, "--cacert") : undefined;
-  let tls: { cert: string; key: string } | undefined;
-  if (values.tls) {
-    const { ensureSelfSignedCert } = await import("../../core/serve/self-signed");
-    const generated = await ensureSelfSignedCert(configDir(ctx.env), "proxy");
-    ctx.stderr.write(
-      `using self-signed certificate ${generated.certPath}\nSHA-256 fingerprint ${generated.fingerprint}\n`,
-    );
-    tls = { cert: generated.cert, key: generated.key };
-  } else if (values.cert && values.key) {
-    tls = { cert: readFlagFile(ctx, values.cert, "--cert"), key: readFlagFile(ctx, values.key, "--key") };
-  }
-  const { CallStore } = await import("../../core/proxy/call-store");
-  const { startProxy } = await import("../../core/proxy/proxy-server");
-  const { decodeCall } = await import("../../core/proxy/decode-call");
+  const tls = await serverTls(values, ctx, "proxy");
   const file = storePath(ctx, values.store);
-  const { mkdirSync } = await import("node:fs");
-  const { dirname } = await import("node:path");
-  mkdirSync(dirname(file), { recursive: true });
-  const store = await CallStore.open(file, values["max-store"]).catch((e) => {
-    throw new ProtocallError(`cannot open the call store ${file}: ${(e as Error).message}`);
-  });
-  if (store.damaged > 0) {
-    ctx.stderr.write(
-      `protocall proxy: skipped ${store.damaged} damaged stretch(es) of ${file}; their bytes are kept in ${file}.damaged\n`,
-    );
-  }
-  const schema = await openDecodingSchema(values, ctx, ca);
-  const proxy = await startProxy({
+  const { startProxySession } = await import("../../core/proxy/proxy-session");
+  const proxy = await startProxySession({
     upstream: values.upstream,
     port: values.port,
     host: values.host,
     tls,
     ca,
     insecure: values.insecure,
+    schemas: values.schema,
+    cwd: ctx.cwd,
+    stdin: ctx.stdin,
+    env: ctx.env,
+    storeFile: file,
+    maxStoreBytes: values["max-store"],
     onWarning: (text) => ctx.stderr.write(`protocall proxy: ${redactSecrets(text)}\n`),
-    async onCall(observed) {
-      const decoded = await decodeCall(observed, schema);
-      const call: ProxiedCall = { id: store.allocateId(), ...observed, decoded };
-      await store.add(call);
-      ctx.stderr.write(`${callLine(call)}\n`);
-    },
-  }).catch((e) => {
-    throw new ProtocallError(`cannot listen on ${values.host}:${values.port}: ${(e as Error).message}`);
+    onCall: (call) => ctx.stderr.write(`${callLine(call)}\n`),
   });
+  if (proxy.damaged > 0) {
+    ctx.stderr.write(
+      `protocall proxy: skipped ${proxy.damaged} damaged stretch(es) of ${file}; their bytes are kept in ${file}.damaged\n`,
+    );
+  }
   // The proxy's URL alone on stdout (for scripts); what it does on stderr, with each call's line.
   ctx.stdout.write(`${proxy.url}\n`);
   ctx.stderr.write(`proxying ${proxy.url} to ${redactSecrets(values.upstream)}, calls stored in ${file}\n`);
   await untilStopped(ctx);
   await proxy.close();
-  await schema.close();
-  await store.close();
   return 0;
 }
 
@@ -287,8 +240,44 @@ async function exportCommand(args: string[], ctx: CliContext): Promise<number> {
   });
   const call = await findCall(ctx, positionals[0], values.store);
   const { exportCall } = await import("../../core/proxy/export-call");
-  ctx.stdout.write(exportCall(call, values.as as "rpc" | "curl" | "buf-curl"));
+  ctx.stdout.write(exportCall(call, values.as as ExportFormat));
   return 0;
+}
+
+async function replay(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs(args, replayFlags, {
+    command: "protocall proxy replay",
+    positionals: 1,
+  });
+  const call = await findCall(ctx, positionals[0], values.store);
+  const { replayCall } = await import("../../core/proxy/replay-call");
+  const io = callIo(ctx);
+  let result: Awaited<ReturnType<typeof replayCall>>;
+  try {
+    result = await replayCall(call, {
+      to: values.to,
+      schemas: values.schema,
+      cacert: values.cacert,
+      insecure: values.insecure,
+      io,
+      product: io.product,
+      signal: io.signal,
+    });
+  } catch (e) {
+    if (!(e instanceof ProtocallError)) throw e;
+    ctx.stderr.write(`protocall: ${redactSecrets(e.message)}\n`);
+    return 2;
+  }
+  const what = `${result.replayed.status}, ${result.replayed.messages.length} message(s)`;
+  if (result.differences.length === 0) {
+    ctx.stdout.write(`same as call ${call.id}: ${what} from ${redactSecrets(result.url)}\n`);
+    return 0;
+  }
+  ctx.stdout.write(
+    `different from call ${call.id} (${result.differences.length}): ${what} from ${redactSecrets(result.url)}\n`,
+  );
+  for (const line of result.differences) ctx.stdout.write(`  ${redactSecrets(line)}\n`);
+  return 1;
 }
 
 export const command: Command = {
@@ -296,7 +285,7 @@ export const command: Command = {
     runSubcommand(args, ctx, {
       command: "protocall proxy",
       usage: help,
-      subcommands: { list, show, export: exportCommand },
+      subcommands: { list, show, export: exportCommand, replay },
       fallback: serve,
     }),
 };

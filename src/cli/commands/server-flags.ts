@@ -1,5 +1,6 @@
-// The flags that `protocall listen` and `protocall registry serve` share: where to listen, the
-// package prefix of the webhook paths, and TLS (a generated self-signed certificate or the user's).
+// The flags of the servers protocall runs (`listen`, `registry serve`, `mock`, `proxy`): where to
+// listen and TLS (a generated self-signed certificate or the user's); for the webhook servers, the
+// package prefix of their paths.
 import { ProtocallError } from "../../core/errors";
 import { configDir, ensureSelfSignedCert } from "../../core/serve/self-signed";
 import { defaultPrefix, isValidPrefix } from "../../core/webhooks/paths";
@@ -36,7 +37,8 @@ interface ServerFlagValues {
   tls: boolean;
   cert?: string;
   key?: string;
-  prefix: string;
+  /** The webhook servers' --prefix (the others have none). */
+  prefix?: string;
 }
 
 /** Checks the shared flags before anything starts. */
@@ -45,7 +47,7 @@ export function checkServerFlags(values: ServerFlagValues): void {
     throw new ProtocallError("use either --tls or --cert/--key, not both");
   if (Boolean(values.cert) !== Boolean(values.key))
     throw new ProtocallError("--cert and --key must be given together");
-  if (!isValidPrefix(values.prefix)) {
+  if (values.prefix !== undefined && !isValidPrefix(values.prefix)) {
     throw new ProtocallError(
       `invalid value "${values.prefix}" for --prefix: it must be a package name such as buf or acme.registry`,
     );

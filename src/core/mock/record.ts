@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { type DescMethod, fromBinary, type JsonValue, type Message, toJson } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { statusCodeNames } from "../rpcfile/assertion-syntax";
+import { stubAnswer, stubFile, stubRequest, type WrittenStub } from "../rpcfile/stub-writer";
 import { type MockSchema, methodKey } from "./mock-schema";
-import { passedHeaders } from "./upstream";
 
 export interface RecordedCall {
   readonly method: DescMethod;
@@ -22,23 +22,8 @@ export interface RecordedCall {
   readonly error?: ConnectError;
 }
 
-interface RecordedStub {
-  /** The request part, which identifies the stub. */
-  readonly request: string;
-  readonly answers: string[];
-}
-
-function headerLines(headers: Headers, prefix = ""): string[] {
-  const lines: string[] = [];
-  passedHeaders(headers).forEach((value, name) => {
-    if (/^trailer-/i.test(name)) return;
-    lines.push(`${prefix}${name}: ${value.replace(/[\r\n]+/g, " ")}`);
-  });
-  return lines;
-}
-
 export class Recorder {
-  private readonly files = new Map<string, RecordedStub[]>();
+  private readonly files = new Map<string, WrittenStub[]>();
 
   constructor(
     private readonly dir: string,
@@ -56,14 +41,12 @@ export class Recorder {
   add(call: RecordedCall): void {
     const { method } = call;
     const registry = this.schema.registry;
-    // A bidirectional stub is chosen on its first message, so only that one is recorded to match.
-    const matched = method.methodKind === "bidi_streaming" ? call.requests.slice(0, 1) : call.requests;
-    const body = matched.map((m) => JSON.stringify(toJson(method.input, m as never, { registry })));
-    const request = [`/${methodKey(method)}`, "", ...body].join("\n");
-    const status = call.error ? (statusCodeNames[call.error.code] ?? "unknown") : "ok";
-    const lines = [call.error ? `>>> ${status} ${JSON.stringify(call.error.rawMessage)}` : ">>> ok"];
-    lines.push(...headerLines(call.responseHeader));
-    lines.push(...headerLines(call.error ? call.error.metadata : call.responseTrailer, "# @trailer "));
+    const request = stubRequest(
+      methodKey(method),
+      call.requests.map((m) => toJson(method.input, m as never, { registry })),
+      method.methodKind === "bidi_streaming",
+    );
+    const details: { type: string; json: JsonValue }[] = [];
     for (const d of call.error?.details ?? []) {
       if (!("value" in d) || "desc" in d) continue;
       const desc = registry.getMessage(d.type);
@@ -71,27 +54,30 @@ export class Recorder {
         this.log(`--record: cannot write a detail of type ${d.type} (not in the schema); left out`);
         continue;
       }
-      const json = toJson(desc, fromBinary(desc, d.value), { registry });
-      lines.push(`# @detail ${d.type} ${JSON.stringify(json)}`);
+      details.push({ type: d.type, json: toJson(desc, fromBinary(desc, d.value), { registry }) });
     }
-    if (call.responses.length > 0 || (!call.error && method.methodKind !== "unary")) lines.push("");
-    for (const r of call.responses) lines.push(JSON.stringify(r));
+    const answer = stubAnswer({
+      status: call.error ? (statusCodeNames[call.error.code] ?? "unknown") : "ok",
+      message: call.error?.rawMessage,
+      headers: call.responseHeader,
+      trailers: call.error ? call.error.metadata : call.responseTrailer,
+      details,
+      responses: call.responses,
+      streaming: method.methodKind !== "unary",
+    });
     const file = this.fileOf(method);
     let stubs = this.files.get(file);
     if (!stubs) this.files.set(file, (stubs = []));
     const same = stubs.find((s) => s.request === request);
-    if (same) same.answers.push(lines.join("\n"));
-    else stubs.push({ request, answers: [lines.join("\n")] });
-    this.write(file, stubs);
-  }
-
-  private write(file: string, stubs: RecordedStub[]): void {
-    const text = stubs
-      .map((s, i) => `### recorded ${i + 1}\n${s.request}\n\n${s.answers.join("\n")}\n`)
-      .join("\n");
+    if (same) same.answers.push(answer);
+    else stubs.push({ request, answers: [answer] });
     writeFileSync(
       file,
-      `# Recorded by protocall mock --record: answers of the upstream, replayed in order.\n\n${text}`,
+      stubFile(
+        stubs,
+        "Recorded by protocall mock --record: answers of the upstream, replayed in order.",
+        (i) => `recorded ${i + 1}`,
+      ),
     );
   }
 }

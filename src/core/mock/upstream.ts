@@ -11,6 +11,7 @@ import {
   createGrpcWebTransport,
 } from "@connectrpc/connect-node";
 import { ProtocallError } from "../errors";
+import { passedHeaders } from "../invoke/protocol-headers";
 
 export type UpstreamProtocol = "grpc" | "connect" | "grpcweb";
 
@@ -19,18 +20,6 @@ export interface Upstream {
   readonly protocol: UpstreamProtocol;
   /** The transport for a method (bidirectional streams need HTTP/2). */
   transport(method: DescMethod): Transport;
-}
-
-const protocolHeader =
-  /^(content-(type|length|encoding)|accept-encoding|te|host|connection|keep-alive|transfer-encoding|upgrade|user-agent|date|vary|trailer|grpc-.*|connect-.*|access-control-.*|:.*)$/i;
-
-/** The headers of `from` that are not the protocol's own. */
-export function passedHeaders(from: Headers): Headers {
-  const out = new Headers();
-  from.forEach((value, name) => {
-    if (!protocolHeader.test(name)) out.append(name, value);
-  });
-  return out;
 }
 
 export function createUpstream(url: string, protocol: UpstreamProtocol = "grpc"): Upstream {

@@ -1,8 +1,10 @@
-// A proxied call's protocol (from its Content-Type) and its outcome as the client sees it: the
-// gRPC status of gRPC (trailers, or the headers of a trailers-only answer) and gRPC-Web (its
-// trailer envelope), the Connect error code of a Connect stream's end message or unary error body.
+// A proxied call's protocol (from its Content-Type) and its end as the client sees it: the gRPC
+// status, message, trailers and error details of gRPC (trailers, or the headers of a trailers-only
+// answer) and gRPC-Web (its trailer envelope), the Connect error of a Connect stream's end message
+// (with its metadata as trailers) or of a unary error body.
+import { fromBinary } from "@bufbuild/protobuf";
+import { StatusSchema } from "../../gen/google/rpc/status_pb";
 import { statusCodeNames } from "../rpcfile/assertion-syntax";
-import type { EnvelopeReader } from "./envelopes";
 
 export type ProxyProtocol = "grpc" | "grpcweb" | "connect";
 
@@ -12,42 +14,136 @@ export function detectProtocol(contentType: string): ProxyProtocol {
   return "connect";
 }
 
+/** An error detail as it came: its type's full name and its bytes (base64). */
+export interface RawDetail {
+  readonly type: string;
+  readonly value: string;
+}
+
+/** How a call ended for its client. */
+export interface CallEnd {
+  /** `ok`, a status code name, `http N`, `canceled` or `unavailable` (no answer). */
+  readonly status: string;
+  /** The error's message. */
+  readonly message?: string;
+  /** The trailers (gRPC-Web's trailer envelope and a Connect stream's end metadata included). */
+  readonly trailers: Record<string, string>;
+  readonly details: RawDetail[];
+}
+
 function grpcName(code: string | undefined): string | undefined {
   if (code === undefined) return undefined;
   return statusCodeNames[Number(code)] ?? `code ${code}`;
 }
 
-export function callStatus(c: {
+function percentDecoded(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The details of a `grpc-status-details-bin` value (a google.rpc.Status), or none if unreadable. */
+function grpcDetails(bin: string | undefined): RawDetail[] {
+  if (!bin) return [];
+  try {
+    const status = fromBinary(StatusSchema, Buffer.from(bin, "base64"));
+    return status.details.map((d) => ({
+      type: d.typeUrl.slice(d.typeUrl.lastIndexOf("/") + 1),
+      value: Buffer.from(d.value).toString("base64"),
+    }));
+  } catch {
+    return [];
+  }
+}
+
+/** The end of a gRPC or gRPC-Web call from its trailers. */
+function grpcEnd(trailers: Record<string, string>): CallEnd | undefined {
+  const status = grpcName(trailers["grpc-status"]);
+  if (!status) return undefined;
+  return {
+    status,
+    ...(status !== "ok" ? { message: percentDecoded(trailers["grpc-message"]) ?? "" } : {}),
+    trailers,
+    details: grpcDetails(trailers["grpc-status-details-bin"]),
+  };
+}
+
+/** A Connect error object (`{code, message, details}`) as this call's end. */
+function connectError(error: unknown, trailers: Record<string, string>): CallEnd | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const e = error as { code?: unknown; message?: unknown; details?: unknown };
+  if (typeof e.code !== "string") return undefined;
+  const details = Array.isArray(e.details)
+    ? e.details
+        .filter((d) => typeof d?.type === "string" && typeof d?.value === "string")
+        .map((d) => ({ type: d.type as string, value: d.value as string }))
+    : [];
+  return {
+    status: e.code,
+    message: typeof e.message === "string" ? e.message : "",
+    trailers,
+    details,
+  };
+}
+
+/** The `name: value` lines of a gRPC-Web trailer envelope. */
+function trailerLines(controls: readonly Buffer[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of controls
+    .map((b) => b.toString("latin1"))
+    .join("\r\n")
+    .split(/\r?\n/)) {
+    const i = line.indexOf(":");
+    if (i <= 0) continue;
+    const name = line.slice(0, i).trim().toLowerCase();
+    const value = line.slice(i + 1).trim();
+    out[name] = name in out ? `${out[name]}, ${value}` : value;
+  }
+  return out;
+}
+
+export function callEnd(c: {
   protocol: ProxyProtocol;
   httpStatus: number;
   responseHeaders: Record<string, string>;
   trailers: Record<string, string>;
-  received: EnvelopeReader;
+  /** Control envelopes of the response (gRPC-Web trailers, Connect end-of-stream). */
+  controls: readonly Buffer[];
+  /** The response messages (a Connect unary error body is the one message). */
+  messages: readonly Buffer[];
   error?: string;
-}): string {
+}): CallEnd {
+  const plain = (status: string): CallEnd => ({ status, trailers: c.trailers, details: [] });
   if (c.protocol === "grpc") {
-    const s = grpcName(c.trailers["grpc-status"] ?? c.responseHeaders["grpc-status"]);
-    if (s) return s;
+    // A trailers-only answer (most errors) carries the status in its headers.
+    const end = grpcEnd(c.trailers["grpc-status"] !== undefined ? c.trailers : c.responseHeaders);
+    if (end) return end;
   } else if (c.protocol === "grpcweb") {
-    const text = c.received.controls.map((b) => b.toString("latin1")).join("\r\n");
-    const m = /^grpc-status:\s*(\d+)/im.exec(text);
-    const s = grpcName(m?.[1] ?? c.responseHeaders["grpc-status"]);
-    if (s) return s;
-  } else if (c.received.controls.length > 0) {
+    const end = grpcEnd(
+      c.controls.length > 0 ? { ...c.trailers, ...trailerLines(c.controls) } : c.responseHeaders,
+    );
+    if (end) return end;
+  } else if (c.controls.length > 0) {
     try {
-      const end = JSON.parse(c.received.controls[c.received.controls.length - 1].toString("utf8"));
-      return end?.error?.code ?? "ok";
+      const end = JSON.parse(c.controls[c.controls.length - 1].toString("utf8"));
+      const trailers: Record<string, string> = { ...c.trailers };
+      for (const [k, v] of Object.entries((end?.metadata ?? {}) as Record<string, unknown>))
+        trailers[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : String(v);
+      return connectError(end?.error, trailers) ?? { status: "ok", trailers, details: [] };
     } catch {}
   } else if (c.httpStatus === 200) {
-    return "ok";
+    return plain("ok");
   } else if (c.httpStatus > 0) {
     try {
-      const body = JSON.parse(Buffer.concat(c.received.messages).toString("utf8"));
-      if (typeof body?.code === "string") return body.code;
+      const found = connectError(JSON.parse(Buffer.concat(c.messages).toString("utf8")), c.trailers);
+      if (found) return found;
     } catch {}
-    return `http ${c.httpStatus}`;
+    return plain(`http ${c.httpStatus}`);
   }
   // No answer at all: the upstream failed, or the client gave up first (cancelled, or its deadline).
-  if (c.httpStatus === 0) return c.error ? "unavailable" : "canceled";
-  return c.error ? "error" : `http ${c.httpStatus}`;
+  if (c.httpStatus === 0) return plain(c.error ? "unavailable" : "canceled");
+  return plain(c.error ? "error" : `http ${c.httpStatus}`);
 }

@@ -6,6 +6,7 @@ import { closeSync, openSync, readFileSync } from "node:fs";
 import { ProtocallError } from "../errors";
 import { lockFile, unlockFile } from "../serve/durable-file";
 import { frame, RecordLog, type ScannedRecord, scanLog } from "../serve/record-log";
+import type { RawDetail } from "./call-status";
 
 /** One call as observed on the wire (messages kept as bytes, base64, never re-encoded). */
 export interface ProxiedCall {
@@ -17,20 +18,38 @@ export interface ProxiedCall {
   readonly protocol: "grpc" | "grpcweb" | "connect";
   readonly httpVersion: string;
   readonly status: string;
+  /** The error's message, for a call that failed with a status. */
+  readonly statusMessage?: string;
   readonly httpStatus: number;
   readonly durationMs: number;
   readonly requestBytes: number;
   readonly responseBytes: number;
   readonly requestHeaders: Record<string, string>;
   readonly responseHeaders: Record<string, string>;
+  /** The trailers (gRPC-Web's trailer envelope and a Connect stream's end metadata included). */
   readonly trailers: Record<string, string>;
+  /** The error's details as they came (type and bytes). */
+  readonly details?: RawDetail[];
   /** Message payloads (base64) in order; `truncated` when more were seen than are kept. */
   readonly requestMessages: string[];
   readonly responseMessages: string[];
+  /** When each kept message passed, in milliseconds since the call started (absent in older stores). */
+  readonly requestTimes?: number[];
+  readonly responseTimes?: number[];
   readonly truncated: boolean;
   /** Message bodies decoded with the schema (JSON), when it could decode them. */
-  readonly decoded?: { request: unknown[]; response: unknown[] };
+  readonly decoded?: DecodedCall;
   readonly error?: string;
+}
+
+/** A call's messages (and error details) as JSON, as far as the schema knew them. */
+export interface DecodedCall {
+  readonly request: unknown[];
+  readonly response: unknown[];
+  /** The method's streaming shape, when the schema knows the method. */
+  readonly kind?: "unary" | "server_streaming" | "client_streaming" | "bidi_streaming";
+  /** Error details whose type the schema knows, as JSON. */
+  readonly details?: { type: string; json: unknown }[];
 }
 
 const MAGIC = "PCPROXY1";
@@ -40,6 +59,7 @@ export class CallStore {
   private nextId = 1;
   private constructor(
     private readonly log: RecordLog,
+    /** The calls of the store, oldest first: the same calls as its file holds (bounded with it). */
     readonly calls: ProxiedCall[],
     /** Damaged stretches skipped when it was opened (their bytes are kept in `<file>.damaged`). */
     readonly damaged: number,
@@ -83,6 +103,11 @@ export class CallStore {
   async add(call: ProxiedCall): Promise<void> {
     await this.log.append(frame(Buffer.from(JSON.stringify({ kind: "call", ...call }), "utf8")), call.id);
     this.calls.push(call);
+    // The calls in memory are the calls in the file: those pruned past the size limit go here too.
+    const oldest = this.log.entries[0]?.id;
+    let drop = 0;
+    while (drop < this.calls.length && oldest !== undefined && this.calls[drop].id < oldest) drop++;
+    if (drop > 0) this.calls.splice(0, drop);
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,7 @@
 // do not match it (or they are compressed), its raw wire fields. Decoding never affects the call.
 import { type DescMessage, fromBinary, toJson } from "@bufbuild/protobuf";
 import type { SchemaSource } from "../schema/types";
-import type { ProxiedCall } from "./call-store";
+import type { DecodedCall, ProxiedCall } from "./call-store";
 
 /** A message the schema could not decode: its top-level wire fields (numbers, bytes as base64). */
 export interface RawFields {
@@ -58,14 +58,14 @@ export function rawFields(bytes: Uint8Array, why: string): RawFields {
 async function methodTypes(
   schema: SchemaSource,
   method: string,
-): Promise<{ input: DescMessage; output: DescMessage } | string> {
+): Promise<{ input: DescMessage; output: DescMessage; kind: DecodedCall["kind"] } | string> {
   const [service, name] = method.split("/");
   try {
     const found = await schema.findType(service);
     if (found?.kind !== "service") return `the schema has no service ${service}`;
     const m = found.methods.find((x) => x.name === name);
     if (!m) return `service ${service} has no method ${name}`;
-    return { input: m.input, output: m.output };
+    return { input: m.input, output: m.output, kind: m.methodKind };
   } catch (e) {
     return `the schema could not be read: ${(e as Error).message}`;
   }
@@ -88,19 +88,43 @@ function decodeOne(desc: DescMessage | undefined, why: string, b64: string, json
   }
 }
 
+/** The error details whose type the schema knows, as JSON (the others are left out). */
+async function decodeDetails(
+  details: ProxiedCall["details"],
+  schema: SchemaSource | undefined,
+): Promise<{ type: string; json: unknown }[]> {
+  const out: { type: string; json: unknown }[] = [];
+  for (const d of details ?? []) {
+    try {
+      const desc = await schema?.findType(d.type);
+      if (desc?.kind !== "message") continue;
+      out.push({ type: d.type, json: toJson(desc, fromBinary(desc, Buffer.from(d.value, "base64"))) });
+    } catch {
+      // A detail that does not decode as its type is left out; its bytes stay in the call.
+    }
+  }
+  return out;
+}
+
 /** The call's messages as JSON (never throws). */
 export async function decodeCall(
-  call: Pick<ProxiedCall, "method" | "requestMessages" | "responseMessages" | "requestHeaders" | "protocol">,
+  call: Pick<
+    ProxiedCall,
+    "method" | "requestMessages" | "responseMessages" | "requestHeaders" | "protocol" | "details"
+  >,
   schema: SchemaSource | undefined,
-): Promise<{ request: unknown[]; response: unknown[] }> {
+): Promise<DecodedCall> {
   const contentType = call.requestHeaders["content-type"] ?? "";
   const json = /[+/]json\b/.test(contentType);
-  const types = json ? undefined : schema ? await methodTypes(schema, call.method) : "no schema";
+  const types = schema ? await methodTypes(schema, call.method) : "no schema";
   const why = typeof types === "string" ? types : "";
   const input = typeof types === "object" ? types.input : undefined;
   const output = typeof types === "object" ? types.output : undefined;
+  const details = await decodeDetails(call.details, schema);
   return {
     request: call.requestMessages.map((m) => decodeOne(input, why, m, json)),
     response: call.responseMessages.map((m) => decodeOne(output, why, m, json)),
+    ...(typeof types === "object" ? { kind: types.kind } : {}),
+    ...(details.length > 0 ? { details } : {}),
   };
 }

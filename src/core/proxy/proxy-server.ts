@@ -11,7 +11,7 @@ import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import * as net from "node:net";
 import { ConnectionGuard, defaultLimits } from "../serve/connection-guard";
-import { callStatus, detectProtocol, type ProxyProtocol } from "./call-status";
+import { callEnd, detectProtocol, type ProxyProtocol } from "./call-status";
 import type { ProxiedCall } from "./call-store";
 import { envelopeReader } from "./envelopes";
 
@@ -159,11 +159,25 @@ function connectUpstream(options: ProxyOptions): Upstream {
   };
 }
 
+/** The compression of a body, from the headers that came with it. */
+function encodingOf(
+  protocol: ProxyProtocol,
+  enveloped: boolean,
+  headers: Record<string, string | string[] | number | undefined>,
+): string | undefined {
+  const name =
+    protocol !== "connect" ? "grpc-encoding" : enveloped ? "connect-content-encoding" : "content-encoding";
+  const value = headers[name];
+  return value === undefined ? undefined : String(value);
+}
+
 /** One call as it passes: what was seen of it so far, and `finish` to store it once. */
 interface CallRecord {
   readonly protocol: ProxyProtocol;
   readonly contentType: string;
   readonly path: string;
+  /** Whether the bodies are enveloped (every protocol but Connect unary). */
+  readonly enveloped: boolean;
   readonly sent: ReturnType<typeof envelopeReader>;
   readonly received: ReturnType<typeof envelopeReader>;
   httpStatus: number;
@@ -188,6 +202,7 @@ function recordCall(
     protocol,
     contentType,
     path: basePath + (req.url ?? "/"),
+    enveloped,
     sent: envelopeReader(enveloped),
     received: envelopeReader(enveloped),
     httpStatus: 0,
@@ -199,6 +214,15 @@ function recordCall(
       const { sent, received, httpStatus, responseHeaders, trailers, error } = rec;
       sent.end();
       received.end();
+      const end = callEnd({
+        protocol,
+        httpStatus,
+        responseHeaders,
+        trailers,
+        controls: received.controls,
+        messages: received.messages,
+        error,
+      });
       const call: Omit<ProxiedCall, "id"> = {
         startedAt,
         upstream: options.upstream,
@@ -206,21 +230,26 @@ function recordCall(
         protocol,
         httpVersion: req.httpVersionMajor === 2 ? "2" : "1.1",
         httpStatus,
-        status: callStatus({ protocol, httpStatus, responseHeaders, trailers, received, error }),
+        status: end.status,
+        ...(end.message !== undefined ? { statusMessage: end.message } : {}),
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
         requestBytes: sent.bytes,
         responseBytes: received.bytes,
         requestHeaders: flat(req.headers),
         responseHeaders,
-        trailers,
+        trailers: end.trailers,
+        ...(end.details.length > 0 ? { details: end.details } : {}),
         requestMessages: sent.messages.map((m) => m.toString("base64")),
         responseMessages: received.messages.map((m) => m.toString("base64")),
+        requestTimes: sent.times,
+        responseTimes: received.times,
         truncated: sent.truncated || received.truncated,
         ...(error ? { error } : {}),
       };
       Promise.resolve(options.onCall(call)).catch((e) => options.onWarning?.(`storing a call: ${e}`));
     },
   };
+  rec.sent.encoding = encodingOf(protocol, enveloped, req.headers);
   req.on("data", (c: Buffer) => rec.sent.push(c));
   return rec;
 }
@@ -253,6 +282,7 @@ function proxyHttp2(
   up.on("response", (headers, flags) => {
     rec.httpStatus = Number(headers[":status"]);
     rec.responseHeaders = flat(headers);
+    rec.received.encoding = encodingOf(rec.protocol, rec.enveloped, headers);
     if (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) {
       // A trailers-only answer (gRPC errors): one HEADERS frame that ends the stream, as sent.
       if (!r2.stream.destroyed)
@@ -309,6 +339,7 @@ function proxyHttp1(req: http.IncomingMessage, r1: http.ServerResponse, upstream
   upReq.on("response", (upRes) => {
     rec.httpStatus = upRes.statusCode ?? 0;
     rec.responseHeaders = flat(upRes.headers);
+    rec.received.encoding = encodingOf(rec.protocol, rec.enveloped, upRes.headers);
     r1.writeHead(rec.httpStatus, forwardable(upRes.headers));
     upRes.on("data", (c: Buffer) => rec.received.push(c));
     upRes.pipe(r1);

@@ -14,6 +14,7 @@ import { inertText } from "../../core/webhooks/inert-text";
 import { ListenerSession, type SendOutcome } from "../../core/webhooks/listener-session";
 import type { ProtocallContext } from "../context";
 import type { ListenerInfo } from "../listener-handle";
+import { guarded, itemId } from "../view-commands";
 import type { DeliveriesApi, ReplayTarget } from "./api";
 import { DeliveriesTree, type DeliveryNode } from "./deliveries-tree";
 import { DeliveryDocumentProvider, deliveryScheme, deliveryUri } from "./delivery-document";
@@ -21,13 +22,6 @@ import { ListenerStatusBar } from "./listener-status-bar";
 import { pickExportFile, pickExportFormat, pickReplayTarget } from "./prompts";
 
 export type { DeliveriesApi, ReplayTarget } from "./api";
-
-function nodeId(arg: unknown): number | undefined {
-  if (typeof arg === "number") return arg;
-  if (arg && typeof arg === "object" && typeof (arg as DeliveryNode).id === "number")
-    return (arg as DeliveryNode).id;
-  return undefined;
-}
 
 function describe(o: SendOutcome): string {
   const body = o.body.trim();
@@ -310,20 +304,11 @@ export class DeliveriesFeature {
 
   /** The delivery a command is about: its argument (a node or an id), else the view's selection. */
   private selectedId(arg: unknown, what: string): number {
-    const id = nodeId(arg) ?? this.treeView.selection[0]?.id;
-    if (id === undefined) throw new ProtocallError(`select a delivery in the Deliveries view to ${what} it`);
-    return id;
+    return itemId(arg, this.treeView.selection, `select a delivery in the Deliveries view to ${what} it`);
   }
 
-  /** Runs a command's work; a failure becomes an error notification (text kept inert), not a throw. */
-  private async guard<R>(what: string, work: () => Promise<R>): Promise<R | undefined> {
-    try {
-      return await work();
-    } catch (err) {
-      this.ctx.log.error(`${what}: ${errorMessage(err)}`);
-      void vscode.window.showErrorMessage(inertText(errorMessage(err)));
-      return undefined;
-    }
+  private guard<R>(what: string, work: () => Promise<R>): Promise<R | undefined> {
+    return guarded(this.ctx.log, what, work);
   }
 
   /** Reads what earlier runs stored, once (not at activation: the view or a command asks for it). */

@@ -51,7 +51,7 @@ test("messages decode with the schema; unknown methods and bad bytes become raw 
     { ...base, method: "demo.v1.GreetService/Greet", requestMessages: [req], responseMessages: [res] },
     schema,
   );
-  assert.deepEqual(ok, { request: [{ name: "x" }], response: [{ greeting: "hi" }] });
+  assert.deepEqual(ok, { request: [{ name: "x" }], response: [{ greeting: "hi" }], kind: "unary" });
 
   const unknown = await decodeCall(
     { ...base, method: "demo.v1.Nope/Greet", requestMessages: [req], responseMessages: [] },
