@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import type { Diagnostic } from "vscode-languageserver-protocol";
+import type { CodeAction, Diagnostic } from "vscode-languageserver-protocol";
 import { bufPath } from "../support/buf";
 import { type DemoServer, startDemoServer } from "../support/servers";
 import { LspClient, positionOf } from "./lsp-client";
@@ -55,6 +55,49 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
     );
     // No "▶ Send" above a stub: it is not a request to send.
     assert.deepEqual(await client.codeLenses(uri), []);
+  });
+
+  it("checks a stub's request part against the input type and its answers against the output type, with quick fixes", async () => {
+    const text = `### order
+/acme.v1.ShopService/PlaceOrder
+
+{"iten": "book"}
+
+>>> ok
+
+{"idd": "{{request.item}}"}
+
+### wrong method
+/acme.v1.ShopService/PlaceOrdr
+
+>>> ok
+`;
+    const uri = pathToFileURL(join(dir, "stub-schema.rpc")).href;
+    client.open(uri, text);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+    const request = find(
+      diagnostics,
+      'unknown field "iten" in message acme.v1.OrderRequest (did you mean "item"?)',
+    );
+    assert.deepEqual(request.range, rangeOf(text, '"iten"'));
+    const answer = find(
+      diagnostics,
+      'unknown field "idd" in message acme.v1.OrderResponse (did you mean "id"?)',
+    );
+    assert.deepEqual(answer.range, rangeOf(text, '"idd"'));
+    find(
+      diagnostics,
+      "the schema has no method acme.v1.ShopService/PlaceOrdr (did you mean acme.v1.ShopService/PlaceOrder?)",
+    );
+    const actions = await client.request<CodeAction[]>("textDocument/codeAction", {
+      textDocument: { uri },
+      range: answer.range,
+      context: { diagnostics: [answer] },
+    });
+    assert.deepEqual(
+      actions.map((a) => [a.title, a.edit?.changes?.[uri]]),
+      [['Change to "id"', [{ range: rangeOf(text, '"idd"'), newText: '"id"' }]]],
+    );
   });
 
   it("reports schema problems of the body with exact ranges", async () => {

@@ -1,0 +1,90 @@
+// Diagnostics of a stub file of `protocall mock` in the editor (and `protocall check`): the stub
+// syntax's own (stub-syntax.ts), then each stub against the workspace's schema, the one the mock
+// serves by default: the method exists (with the closest name), and its documents are messages of
+// the right types, from the same check the mock runs when it loads stubs (mock/stub-check.ts), so a
+// misspelled field is named at the same place, with the same words and the same quick fix.
+import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb";
+import { closest } from "../closest";
+import { defaultCurlOptions } from "../invoke/options";
+import { checkStubDocuments } from "../mock/stub-check";
+import { parseStubFile } from "../rpcfile/stub-syntax";
+import type { Diagnostic } from "../rpcfile/types";
+import { requestSchema } from "./request-schema";
+import type { RequestSchema, SchemaStore } from "./schema-store";
+
+/** Every diagnostic of a stub file's text; `baseDir` is the file's folder (its workspace schema). */
+export async function stubFileDiagnostics(
+  store: SchemaStore,
+  text: string,
+  baseDir: string,
+): Promise<Diagnostic[]> {
+  const parsed = parseStubFile(text);
+  const out = [...parsed.diagnostics];
+  if (parsed.stubs.length === 0) return out;
+  const options = defaultCurlOptions();
+  options.reflect = false;
+  const schema = await requestSchema(store, options, baseDir);
+  if (schema.sources.length === 0) return out;
+  for (const stub of parsed.stubs) {
+    const slash = stub.method.lastIndexOf("/");
+    const serviceName = stub.method.slice(0, slash);
+    const methodName = stub.method.slice(slash + 1);
+    const lookup = await store.findService(schema, serviceName);
+    const method = lookup.service?.methods.find((m) => m.name === methodName);
+    if (!method) {
+      if (lookup.failures.length > 0 || schema.incomplete.length > 0) continue;
+      out.push(await unknownMethod(store, schema, stub.method, stub.line, lookup.service?.methods));
+      continue;
+    }
+    const types = await detailTypes(
+      schema,
+      stub.answers.flatMap((a) => a.details.map((d) => d.type)),
+    );
+    out.push(...checkStubDocuments(stub, method, (name) => types.get(name)));
+  }
+  return out;
+}
+
+/** The mock's words for a method the schema lacks, with the closest one as the quick fix. */
+async function unknownMethod(
+  store: SchemaStore,
+  schema: RequestSchema,
+  name: string,
+  line: number,
+  siblings: readonly DescMethod[] | undefined,
+): Promise<Diagnostic> {
+  const candidates = siblings
+    ? siblings.map((m) => `${m.parent.typeName}/${m.name}`)
+    : (await store.listServices(schema)).map((s) => `${s}/${name.slice(name.lastIndexOf("/") + 1)}`);
+  const [hint] = closest(name, candidates);
+  return {
+    severity: "error",
+    message: `the schema has no method ${name}${hint ? ` (did you mean ${hint}?)` : ""}`,
+    range: { start: { line, character: 0 }, end: { line, character: 0 } },
+    code: "unknown-method",
+  };
+}
+
+/** The message types of error details: `google.rpc.*` (which the mock always knows), then the sources. */
+async function detailTypes(
+  schema: RequestSchema,
+  names: readonly string[],
+): Promise<Map<string, DescMessage>> {
+  const found = new Map<string, DescMessage>();
+  for (const name of new Set(names)) {
+    const rpc = file_google_rpc_error_details.messages.find((m) => m.typeName === name);
+    if (rpc) {
+      found.set(name, rpc);
+      continue;
+    }
+    for (const source of schema.sources) {
+      const t = await source.findType(name).catch(() => undefined);
+      if (t?.kind === "message") {
+        found.set(name, t);
+        break;
+      }
+    }
+  }
+  return found;
+}
