@@ -8,7 +8,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type * as vscode from "vscode";
 import type { ExportFormat } from "../core/webhooks/delivery-export";
-import { copyAsCurlCommand, type ServiceServer, sendCommand } from "../server/protocol";
+import { callStubCommand, copyAsCurlCommand, type ServiceServer, sendCommand } from "../server/protocol";
 import type { ReplayTarget } from "./deliveries/api";
 import type { Features } from "./features";
 import type { ServicesElement } from "./services/tree";
@@ -67,6 +67,11 @@ export const commandIds = {
   deliveriesCopyJson: "protocall.deliveries.copyJson",
   deliveriesExport: "protocall.deliveries.export",
   deliveriesClear: "protocall.deliveries.clear",
+  mockStart: "protocall.mock.start",
+  mockStop: "protocall.mock.stop",
+  mockReset: "protocall.mock.reset",
+  mockOpenCall: "protocall.mock.openCall",
+  mockCallStub: callStubCommand,
 } as const;
 
 /** A command id of the table. */
@@ -161,4 +166,11 @@ export const commandTable: readonly CommandEntry[] = [
     f.deliveries.export(uri, format),
   ),
   command(commandIds.deliveriesClear, (f) => f.deliveries.clear()),
+
+  // The mock server and the Mock Calls view (mock/).
+  command(commandIds.mockStart, (f, from?: unknown) => f.mock.start(from)),
+  command(commandIds.mockStop, (f) => f.mock.stop()),
+  command(commandIds.mockReset, (f) => f.mock.reset()),
+  command(commandIds.mockOpenCall, (f, node?: unknown) => f.mock.openCall(node)),
+  command(commandIds.mockCallStub, (f, uri?: unknown, index?: unknown) => f.mock.callStub(uri, index)),
 ];

@@ -8,6 +8,7 @@ import { ProtocallContext } from "./context";
 import type { DeliveriesApi } from "./deliveries/api";
 import { createFeatures } from "./features";
 import type { LiveApi } from "./live/live-feature";
+import type { MockApi } from "./mock/mock-feature";
 import type { SendApi } from "./send/api";
 import type { ServicesApi } from "./services/services-feature";
 import type { TestsApi } from "./test-explorer/tests-feature";
@@ -21,6 +22,7 @@ export interface ProtocallApi {
   deliveries: DeliveriesApi;
   tests: TestsApi;
   live: LiveApi;
+  mock: MockApi;
 }
 
 /**
@@ -58,6 +60,7 @@ export function activate(extension: vscode.ExtensionContext): ProtocallApi {
     deliveries: features.deliveries.api,
     tests: features.tests.api,
     live: features.live.api,
+    mock: features.mock.api,
   };
 }
 

@@ -232,7 +232,10 @@ test("a malformed stub file stops the start with its errors at file:line:col, an
   writeFileSync(join(dir, "bad.rpc"), '/demo.v1.GreetService/Greet\n\n>>> ok\n\n{"greting": "x"}\n');
   const r = await runCli(["mock", dir, "--schema", "examples"], { timeoutMs: 60_000 });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /bad\.rpc:5:2: unknown field "greting" in message demo\.v1\.GreetResponse \(did you mean "greeting"\?\)/);
+  assert.match(
+    r.stderr,
+    /bad\.rpc:5:2: unknown field "greting" in message demo\.v1\.GreetResponse \(did you mean "greeting"\?\)/,
+  );
   assert.match(r.stderr, /protocall: the stub files have 1 error \(above\); fix them and start again/);
   assert.doesNotMatch(r.stderr, /\n\s+at /);
   const missing = await runCli(["mock", join(dir, "nope.rpc"), "--schema", "examples"], {

@@ -39,7 +39,7 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("checks a stub file of protocall mock as stubs, not as requests, and offers no Send on it", async () => {
+  it("checks a stub file of protocall mock as stubs, not as requests, and offers Call this stub instead of Send", async () => {
     const text = `### greet
 # @match request.name == "x"
 /acme.v1.ShopService/PlaceOrder
@@ -53,8 +53,16 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
       diagnostics.map((d) => [d.message.split(":")[0], d.range.start.line]),
       [['unknown status "nope"', 4]],
     );
-    // No "▶ Send" above a stub: it is not a request to send.
-    assert.deepEqual(await client.codeLenses(uri), []);
+    // No "▶ Send" above a stub: it is not a request to send; it is called on the running mock.
+    assert.deepEqual(
+      (await client.codeLenses(uri)).map((l) => [
+        l.range.start.line,
+        l.command?.title,
+        l.command?.command,
+        l.command?.arguments,
+      ]),
+      [[2, "▶ Call this stub", "protocall.mock.callStub", [uri, 0]]],
+    );
   });
 
   it("checks a stub's request part against the input type and its answers against the output type, with quick fixes", async () => {
