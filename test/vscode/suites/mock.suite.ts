@@ -1,0 +1,170 @@
+// The mock server in the real extension host: started from the Services view's workspace build, a
+// request sent to it with Send, the call listed in the Mock Calls view and opened as JSON, the mock
+// listed as a server of the Services view, stopped; a misspelled field in a stub is a diagnostic
+// whose quick fix corrects it; "▶ Call this stub" starts the mock and gets the stub's answer.
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as vscode from "vscode";
+import type { MockApi } from "../../../src/extension/mock/mock-feature";
+import type { MockInfo } from "../../../src/extension/mock-handle";
+import type { SendOutcome } from "../../../src/extension/send/api";
+import type { ServicesApi } from "../../../src/extension/services/services-feature";
+import type { ServicesElement, SourceElement } from "../../../src/extension/services/tree";
+import { type VscodeTest, waitFor } from "../harness";
+
+async function apis(): Promise<{ mock: MockApi; services: ServicesApi }> {
+  const ext = vscode.extensions.getExtension("protocall.protocall");
+  assert.ok(ext, "the Protocall extension is installed");
+  return (await ext.activate()) as { mock: MockApi; services: ServicesApi };
+}
+
+async function sources(api: ServicesApi, what: string, pick: (s: SourceElement) => boolean) {
+  return waitFor(
+    what,
+    async () => {
+      const list = ((await api.provider.getChildren()) ?? []) as ServicesElement[];
+      return list.find((e): e is SourceElement => e.type === "source" && pick(e));
+    },
+    90_000,
+  );
+}
+
+export const tests: VscodeTest[] = [
+  {
+    name: "Start Mock Server from the Services view, Send to it, see the call in Mock Calls, open it, stop",
+    timeoutMs: 150_000,
+    async run(env) {
+      const { mock, services } = await apis();
+      env.step("the workspace build in the Services view");
+      const build = await sources(
+        services,
+        "the workspace build source",
+        (s) => s.info.kind === "workspace-build" && !s.info.error,
+      );
+      env.step("start the mock from it");
+      const info = (await vscode.commands.executeCommand("protocall.mock.start", build)) as
+        | MockInfo
+        | undefined;
+      assert.ok(info, "protocall.mock.start returns the running mock");
+      assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.deepEqual(mock.current(), info);
+      const bar = mock.statusBar();
+      assert.equal(bar.visible, true);
+      assert.ok(bar.text.includes(`127.0.0.1:${info.port}`), bar.text);
+
+      env.step("the mock is a server of the Services view");
+      const server = await sources(
+        services,
+        "the mock as a server source",
+        (s) => s.info.origin === info.url,
+      );
+      assert.equal(server.info.kind, "server");
+      assert.equal(server.info.error, undefined);
+
+      env.step("Send a request to it");
+      const file = join(env.workspace, "requests", "mock-suite.rpc");
+      mkdirSync(join(env.workspace, "requests"), { recursive: true });
+      writeFileSync(file, `### Greet\n${info.url}/demo.v1.GreetService/Greet\n\n{"name": "world"}\n`);
+      const outcome = (await vscode.commands.executeCommand(
+        "protocall.send",
+        vscode.Uri.file(file).toString(),
+        0,
+      )) as SendOutcome | undefined;
+      assert.equal(outcome?.result?.ok, true, outcome?.result?.error?.message);
+      // examples/mocks/greet.rpc answers world with its first stub.
+      assert.deepEqual(outcome?.result?.messages, ['{\n  "greeting": "Hello, world!"\n}']);
+
+      env.step("the call in the Mock Calls view");
+      const item = await waitFor("the call in the view", async () => mock.items()[0], 20_000);
+      assert.equal(item.label, "GreetService/Greet");
+      assert.match(item.description, /greet\.rpc:\d+ "greet world" · ok · \d+ ms/);
+      assert.equal(item.icon, "pass");
+      const doc = await mock.open(item.id);
+      assert.equal(doc.uri.scheme, "protocall-mock-call");
+      const call = JSON.parse(doc.getText()) as { method: string; requests: unknown[]; responses: unknown[] };
+      assert.equal(call.method, "demo.v1.GreetService/Greet");
+      assert.deepEqual(call.requests, [{ name: "world" }]);
+      assert.deepEqual(call.responses, [{ greeting: "Hello, world!" }]);
+
+      env.step("stop");
+      await vscode.commands.executeCommand("protocall.mock.stop");
+      assert.equal(mock.current(), undefined);
+      assert.equal(mock.statusBar().visible, false);
+      await waitFor(
+        "the mock gone from the Services view",
+        async () => {
+          const list = ((await services.provider.getChildren()) ?? []) as ServicesElement[];
+          return list.some((e) => e.type === "source" && e.info.origin === info.url) ? undefined : true;
+        },
+        20_000,
+      );
+    },
+  },
+  {
+    name: "a misspelled field in a stub's answer is a diagnostic, and its quick fix corrects it",
+    timeoutMs: 120_000,
+    async run(env) {
+      await apis();
+      const file = join(env.workspace, "mocks", "typo.rpc");
+      writeFileSync(file, '/demo.v1.GreetService/Greet\n\n{"name": "typo"}\n\n>>> ok\n\n{"greting": "hi"}\n');
+      const uri = vscode.Uri.file(file);
+      const doc = await vscode.workspace.openTextDocument(uri);
+      await vscode.window.showTextDocument(doc);
+      env.step("the diagnostic");
+      const diagnostic = await waitFor(
+        "the unknown field's diagnostic",
+        async () => vscode.languages.getDiagnostics(uri).find((d) => d.message.includes('"greting"')),
+        90_000,
+      );
+      assert.match(
+        diagnostic.message,
+        /^unknown field "greting" in message demo\.v1\.GreetResponse \(did you mean "greeting"\?\)/,
+      );
+      assert.equal(diagnostic.range.start.line, 6);
+      assert.equal(diagnostic.range.start.character, 1);
+      env.step("the quick fix");
+      const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+        "vscode.executeCodeActionProvider",
+        uri,
+        diagnostic.range,
+        vscode.CodeActionKind.QuickFix.value,
+      );
+      const fix = actions.find((a) => a.title === 'Change to "greeting"');
+      assert.ok(fix?.edit, JSON.stringify(actions.map((a) => a.title)));
+      assert.equal(await vscode.workspace.applyEdit(fix.edit), true);
+      assert.equal(doc.lineAt(6).text, '{"greeting": "hi"}');
+      await waitFor(
+        "the diagnostic gone",
+        async () => (vscode.languages.getDiagnostics(uri).length === 0 ? true : undefined),
+        60_000,
+      );
+      await doc.save();
+    },
+  },
+  {
+    name: "Call this stub starts the mock and shows the stub's answer",
+    timeoutMs: 120_000,
+    async run(env) {
+      const { mock } = await apis();
+      const uri = vscode.Uri.file(join(env.workspace, "mocks", "greet.rpc"));
+      env.step("call the first stub");
+      const outcome = (await vscode.commands.executeCommand("protocall.mock.callStub", uri.toString(), 0)) as
+        | SendOutcome
+        | undefined;
+      try {
+        assert.ok(mock.current(), "the mock was started");
+        assert.equal(
+          outcome?.result?.ok,
+          true,
+          outcome?.result?.error?.message ?? JSON.stringify(outcome?.problems),
+        );
+        assert.deepEqual(outcome?.result?.messages, ['{\n  "greeting": "Hello, world!"\n}']);
+        const item = await waitFor("the call in the view", async () => mock.items()[0], 20_000);
+        assert.match(item.description, /greet\.rpc:\d+ "greet world" · ok/);
+      } finally {
+        await mock.stop();
+      }
+    },
+  },
+];
