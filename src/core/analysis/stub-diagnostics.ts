@@ -3,11 +3,10 @@
 // serves by default: the method exists (with the closest name), and its documents are messages of
 // the right types, from the same check the mock runs when it loads stubs (mock/stub-check.ts), so a
 // misspelled field is named at the same place, with the same words and the same quick fix.
-import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
+import type { DescMessage } from "@bufbuild/protobuf";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb";
-import { closest } from "../closest";
 import { defaultCurlOptions } from "../invoke/options";
-import { checkStubDocuments } from "../mock/stub-check";
+import { checkStubDocuments, unknownDetailTypeProblem, unknownMethodProblem } from "../mock/stub-check";
 import { parseStubFile } from "../rpcfile/stub-syntax";
 import type { Diagnostic } from "../rpcfile/types";
 import { requestSchema } from "./request-schema";
@@ -34,7 +33,10 @@ export async function stubFileDiagnostics(
     const method = lookup.service?.methods.find((m) => m.name === methodName);
     if (!method) {
       if (lookup.failures.length > 0 || schema.incomplete.length > 0) continue;
-      out.push(await unknownMethod(store, schema, stub.method, stub.line, lookup.service?.methods));
+      const candidates = lookup.service
+        ? lookup.service.methods.map((m) => `${m.parent.typeName}/${m.name}`)
+        : (lookup.known ?? []).map((s) => `${s}/${methodName}`);
+      out.push(unknownMethodProblem(stub.method, stub.line, candidates));
       continue;
     }
     const types = await detailTypes(
@@ -42,28 +44,13 @@ export async function stubFileDiagnostics(
       stub.answers.flatMap((a) => a.details.map((d) => d.type)),
     );
     out.push(...checkStubDocuments(stub, method, (name) => types.get(name)));
+    for (const d of stub.answers.flatMap((a) => a.details)) {
+      if (types.has(d.type)) continue;
+      const names = file_google_rpc_error_details.messages.map((m) => m.typeName);
+      out.push(unknownDetailTypeProblem(d.type, d.json.line, d.typeCharacter, names));
+    }
   }
   return out;
-}
-
-/** The mock's words for a method the schema lacks, with the closest one as the quick fix. */
-async function unknownMethod(
-  store: SchemaStore,
-  schema: RequestSchema,
-  name: string,
-  line: number,
-  siblings: readonly DescMethod[] | undefined,
-): Promise<Diagnostic> {
-  const candidates = siblings
-    ? siblings.map((m) => `${m.parent.typeName}/${m.name}`)
-    : (await store.listServices(schema)).map((s) => `${s}/${name.slice(name.lastIndexOf("/") + 1)}`);
-  const [hint] = closest(name, candidates);
-  return {
-    severity: "error",
-    message: `the schema has no method ${name}${hint ? ` (did you mean ${hint}?)` : ""}`,
-    range: { start: { line, character: 0 }, end: { line, character: 0 } },
-    code: "unknown-method",
-  };
 }
 
 /** The message types of error details: `google.rpc.*` (which the mock always knows), then the sources. */

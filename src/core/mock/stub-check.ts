@@ -8,6 +8,7 @@
 import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
 import { checkBody } from "../analysis/body-check";
 import { parseJsonTree } from "../analysis/json-tree";
+import { closest } from "../closest";
 import { positionIn } from "../rpcfile/parse";
 import type { ParsedStub, StubDocument } from "../rpcfile/stub-syntax";
 import type { Diagnostic } from "../rpcfile/types";
@@ -54,4 +55,31 @@ export function checkStubDocuments(
     }
   }
   return out;
+}
+
+/** A stub's method that the schema lacks, with the closest of `candidates` (`package.Service/Method`). */
+export function unknownMethodProblem(name: string, line: number, candidates: Iterable<string>): Diagnostic {
+  const [hint] = closest(name, candidates);
+  return {
+    severity: "error",
+    message: `the schema has no method ${name}${hint ? ` (did you mean ${hint}?)` : ""}`,
+    range: { start: { line, character: 0 }, end: { line, character: 0 } },
+    code: "unknown-method",
+  };
+}
+
+/** An error detail's type that the schema lacks, with the closest of `candidates` (message names). */
+export function unknownDetailTypeProblem(
+  type: string,
+  line: number,
+  character: number,
+  candidates: Iterable<string>,
+): Diagnostic {
+  const [hint] = closest(type, candidates);
+  return {
+    severity: "error",
+    message: `unknown detail type ${type}${hint ? ` (did you mean ${hint}?)` : ""}: a detail is a message of the schema or google.rpc.*`,
+    range: { start: { line, character }, end: { line, character } },
+    code: "unknown-type",
+  };
 }

@@ -29,7 +29,7 @@ import {
 import type { Diagnostic, RpcVariable } from "../rpcfile/types";
 import { VariableResolver } from "../rpcfile/variables";
 import type { MockSchema } from "./mock-schema";
-import { stubDocumentProblems } from "./stub-check";
+import { stubDocumentProblems, unknownDetailTypeProblem, unknownMethodProblem } from "./stub-check";
 
 export interface LoadedAnswer extends StubAnswer {
   /** `# @when {subset}`, normalized. */
@@ -123,13 +123,7 @@ function loadStub(
 ): Stub | undefined {
   const method = schema.methods.get(p.method);
   if (!method) {
-    const [hint] = closest(p.method, schema.methods.keys());
-    at(
-      p.line,
-      0,
-      `the schema has no method ${p.method}${hint ? ` (did you mean ${hint}?)` : ""}`,
-      "unknown-method",
-    );
+    diagnostics.push(unknownMethodProblem(p.method, p.line, schema.methods.keys()));
     return undefined;
   }
   const resolveText = (doc: StubDocument): string | undefined => {
@@ -273,13 +267,8 @@ function checkDetails(
     const desc = schema.message(d.type);
     if (!desc) {
       const names = [...schema.registry].filter((t) => t.kind === "message").map((t) => t.typeName);
-      const [hint] = closest(d.type, names);
-      at(
-        d.json.line,
-        d.typeCharacter,
-        `unknown detail type ${d.type}${hint ? ` (did you mean ${hint}?)` : ""}: a detail is a message of the schema or google.rpc.*`,
-        "unknown-type",
-      );
+      const problem = unknownDetailTypeProblem(d.type, d.json.line, d.typeCharacter, names);
+      at(d.json.line, d.typeCharacter, problem.message, problem.code);
       continue;
     }
     if (!faulty(d.json, desc) && !d.json.text.includes("{{")) {
