@@ -198,7 +198,10 @@ export class MockFeature {
   }
 
   private async startNow(from: unknown): Promise<MockInfo> {
-    const stubFile = from instanceof vscode.Uri ? from : undefined;
+    // From a stub file's title bar: that file's stubs; from a request file's: the workspace's stubs.
+    const given = from instanceof vscode.Uri && from.scheme === "file" ? from : undefined;
+    const stubFile =
+      given && isStubText(await readFile(given.fsPath, "utf8").catch(() => "")) ? given : undefined;
     const opened = await this.openSchema(isSource(from) ? from : undefined);
     try {
       const schema = await loadMockSchema(opened.sources);

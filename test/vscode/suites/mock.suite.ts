@@ -148,6 +148,27 @@ export const tests: VscodeTest[] = [
     async run(env) {
       const { mock } = await apis();
       const uri = vscode.Uri.file(join(env.workspace, "mocks", "greet.rpc"));
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+      env.step("the lenses of the stub file: Call this stub above each stub, nothing else");
+      const lenses = await waitFor(
+        "the stub file's lenses",
+        async () => {
+          const found = await vscode.commands.executeCommand<vscode.CodeLens[]>(
+            "vscode.executeCodeLensProvider",
+            uri,
+          );
+          return found.length >= 3 ? found : undefined;
+        },
+        60_000,
+      );
+      assert.deepEqual(
+        lenses.map((l) => [l.range.start.line, l.command?.title, l.command?.arguments?.[1]]),
+        [
+          [6, "▶ Call this stub", 0],
+          [18, "▶ Call this stub", 1],
+          [25, "▶ Call this stub", 2],
+        ],
+      );
       env.step("call the first stub");
       const outcome = (await vscode.commands.executeCommand("protocall.mock.callStub", uri.toString(), 0)) as
         | SendOutcome
@@ -165,6 +186,36 @@ export const tests: VscodeTest[] = [
       } finally {
         await mock.stop();
       }
+    },
+  },
+  {
+    name: "Start Mock Server from a stub file serves that file's stubs; from a request file, the workspace's",
+    timeoutMs: 120_000,
+    async run(env) {
+      const { mock } = await apis();
+      const served = async (from: vscode.Uri): Promise<string[]> => {
+        const info = (await vscode.commands.executeCommand("protocall.mock.start", from)) as
+          | MockInfo
+          | undefined;
+        assert.ok(info, "the mock started");
+        try {
+          const r = await fetch(`${info.url}/.protocall/mock/stubs`);
+          const body = (await r.json()) as { stubs: { stub: string }[] };
+          return [...new Set(body.stubs.map((s) => s.stub.replace(/:\d+.*$/, "")))].sort();
+        } finally {
+          await mock.stop();
+        }
+      };
+      env.step("from mocks/greet.rpc");
+      assert.deepEqual(await served(vscode.Uri.file(join(env.workspace, "mocks", "greet.rpc"))), [
+        join("mocks", "greet.rpc"),
+      ]);
+      env.step("from requests/demo.rpc");
+      const all = await served(vscode.Uri.file(join(env.workspace, "requests", "demo.rpc")));
+      assert.ok(
+        all.includes(join("mocks", "greet.rpc")) && all.includes(join("mocks", "demo.rpc")),
+        all.join(", "),
+      );
     },
   },
 ];
