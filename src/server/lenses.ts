@@ -1,8 +1,16 @@
 // Code lenses above each request ("▶ Send", "Copy as curl") and document symbols (one per request).
 import { type CodeLens, type DocumentSymbol, SymbolKind } from "vscode-languageserver";
-import type { ParsedStubFile } from "../core/rpcfile/stub-syntax";
+import { isStubText, type ParsedStubFile, parseStubFile } from "../core/rpcfile/stub-syntax";
 import type { RpcFile } from "../core/rpcfile/types";
 import { callStubCommand, copyAsCurlCommand, sendCommand } from "./protocol";
+
+/**
+ * The lenses of a document: a stub file of `protocall mock` holds answers, not requests to send, so
+ * each stub gets "▶ Call this stub" (on the mock); a request file gets Send and Copy as curl.
+ */
+export function documentLenses(uri: string, text: string, file: () => RpcFile): CodeLens[] {
+  return isStubText(text) ? stubLenses(uri, parseStubFile(text)) : codeLenses(uri, file());
+}
 
 export function codeLenses(uri: string, file: RpcFile): CodeLens[] {
   const lenses: CodeLens[] = [];
