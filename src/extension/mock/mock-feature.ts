@@ -220,6 +220,8 @@ export class MockFeature {
       const server = await startMockServer({
         schema,
         stubs,
+        host: "127.0.0.1",
+        port: this.ctx.settings.get("mock.port"),
         env: this.ctx.settings.connectionEnv(),
         onCall: (call) => {
           this.ctx.log.info(`mock: ${callLine(call)}`);

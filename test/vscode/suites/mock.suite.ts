@@ -4,6 +4,7 @@
 // whose quick fix corrects it; "▶ Call this stub" starts the mock and gets the stub's answer.
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { MockApi } from "../../../src/extension/mock/mock-feature";
@@ -270,6 +271,27 @@ export const tests: VscodeTest[] = [
         assert.match(items[1].description, /^generated · ok/);
       } finally {
         await mock.stop();
+      }
+    },
+  },
+  {
+    name: "protocall.mock.port fixes the mock's port",
+    timeoutMs: 90_000,
+    async run() {
+      const { mock } = await apis();
+      const probe = net.createServer();
+      await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+      const port = (probe.address() as net.AddressInfo).port;
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+      const config = vscode.workspace.getConfiguration("protocall");
+      await config.update("mock.port", port, vscode.ConfigurationTarget.Workspace);
+      try {
+        const info = await mock.start();
+        assert.equal(info.port, port);
+        assert.equal(info.url, `http://127.0.0.1:${port}`);
+      } finally {
+        await mock.stop();
+        await config.update("mock.port", undefined, vscode.ConfigurationTarget.Workspace);
       }
     },
   },
