@@ -3,14 +3,33 @@
 // serves by default: the method exists (with the closest name), and its documents are messages of
 // the right types, from the same check the mock runs when it loads stubs (mock/stub-check.ts), so a
 // misspelled field is named at the same place, with the same words and the same quick fix.
-import type { DescMessage } from "@bufbuild/protobuf";
+import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb";
 import { defaultCurlOptions } from "../invoke/options";
 import { checkStubDocuments, unknownDetailTypeProblem, unknownMethodProblem } from "../mock/stub-check";
 import { parseStubFile } from "../rpcfile/stub-syntax";
 import type { Diagnostic } from "../rpcfile/types";
 import { requestSchema } from "./request-schema";
-import type { RequestSchema, SchemaStore } from "./schema-store";
+import type { RequestSchema, SchemaStore, ServiceLookup } from "./schema-store";
+
+/** The schema stubs are checked against in the editor: the workspace's, as the mock serves by default. */
+export function stubSchema(store: SchemaStore, baseDir: string): Promise<RequestSchema> {
+  const options = defaultCurlOptions();
+  options.reflect = false;
+  return requestSchema(store, options, baseDir);
+}
+
+/** A stub's method (`package.Service/Method`) in the schema, with the service's look-up. */
+export async function findStubMethod(
+  store: SchemaStore,
+  schema: RequestSchema,
+  name: string,
+): Promise<{ lookup: ServiceLookup; method?: DescMethod; methodName: string }> {
+  const slash = name.lastIndexOf("/");
+  const methodName = name.slice(slash + 1);
+  const lookup = await store.findService(schema, name.slice(0, slash));
+  return { lookup, method: lookup.service?.methods.find((m) => m.name === methodName), methodName };
+}
 
 /** Every diagnostic of a stub file's text; `baseDir` is the file's folder (its workspace schema). */
 export async function stubFileDiagnostics(
@@ -21,16 +40,10 @@ export async function stubFileDiagnostics(
   const parsed = parseStubFile(text);
   const out = [...parsed.diagnostics];
   if (parsed.stubs.length === 0) return out;
-  const options = defaultCurlOptions();
-  options.reflect = false;
-  const schema = await requestSchema(store, options, baseDir);
+  const schema = await stubSchema(store, baseDir);
   if (schema.sources.length === 0) return out;
   for (const stub of parsed.stubs) {
-    const slash = stub.method.lastIndexOf("/");
-    const serviceName = stub.method.slice(0, slash);
-    const methodName = stub.method.slice(slash + 1);
-    const lookup = await store.findService(schema, serviceName);
-    const method = lookup.service?.methods.find((m) => m.name === methodName);
+    const { lookup, method, methodName } = await findStubMethod(store, schema, stub.method);
     if (!method) {
       if (lookup.failures.length > 0 || schema.incomplete.length > 0) continue;
       const candidates = lookup.service
@@ -54,7 +67,7 @@ export async function stubFileDiagnostics(
 }
 
 /** The message types of error details: `google.rpc.*` (which the mock always knows), then the sources. */
-async function detailTypes(
+export async function detailTypes(
   schema: RequestSchema,
   names: readonly string[],
 ): Promise<Map<string, DescMessage>> {
