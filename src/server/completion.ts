@@ -28,7 +28,7 @@ import { systemVariables } from "../core/rpcfile/variables";
 import { fieldSkeleton, messageSkeleton } from "../core/schema/skeleton";
 import { assertionItems } from "./assertion-completion";
 import { bodyPlace, documentAt } from "./body-location";
-import { stubCompletion } from "./stub-completion";
+import { stubCompletion } from "./stub-documents";
 
 export const commonHeaders = [
   "Authorization",

@@ -119,7 +119,7 @@ ${demo.url}/demo.v1.GreetService/Greet
     assert.match(markdown(s), /^`\$randomInt MIN MAX` — A random integer from MIN/);
   });
 
-  it("completes a stub's request part with the input type's fields, its answers with the output type's and a detail with its type's", async () => {
+  it("completes and hovers a stub's request part as the input type, its answers as the output type and a detail as its type", async () => {
     const stub = `### order
 /acme.v1.ShopService/PlaceOrder
 
@@ -148,6 +148,11 @@ ${demo.url}/demo.v1.GreetService/Greet
     assert.ok(labels(detail).includes("reason"), labels(detail).join(", "));
     // Outside the documents (the >>> line): nothing.
     assert.deepEqual(labels(await client.completion(stubUri, positionOf(stub, ">>> ok", 2))), []);
+    // Hover: a key of the request part is a field of the input type, of an answer of the output type.
+    assert.match(markdown(await client.hover(stubUri, positionOf(stub, '"shipTo"', 2))), /Where to send it/);
+    const answered = stub.replace('{"i": "x"}', '{"id": "x"}');
+    client.change(stubUri, answered, 2);
+    assert.match(markdown(await client.hover(stubUri, positionOf(answered, '"id"', 2))), /OrderResponse/);
   });
 
   it("completes request options after # @ and header names", async () => {
