@@ -229,8 +229,17 @@ export class MockFeature {
         },
       });
       stubs.watch();
+      const watcher = stubFile ? undefined : this.watchNewStubFiles(stubs, paths);
       const info: MockInfo = { url: server.url, port: server.port, schemaLabel: opened.label };
-      this.running = { server, stubs, info, release: opened.release };
+      this.running = {
+        server,
+        stubs,
+        info,
+        release: async () => {
+          watcher?.dispose();
+          await opened.release();
+        },
+      };
       const n = stubs.all().length;
       this.ctx.log.info(
         `Mock server started on ${server.url}: ${schema.serviceNames.length} service(s) of ${opened.label}, ${n} stub${n === 1 ? "" : "s"} from ${paths.length} file${paths.length === 1 ? "" : "s"}`,
@@ -297,6 +306,32 @@ export class MockFeature {
       });
     }
     return { sources: [opened], label: info.label, release: () => opened.close() };
+  }
+
+  /**
+   * Serving the workspace's stubs: a stub file created (or a request file turned into one) while the
+   * mock runs is served from then on; the stub set's own watching covers the files it started with.
+   */
+  private watchNewStubFiles(stubs: StubSet, served: readonly string[]): vscode.Disposable {
+    const watcher = vscode.workspace.createFileSystemWatcher("**/*.rpc");
+    const initial = new Set(served);
+    const added = new Set<string>();
+    const seen = async (uri: vscode.Uri) => {
+      const path = uri.fsPath;
+      if (uri.scheme !== "file" || initial.has(path)) return;
+      if (!added.has(path)) {
+        if (!isStubText(await readFile(path, "utf8").catch(() => ""))) return;
+        added.add(path);
+        this.ctx.log.info(`mock: serving the stubs of ${vscode.workspace.asRelativePath(uri)} too`);
+      }
+      await stubs.update(path);
+    };
+    watcher.onDidCreate((uri) => void seen(uri));
+    watcher.onDidChange((uri) => void seen(uri));
+    watcher.onDidDelete((uri) => {
+      if (added.delete(uri.fsPath)) void stubs.update(uri.fsPath);
+    });
+    return watcher;
   }
 
   /** The workspace's `.rpc` files that are stub files (they have a `>>>` answer). */

@@ -3,7 +3,7 @@
 // listed as a server of the Services view, stopped; a misspelled field in a stub is a diagnostic
 // whose quick fix corrects it; "▶ Call this stub" starts the mock and gets the stub's answer.
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
@@ -292,6 +292,42 @@ export const tests: VscodeTest[] = [
       } finally {
         await mock.stop();
         await config.update("mock.port", undefined, vscode.ConfigurationTarget.Workspace);
+      }
+    },
+  },
+  {
+    name: "a stub file created while the mock runs is served, and its edits reload",
+    timeoutMs: 120_000,
+    async run(env) {
+      const { mock } = await apis();
+      const info = await mock.start();
+      const file = join(env.workspace, "mocks", "inspect.rpc");
+      const inspect = async () => {
+        const r = await fetch(`${info.url}/demo.v1.DemoService/Inspect`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}",
+        });
+        return ((await r.json()) as { httpVersion?: string }).httpVersion;
+      };
+      try {
+        env.step("a new stub file");
+        writeFileSync(file, '/demo.v1.DemoService/Inspect\n\n>>> ok\n\n{"httpVersion": "from a new stub"}\n');
+        await waitFor(
+          "the new stub served",
+          async () => ((await inspect()) === "from a new stub" ? true : undefined),
+          30_000,
+        );
+        env.step("its edit");
+        writeFileSync(file, '/demo.v1.DemoService/Inspect\n\n>>> ok\n\n{"httpVersion": "edited"}\n');
+        await waitFor(
+          "the edit served",
+          async () => ((await inspect()) === "edited" ? true : undefined),
+          30_000,
+        );
+      } finally {
+        await mock.stop();
+        rmSync(file, { force: true });
       }
     },
   },
