@@ -8,7 +8,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type * as vscode from "vscode";
 import type { ExportFormat } from "../core/webhooks/delivery-export";
-import { copyAsCurlCommand, type ServiceServer, sendCommand } from "../server/protocol";
+import { callStubCommand, copyAsCurlCommand, type ServiceServer, sendCommand } from "../server/protocol";
 import type { ReplayTarget } from "./deliveries/api";
 import type { Features } from "./features";
 import type { ServicesElement } from "./services/tree";
@@ -73,6 +73,11 @@ export const commandIds = {
   trafficSaveAsRequest: "protocall.traffic.saveAsRequest",
   trafficSaveAsStub: "protocall.traffic.saveAsStub",
   trafficReplay: "protocall.traffic.replay",
+  mockStart: "protocall.mock.start",
+  mockStop: "protocall.mock.stop",
+  mockReset: "protocall.mock.reset",
+  mockOpenCall: "protocall.mock.openCall",
+  mockCallStub: callStubCommand,
 } as const;
 
 /** A command id of the table. */
@@ -179,4 +184,10 @@ export const commandTable: readonly CommandEntry[] = [
     f.traffic.saveAsStub(node, uri),
   ),
   command(commandIds.trafficReplay, (f, node?: unknown, to?: string) => f.traffic.replay(node, to)),
+  // The mock server and the Mock Calls view (mock/).
+  command(commandIds.mockStart, (f, from?: unknown) => f.mock.start(from)),
+  command(commandIds.mockStop, (f) => f.mock.stop()),
+  command(commandIds.mockReset, (f) => f.mock.reset()),
+  command(commandIds.mockOpenCall, (f, node?: unknown) => f.mock.openCall(node)),
+  command(commandIds.mockCallStub, (f, uri?: unknown, index?: unknown) => f.mock.callStub(uri, index)),
 ];

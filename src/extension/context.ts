@@ -8,6 +8,7 @@ import type { LanguageClient } from "vscode-languageclient/node";
 import type { RegistryAccess } from "../core/schema/registry-modules";
 import { LanguageServer } from "./language-client";
 import { ListenerHandle } from "./listener-handle";
+import { MockHandle } from "./mock-handle";
 import { Settings } from "./settings";
 
 /** A registry with an API token in the editor's secret storage. */
@@ -26,6 +27,8 @@ export class ProtocallContext implements vscode.Disposable {
   readonly languageServer: LanguageServer;
   /** The local webhook listener as every part sees it (the Deliveries part sets it). */
   readonly listener: ListenerHandle;
+  /** The running mock server as every part sees it (the Mock part sets it). */
+  readonly mock = new MockHandle();
   /**
    * The registries the editor is signed in to (the Webhooks part sets it): their remote
    * (`host[:port]`, as module names write it), name and token.
@@ -40,7 +43,7 @@ export class ProtocallContext implements vscode.Disposable {
   ) {
     this.languageServer = new LanguageServer(extension, log, this.settings, () => this.registryAccess());
     this.listener = new ListenerHandle(extension.globalStorageUri.fsPath);
-    extension.subscriptions.push(log, this.listener);
+    extension.subscriptions.push(log, this.listener, this.mock);
   }
 
   /** The tokens and CAs of the registries signed in to, by remote (`host[:port]`), for registry modules. */

@@ -8,6 +8,7 @@ import { ProtocallContext } from "./context";
 import type { DeliveriesApi } from "./deliveries/api";
 import { createFeatures } from "./features";
 import type { LiveApi } from "./live/live-feature";
+import type { MockApi } from "./mock/mock-feature";
 import type { SendApi } from "./send/api";
 import type { ServicesApi } from "./services/services-feature";
 import type { TestsApi } from "./test-explorer/tests-feature";
@@ -23,6 +24,7 @@ export interface ProtocallApi {
   tests: TestsApi;
   live: LiveApi;
   traffic: TrafficApi;
+  mock: MockApi;
 }
 
 /**
@@ -61,6 +63,7 @@ export function activate(extension: vscode.ExtensionContext): ProtocallApi {
     tests: features.tests.api,
     live: features.live.api,
     traffic: features.traffic.api,
+    mock: features.mock.api,
   };
 }
 

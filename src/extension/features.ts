@@ -4,6 +4,7 @@
 import type { ProtocallContext } from "./context";
 import { DeliveriesFeature } from "./deliveries/deliveries-feature";
 import { LiveFeature } from "./live/live-feature";
+import { MockFeature } from "./mock/mock-feature";
 import { RequestFilesFeature } from "./request-files/request-files-feature";
 import { SendFeature } from "./send/send-feature";
 import { ServicesFeature } from "./services/services-feature";
@@ -21,6 +22,7 @@ export interface Features {
   readonly tests: TestsFeature;
   readonly live: LiveFeature;
   readonly traffic: TrafficFeature;
+  readonly mock: MockFeature;
 }
 
 export function createFeatures(ctx: ProtocallContext): Features {
@@ -35,5 +37,6 @@ export function createFeatures(ctx: ProtocallContext): Features {
     tests: new TestsFeature(ctx, send),
     live: new LiveFeature(ctx, send),
     traffic: new TrafficFeature(ctx),
+    mock: new MockFeature(ctx, send),
   };
 }

@@ -40,6 +40,7 @@ export const settingsTable = {
   "listener.tls": setting({ default: true }),
   "listener.forwardTo": setting({ default: "" }),
   "listener.maxStoreBytes": setting({ default: 64 * 1024 * 1024, minimum: 1024 * 1024 }),
+  "mock.port": setting({ default: 0, minimum: 0, maximum: 65535 }),
   "trace.server": setting<"off" | "messages" | "verbose">({
     default: "off",
     values: ["off", "messages", "verbose"],

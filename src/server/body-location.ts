@@ -27,13 +27,20 @@ function contains(part: RpcBodyPart, p: Position): boolean {
 }
 
 /** The JSON document of the request at a position, if any. */
-export function documentAt(request: RpcRequest, p: Position): (RpcBodyPart & { kind: "json" }) | undefined {
+export function documentAt(
+  request: Pick<RpcRequest, "body">,
+  p: Position,
+): (RpcBodyPart & { kind: "json" }) | undefined {
   for (const part of request.body) if (part.kind === "json" && contains(part, p)) return part;
   return undefined;
 }
 
 /** What is at a position of a body document of a request to a method with input `input`. */
-export function bodyPlace(request: RpcRequest, input: DescMessage, p: Position): BodyPlace | undefined {
+export function bodyPlace(
+  request: Pick<RpcRequest, "body">,
+  input: DescMessage,
+  p: Position,
+): BodyPlace | undefined {
   const part = documentAt(request, p);
   if (!part) return undefined;
   const offset = offsetIn(part.text, part.range.start, p);

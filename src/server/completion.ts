@@ -15,18 +15,20 @@ import {
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import type { Analyzer } from "../core/analysis/analysis";
 import { fieldComments, fieldTypeText } from "../core/analysis/schema-docs";
-import type { SchemaStore } from "../core/analysis/schema-store";
+import type { RequestSchema, SchemaStore } from "../core/analysis/schema-store";
 import { pathStart } from "../core/analysis/url-parts";
 import { isProtocolOwnedHeader } from "../core/header-line";
 import { curlFlags } from "../core/invoke/curl-flags";
 import { captureSources } from "../core/rpcfile/context";
 import { positionIn } from "../core/rpcfile/parse";
 import { requestAt } from "../core/rpcfile/request-at";
+import { isStubText } from "../core/rpcfile/stub-syntax";
 import type { RpcRequest } from "../core/rpcfile/types";
 import { systemVariables } from "../core/rpcfile/variables";
 import { fieldSkeleton, messageSkeleton } from "../core/schema/skeleton";
 import { assertionItems } from "./assertion-completion";
 import { bodyPlace, documentAt } from "./body-location";
+import { stubCompletion } from "./stub-documents";
 
 export const commonHeaders = [
   "Authorization",
@@ -59,6 +61,8 @@ export async function complete(
   options: CompletionOptions = { editRangeDefault: false },
 ): Promise<CompletionItem[] | CompletionList> {
   const lineText = doc.getText(range(p.line, 0, Number.MAX_SAFE_INTEGER)).replace(/\r?\n$/, "");
+  // A stub file of `protocall mock`: its documents are messages of the stub's method.
+  if (isStubText(doc.getText())) return stubCompletion(store, doc, p, lineText);
   const before = lineText.slice(0, p.character);
   const option = /^\s*(?:#|\/\/)\s*@([\w-]*)$/.exec(before);
   if (option) return optionItems(p, p.character - option[1].length, wordEnd(lineText, p.character));
@@ -304,19 +308,34 @@ async function bodyItems(
   const info = await analyzer.request(doc, request);
   const method = info.method;
   if (!method || !info.schema) return [];
+  return documentItems(store, info.schema, request, method.input, p, lineText);
+}
+
+/**
+ * Completion in the JSON documents of `request` (a request's body, or a stub's documents), each a
+ * message of type `message`: field names, values, and outside any document a skeleton of the message.
+ */
+export async function documentItems(
+  store: SchemaStore,
+  schema: RequestSchema,
+  request: Pick<RpcRequest, "body">,
+  message: DescMessage,
+  p: Position,
+  lineText: string,
+): Promise<CompletionItem[]> {
   const indent = /^\s*/.exec(lineText)?.[0] ?? "";
   if (!documentAt(request, p)) {
-    // Outside any document: a skeleton of the whole input message.
+    // Outside any document: a skeleton of the whole message.
     return [
       skeletonItem(
-        method.input.typeName,
-        messageSkeleton(method.input),
+        message.typeName,
+        messageSkeleton(message),
         indent,
         range(p.line, p.character, p.character),
       ),
     ];
   }
-  const place = bodyPlace(request, method.input, p);
+  const place = bodyPlace(request, message, p);
   if (!place) return [];
   const { part, location } = place;
   const token = location.token;
@@ -329,15 +348,15 @@ async function bodyItems(
   }
   if (location.role === "key") {
     if (!place.message) return [];
-    const message = place.message;
+    const keyMessage = place.message;
     const present = new Set<string>();
     if (location.container.kind === "object") {
       for (const m of location.container.members) if (m.key !== token) present.add(m.key.value);
     }
-    const comments = await fieldComments(store, info.schema, message);
+    const comments = await fieldComments(store, schema, keyMessage);
     const quoted = token?.kind === "string" && !token.bare;
     const items: CompletionItem[] = [];
-    for (const f of message.fields) {
+    for (const f of keyMessage.fields) {
       if (present.has(f.jsonName) || present.has(f.name)) continue;
       const comment = comments.get(f.name);
       items.push({

@@ -1,21 +1,24 @@
 // Hover: the method or service in the URL, a JSON key in a body (its field), an enum value in a body,
 // request options (the flag's help), `{{references}}` (where the value comes from), and the parts of
 // `@assert` and `@capture` lines (assertion-hover.ts). Markdown comes from the schema engine's renderDocs.
+import type { DescMessage } from "@bufbuild/protobuf";
 import type { Hover, Position } from "vscode-languageserver";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import type { Analyzer } from "../core/analysis/analysis";
 import { hoverMarkdown } from "../core/analysis/schema-docs";
-import type { SchemaStore } from "../core/analysis/schema-store";
+import type { RequestSchema, SchemaStore } from "../core/analysis/schema-store";
 import { curlFlagsByName } from "../core/invoke/curl-flags";
 import { captureSources } from "../core/rpcfile/context";
 import { positionIn } from "../core/rpcfile/parse";
 import { requestAt } from "../core/rpcfile/request-at";
+import { isStubText } from "../core/rpcfile/stub-syntax";
 import type { Range, RpcRequest, Token } from "../core/rpcfile/types";
 import { findReferences, systemVariables } from "../core/rpcfile/variables";
 import { code, escapeMarkdown } from "../core/schema/docs";
 import { fullNameOf } from "../core/schema/lookup";
 import { assertionHover } from "./assertion-hover";
 import { bodyPlace } from "./body-location";
+import { stubHover } from "./stub-documents";
 
 export function within(r: Range, p: Position): boolean {
   if (p.line < r.start.line || p.line > r.end.line) return false;
@@ -34,6 +37,8 @@ export async function hover(
   doc: TextDocument,
   p: Position,
 ): Promise<Hover | null> {
+  // A stub file of `protocall mock`: its documents are messages of the stub's method.
+  if (isStubText(doc.getText())) return stubHover(store, doc, p);
   const a = analyzer.get(doc);
   const request = requestAt(a.file, p);
   if (!request) return null;
@@ -70,7 +75,18 @@ export async function hover(
   }
   const method = info.method;
   if (!method) return null;
-  const place = bodyPlace(request, method.input, p);
+  return documentHover(store, info.schema, request, method.input, p);
+}
+
+/** Hover in the JSON documents of `request` (a request's body, or a stub's documents) of type `message`. */
+export async function documentHover(
+  store: SchemaStore,
+  schema: RequestSchema,
+  request: Pick<RpcRequest, "body">,
+  message: DescMessage,
+  p: Position,
+): Promise<Hover | null> {
+  const place = bodyPlace(request, message, p);
   const token = place?.location.token;
   if (!place || !token || !place.field) return null;
   const range = {
@@ -79,11 +95,11 @@ export async function hover(
   };
   const field = place.field;
   if (place.location.role === "key") {
-    return markdown(await hoverMarkdown(store, info.schema, fullNameOf(field), field), range);
+    return markdown(await hoverMarkdown(store, schema, fullNameOf(field), field), range);
   }
   if (token.kind === "string" && field.enum) {
     const value = field.enum.values.find((v) => v.name === token.value);
-    if (value) return markdown(await hoverMarkdown(store, info.schema, fullNameOf(value), value), range);
+    if (value) return markdown(await hoverMarkdown(store, schema, fullNameOf(value), value), range);
   }
   return null;
 }

@@ -23,11 +23,10 @@ import { SchemaStore } from "../core/analysis/schema-store";
 import { defaultSettings, mergeSettings } from "../core/analysis/settings";
 import { errorMessage } from "../core/errors";
 import { provideRegistryModules } from "../core/registry/provide";
-import { isStubText } from "../core/rpcfile/stub-syntax";
 import { codeActions } from "./code-actions";
 import { complete } from "./completion";
 import { hover } from "./hover";
-import { codeLenses, documentSymbols } from "./lenses";
+import { documentLenses, documentSymbols } from "./lenses";
 import { refreshRequest } from "./protocol";
 import { registerServicesRequests } from "./services-requests";
 
@@ -241,8 +240,7 @@ export function startLanguageServer(connection: Connection): void {
 
   connection.onCodeLens((params) => {
     const doc = documents.get(params.textDocument.uri);
-    // A stub file of `protocall mock` holds answers, not requests to send.
-    return doc && !isStubText(doc.getText()) ? codeLenses(doc.uri, analyzer.get(doc).file) : [];
+    return doc ? documentLenses(doc.uri, doc.getText(), () => analyzer.get(doc).file) : [];
   });
 
   connection.onDocumentSymbol((params) => {

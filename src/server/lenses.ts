@@ -1,7 +1,16 @@
 // Code lenses above each request ("▶ Send", "Copy as curl") and document symbols (one per request).
 import { type CodeLens, type DocumentSymbol, SymbolKind } from "vscode-languageserver";
+import { isStubText, type ParsedStubFile, parseStubFile } from "../core/rpcfile/stub-syntax";
 import type { RpcFile } from "../core/rpcfile/types";
-import { copyAsCurlCommand, sendCommand } from "./protocol";
+import { callStubCommand, copyAsCurlCommand, sendCommand } from "./protocol";
+
+/**
+ * The lenses of a document: a stub file of `protocall mock` holds answers, not requests to send, so
+ * each stub gets "▶ Call this stub" (on the mock); a request file gets Send and Copy as curl.
+ */
+export function documentLenses(uri: string, text: string, file: () => RpcFile): CodeLens[] {
+  return isStubText(text) ? stubLenses(uri, parseStubFile(text)) : codeLenses(uri, file());
+}
 
 export function codeLenses(uri: string, file: RpcFile): CodeLens[] {
   const lenses: CodeLens[] = [];
@@ -15,6 +24,17 @@ export function codeLenses(uri: string, file: RpcFile): CodeLens[] {
     );
   }
   return lenses;
+}
+
+/** Above each stub of a mock's stub file: "▶ Call this stub" (sent to the running mock, started if needed). */
+export function stubLenses(uri: string, file: ParsedStubFile): CodeLens[] {
+  return file.stubs.map((stub, index) => {
+    const range = { start: { line: stub.line, character: 0 }, end: { line: stub.line, character: 0 } };
+    return {
+      range,
+      command: { title: "▶ Call this stub", command: callStubCommand, arguments: [uri, index] },
+    };
+  });
 }
 
 export function documentSymbols(file: RpcFile): DocumentSymbol[] {

@@ -13,6 +13,8 @@ export type { ServerSettings } from "../core/analysis/settings";
 export const sendCommand = "protocall.send";
 /** "Copy as curl": arguments `[documentUri: string, requestIndex: number]`. */
 export const copyAsCurlCommand = "protocall.copyAsCurl";
+/** "▶ Call this stub" above a stub of a mock's stub file: arguments `[documentUri: string, stubIndex: number]`. */
+export const callStubCommand = "protocall.mock.callStub";
 /** Request (no params, returns null): drop every cached schema, reflection included, and check all files again. */
 export const refreshRequest = new RequestType0<null, void>("protocall/refreshSchemas");
 

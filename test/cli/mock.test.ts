@@ -227,12 +227,33 @@ test("--help describes the stubs and the admin path", async () => {
   assert.match(r.stdout, /--no-generate/);
 });
 
+test("protocall check reports a stub's misspelled fields in the words and at the places the mock does", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "protocall-mock-check-"));
+  const file = join(dir, "bad.rpc");
+  writeFileSync(file, '/demo.v1.GreetService/Greet\n\n{"nme": "x"}\n\n>>> ok\n\n{"greting": "x"}\n');
+  const check = await runCli(["check", file, "--schema", "examples"], { timeoutMs: 60_000 });
+  assert.equal(check.code, 1, check.stderr);
+  const mock = await runCli(["mock", file, "--schema", "examples"], { timeoutMs: 60_000 });
+  assert.equal(mock.code, 1);
+  for (const [where, field, type, meant] of [
+    ["3:2", "nme", "GreetRequest", "name"],
+    ["7:2", "greting", "GreetResponse", "greeting"],
+  ]) {
+    const message = `unknown field "${field}" in message demo.v1.${type} (did you mean "${meant}"?)`;
+    assert.ok(check.stdout.includes(`bad.rpc:${where}: error: ${message}`), check.stdout);
+    assert.ok(mock.stderr.includes(`bad.rpc:${where}: ${message}`), mock.stderr);
+  }
+});
+
 test("a malformed stub file stops the start with its errors at file:line:col, and no stack trace", async () => {
   const dir = mkdtempSync(join(tmpdir(), "protocall-mock-cli-"));
   writeFileSync(join(dir, "bad.rpc"), '/demo.v1.GreetService/Greet\n\n>>> ok\n\n{"greting": "x"}\n');
   const r = await runCli(["mock", dir, "--schema", "examples"], { timeoutMs: 60_000 });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /bad\.rpc:5:1: not a demo\.v1\.GreetResponse: .*\(did you mean greeting\?\)/);
+  assert.match(
+    r.stderr,
+    /bad\.rpc:5:2: unknown field "greting" in message demo\.v1\.GreetResponse \(did you mean "greeting"\?\)/,
+  );
   assert.match(r.stderr, /protocall: the stub files have 1 error \(above\); fix them and start again/);
   assert.doesNotMatch(r.stderr, /\n\s+at /);
   const missing = await runCli(["mock", join(dir, "nope.rpc"), "--schema", "examples"], {

@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import type { Diagnostic } from "vscode-languageserver-protocol";
+import type { CodeAction, Diagnostic } from "vscode-languageserver-protocol";
 import { bufPath } from "../support/buf";
 import { type DemoServer, startDemoServer } from "../support/servers";
 import { LspClient, positionOf } from "./lsp-client";
@@ -39,7 +39,7 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("checks a stub file of protocall mock as stubs, not as requests, and offers no Send on it", async () => {
+  it("checks a stub file of protocall mock as stubs, not as requests, and offers Call this stub instead of Send", async () => {
     const text = `### greet
 # @match request.name == "x"
 /acme.v1.ShopService/PlaceOrder
@@ -53,8 +53,59 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
       diagnostics.map((d) => [d.message.split(":")[0], d.range.start.line]),
       [['unknown status "nope"', 4]],
     );
-    // No "▶ Send" above a stub: it is not a request to send.
-    assert.deepEqual(await client.codeLenses(uri), []);
+    // No "▶ Send" above a stub: it is not a request to send; it is called on the running mock.
+    assert.deepEqual(
+      (await client.codeLenses(uri)).map((l) => [
+        l.range.start.line,
+        l.command?.title,
+        l.command?.command,
+        l.command?.arguments,
+      ]),
+      [[2, "▶ Call this stub", "protocall.mock.callStub", [uri, 0]]],
+    );
+  });
+
+  it("checks a stub's request part against the input type and its answers against the output type, with quick fixes", async () => {
+    const text = `### order
+/acme.v1.ShopService/PlaceOrder
+
+{"iten": "book"}
+
+>>> ok
+
+{"idd": "{{request.item}}"}
+
+### wrong method
+/acme.v1.ShopService/PlaceOrdr
+
+>>> ok
+`;
+    const uri = pathToFileURL(join(dir, "stub-schema.rpc")).href;
+    client.open(uri, text);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+    const request = find(
+      diagnostics,
+      'unknown field "iten" in message acme.v1.OrderRequest (did you mean "item"?)',
+    );
+    assert.deepEqual(request.range, rangeOf(text, '"iten"'));
+    const answer = find(
+      diagnostics,
+      'unknown field "idd" in message acme.v1.OrderResponse (did you mean "id"?)',
+    );
+    assert.deepEqual(answer.range, rangeOf(text, '"idd"'));
+    find(
+      diagnostics,
+      "the schema has no method acme.v1.ShopService/PlaceOrdr (did you mean acme.v1.ShopService/PlaceOrder?)",
+    );
+    const actions = await client.request<CodeAction[]>("textDocument/codeAction", {
+      textDocument: { uri },
+      range: answer.range,
+      context: { diagnostics: [answer] },
+    });
+    assert.deepEqual(
+      actions.map((a) => [a.title, a.edit?.changes?.[uri]]),
+      [['Change to "id"', [{ range: rangeOf(text, '"idd"'), newText: '"id"' }]]],
+    );
   });
 
   it("reports schema problems of the body with exact ranges", async () => {

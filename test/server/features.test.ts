@@ -119,6 +119,42 @@ ${demo.url}/demo.v1.GreetService/Greet
     assert.match(markdown(s), /^`\$randomInt MIN MAX` — A random integer from MIN/);
   });
 
+  it("completes and hovers a stub's request part as the input type, its answers as the output type and a detail as its type", async () => {
+    const stub = `### order
+/acme.v1.ShopService/PlaceOrder
+
+{"shipTo": {"st": "x"}}
+
+>>> not_found "gone"
+# @detail google.rpc.ErrorInfo {"rea": "x"}
+
+### answer
+/acme.v1.ShopService/PlaceOrder
+
+>>> ok
+
+{"i": "x"}
+`;
+    const stubUri = pathToFileURL(join(dir, "completion-stub.rpc")).href;
+    client.open(stubUri, stub);
+    const request = await client.completion(stubUri, positionOf(stub, '"shipTo"', 1));
+    assert.ok(labels(request).includes("item"), labels(request).join(", "));
+    assert.ok(!labels(request).includes("id"));
+    const nested = await client.completion(stubUri, positionOf(stub, '"st"', 1));
+    assert.deepEqual(labels(nested).sort(), ["city", "street"]);
+    const answer = await client.completion(stubUri, positionOf(stub, '"i"', 1));
+    assert.deepEqual(labels(answer), ["id"]);
+    const detail = await client.completion(stubUri, positionOf(stub, '"rea"', 1));
+    assert.ok(labels(detail).includes("reason"), labels(detail).join(", "));
+    // Outside the documents (the >>> line): nothing.
+    assert.deepEqual(labels(await client.completion(stubUri, positionOf(stub, ">>> ok", 2))), []);
+    // Hover: a key of the request part is a field of the input type, of an answer of the output type.
+    assert.match(markdown(await client.hover(stubUri, positionOf(stub, '"shipTo"', 2))), /Where to send it/);
+    const answered = stub.replace('{"i": "x"}', '{"id": "x"}');
+    client.change(stubUri, answered, 2);
+    assert.match(markdown(await client.hover(stubUri, positionOf(answered, '"id"', 2))), /OrderResponse/);
+  });
+
   it("completes request options after # @ and header names", async () => {
     const t2 = `${text}\n### New\n# @ti`;
     client.change(uri, t2, 2);

@@ -15,7 +15,7 @@ import {
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { closest } from "../closest";
 import { positionIn } from "../rpcfile/parse";
-import { isStubText, parseStubFile } from "../rpcfile/stub-syntax";
+import { isStubText } from "../rpcfile/stub-syntax";
 import type { Diagnostic, Range, Severity, Token } from "../rpcfile/types";
 import type { Analyzer, RequestInfo } from "./analysis";
 import { assertionDiagnostics } from "./assertion-check";
@@ -23,6 +23,7 @@ import { checkBody } from "./body-check";
 import { parseJsonTree } from "./json-tree";
 import { prefetchDocs } from "./schema-docs";
 import type { SchemaStore } from "./schema-store";
+import { stubFileDiagnostics } from "./stub-diagnostics";
 
 const severities: Record<Severity, DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,
@@ -64,9 +65,10 @@ export async function computeDiagnostics(
   doc: TextDocument,
   options: { prefetchDocs?: boolean } = {},
 ): Promise<LspDiagnostic[]> {
-  // A stub file of `protocall mock` is checked as stubs (its syntax; the mock checks the schema).
-  if (isStubText(doc.getText())) return parseStubFile(doc.getText()).diagnostics.map(toLsp);
   const a = analyzer.get(doc);
+  // A stub file of `protocall mock` is checked as stubs: its syntax, then against the schema.
+  if (isStubText(doc.getText()))
+    return (await stubFileDiagnostics(store, doc.getText(), a.baseDir)).map(toLsp);
   const out = a.file.diagnostics.map(toLsp);
   const infos = await Promise.all(a.file.requests.map((r) => analyzer.request(doc, r)));
   if (a.contextProblem) {

@@ -29,6 +29,7 @@ import {
 import type { Diagnostic, RpcVariable } from "../rpcfile/types";
 import { VariableResolver } from "../rpcfile/variables";
 import type { MockSchema } from "./mock-schema";
+import { stubDocumentProblems, unknownDetailTypeProblem, unknownMethodProblem } from "./stub-check";
 
 export interface LoadedAnswer extends StubAnswer {
   /** `# @when {subset}`, normalized. */
@@ -122,13 +123,7 @@ function loadStub(
 ): Stub | undefined {
   const method = schema.methods.get(p.method);
   if (!method) {
-    const [hint] = closest(p.method, schema.methods.keys());
-    at(
-      p.line,
-      0,
-      `the schema has no method ${p.method}${hint ? ` (did you mean ${hint}?)` : ""}`,
-      "unknown-method",
-    );
+    diagnostics.push(unknownMethodProblem(p.method, p.line, schema.methods.keys()));
     return undefined;
   }
   const resolveText = (doc: StubDocument): string | undefined => {
@@ -153,8 +148,15 @@ function loadStub(
     );
     return diagnostics.length > before ? undefined : text;
   };
+  /** Reports a document's problems as a message of `desc` (stub-check.ts); true when it has errors. */
+  const faulty = (doc: StubDocument, desc: DescMessage): boolean => {
+    const problems = stubDocumentProblems(doc, desc);
+    diagnostics.push(...problems);
+    return problems.some((d) => d.severity === "error");
+  };
   const body: { subset: JsonValue; line: number }[] = [];
   for (const doc of p.body) {
+    if (faulty(doc, method.input)) continue;
     const text = resolveText(doc);
     if (text === undefined) continue;
     const subset = subsetOf(text, method.input, schema, (m) =>
@@ -185,7 +187,7 @@ function loadStub(
       "invalid-per-message",
     );
   }
-  const answers = p.answers.map((a) => loadAnswer(a, p.method, method, schema, resolveText, at));
+  const answers = p.answers.map((a) => loadAnswer(a, p.method, method, schema, resolveText, at, faulty));
   return {
     label: `${file}:${p.line + 1}${p.name ? ` "${p.name}"` : ""}`,
     file,
@@ -213,9 +215,11 @@ function loadAnswer(
   schema: MockSchema,
   resolveText: (doc: StubDocument) => string | undefined,
   at: Report,
+  faulty: (doc: StubDocument, desc: DescMessage) => boolean,
 ): LoadedAnswer {
   const answer: LoadedAnswer = { ...a };
   for (const m of a.messages) {
+    if (faulty(m, method.output)) continue;
     if (m.include) {
       const text = resolveText(m);
       if (text === undefined) continue;
@@ -242,8 +246,8 @@ function loadAnswer(
       "message-with-error",
     );
   }
-  checkDetails(a, schema, at);
-  if (a.whenBody) {
+  checkDetails(a, schema, at, faulty);
+  if (a.whenBody && !faulty(a.whenBody, method.input)) {
     const w = a.whenBody;
     answer.whenSubset = subsetOf(w.text, method.input, schema, (m) =>
       at(w.line, w.character, m, "invalid-body"),
@@ -253,21 +257,21 @@ function loadAnswer(
 }
 
 /** An answer's error details: known message types, valid messages, and only with an error status. */
-function checkDetails(a: StubAnswer, schema: MockSchema, at: Report): void {
+function checkDetails(
+  a: StubAnswer,
+  schema: MockSchema,
+  at: Report,
+  faulty: (doc: StubDocument, desc: DescMessage) => boolean,
+): void {
   for (const d of a.details) {
     const desc = schema.message(d.type);
     if (!desc) {
       const names = [...schema.registry].filter((t) => t.kind === "message").map((t) => t.typeName);
-      const [hint] = closest(d.type, names);
-      at(
-        d.json.line,
-        d.typeCharacter,
-        `unknown detail type ${d.type}${hint ? ` (did you mean ${hint}?)` : ""}: a detail is a message of the schema or google.rpc.*`,
-        "unknown-type",
-      );
+      const problem = unknownDetailTypeProblem(d.type, d.json.line, d.typeCharacter, names);
+      at(d.json.line, d.typeCharacter, problem.message, problem.code);
       continue;
     }
-    if (!d.json.text.includes("{{")) {
+    if (!faulty(d.json, desc) && !d.json.text.includes("{{")) {
       checkMessage(d.json.text, desc, schema, (msg) =>
         at(d.json.line, d.json.character, msg, "invalid-detail"),
       );

@@ -184,6 +184,14 @@ export class StubSet {
     }
   }
 
+  /**
+   * Loads a file again, or for the first time (a stub file created after the start, which the
+   * editor's own file watcher reports); a file that no longer exists takes its stubs with it.
+   */
+  update(file: string): Promise<void> {
+    return this.reload(resolve(this.options.cwd, file));
+  }
+
   private async reload(file: string): Promise<void> {
     let exists = true;
     try {

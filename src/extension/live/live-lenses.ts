@@ -4,6 +4,7 @@
 // "Close Send" and "Save Session as Request" on the request.
 import * as vscode from "vscode";
 import { parseRpcFile } from "../../core/rpcfile/parse";
+import { isStubText } from "../../core/rpcfile/stub-syntax";
 import { commandIds } from "../command-table";
 
 export class LiveLenses implements vscode.CodeLensProvider, vscode.Disposable {
@@ -19,6 +20,8 @@ export class LiveLenses implements vscode.CodeLensProvider, vscode.Disposable {
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     const lenses: vscode.CodeLens[] = [];
     const uri = document.uri.toString();
+    // A stub file of `protocall mock` holds answers, not requests to stream.
+    if (isStubText(document.getText())) return lenses;
     for (const r of parseRpcFile(document.getText()).requests) {
       if (!r.url) continue;
       const line = (r.requestLine ?? r.range).start.line;

@@ -56,6 +56,8 @@ export class ServicesFeature {
         if (e.visible) startServer();
       }),
       { dispose: () => this.timer && clearTimeout(this.timer) },
+      // The running mock is a source of the view while it runs.
+      ctx.mock.onDidChange(() => this.provider.refresh()),
     );
     this.watch();
     this.api = {

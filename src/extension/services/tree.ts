@@ -131,7 +131,8 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesElement> {
   }
 
   private async roots(): Promise<ServicesElement[]> {
-    const servers = this.ctx.settings.servers();
+    // The running mock server is listed after the configured servers, while it runs.
+    const servers = [...this.ctx.settings.servers(), ...this.ctx.mock.servers()];
     let result: ServiceSourcesResult;
     const started = performance.now();
     try {

@@ -483,7 +483,9 @@ describe("stub reload", () => {
       await until(() => mock.log.some((l) => l.includes("not reloaded")), "the error report");
       assert.ok(
         mock.log.some((l) =>
-          /^g\.rpc:5:1: not a demo\.v1\.GreetResponse: .*\(did you mean greeting\?\)/.test(l),
+          /^g\.rpc:5:2: unknown field "greting" in message demo\.v1\.GreetResponse \(did you mean "greeting"\?\)/.test(
+            l,
+          ),
         ),
         mock.log.join("\n"),
       );

@@ -87,12 +87,17 @@ test("malformed stubs are errors at file:line:col, and a file with an error yiel
     ],
     [
       '/demo.v1.GreetService/Greet\n\n{"nam": "x"}\n\n>>> ok\n',
-      /^s\.rpc:3:1: not a demo\.v1\.GreetRequest: .*"nam".* \(did you mean name\?\)/,
+      /^s\.rpc:3:2: unknown field "nam" in message demo\.v1\.GreetRequest \(did you mean "name"\?\)/,
     ],
     [
       '/demo.v1.GreetService/Greet\n\n>>> ok\n\n{"greting": "x"}\n',
-      /^s\.rpc:5:1: not a demo\.v1\.GreetResponse: .*\(did you mean greeting\?\)/,
+      /^s\.rpc:5:2: unknown field "greting" in message demo\.v1\.GreetResponse \(did you mean "greeting"\?\)/,
     ],
+    [
+      '/demo.v1.GreetService/Greet\n\n>>> not_found "x"\n# @detail google.rpc.ErrorInfo {"reasn": "r"}\n',
+      /^s\.rpc:4:33: unknown field "reasn" in message google\.rpc\.ErrorInfo \(did you mean "reason"\?\)/,
+    ],
+    ['/demo.v1.GreetService/Greet\n\n>>> ok\n\n{\n  "greeting": 7\n}\n', /^s\.rpc:6:15: .*string/],
     ['/demo.v1.GreetService/Greet\n\n>>> ok\n\n{"greeting": \n', /^s\.rpc:5:1: /],
     [
       '/demo.v1.GreetService/Greet\n\n>>> not_found "x"\n# @detail google.rpc.ErrorInf {}\n',
