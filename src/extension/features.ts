@@ -1,6 +1,7 @@
 // The extension's features, one module each, all created by activate() from the one context. The
 // command table (command-table.ts) maps each command id to a method of one of them; activate()
 // returns their APIs.
+import { AgentToolsFeature } from "./agent-tools/agent-tools-feature";
 import type { ProtocallContext } from "./context";
 import { DeliveriesFeature } from "./deliveries/deliveries-feature";
 import { LiveFeature } from "./live/live-feature";
@@ -19,6 +20,7 @@ export interface Features {
   readonly deliveries: DeliveriesFeature;
   readonly tests: TestsFeature;
   readonly live: LiveFeature;
+  readonly agentTools: AgentToolsFeature;
 }
 
 export function createFeatures(ctx: ProtocallContext): Features {
@@ -32,5 +34,6 @@ export function createFeatures(ctx: ProtocallContext): Features {
     deliveries: new DeliveriesFeature(ctx),
     tests: new TestsFeature(ctx, send),
     live: new LiveFeature(ctx, send),
+    agentTools: new AgentToolsFeature(ctx, send.engine),
   };
 }
