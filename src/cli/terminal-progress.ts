@@ -15,14 +15,17 @@ export interface TerminalProgress {
 export function terminalProgress(stderr: Writable, wanted: boolean): TerminalProgress {
   if (!wanted || (stderr as { isTTY?: boolean }).isTTY !== true) return { clear() {} };
   let shown = false;
-  const meter = createProgressMeter({
-    draw(line) {
-      stderr.write(`\r\x1b[K${line}`);
-      shown = true;
-    },
-  });
+  const draw = (line: string) => {
+    stderr.write(`\r\x1b[K${line}`);
+    shown = true;
+  };
+  let meter = createProgressMeter({ draw });
   return {
-    update: meter,
+    // Each upload starts at 0 (protocall run sends several): its own clock for the rate.
+    update(p) {
+      if (p.sent === 0) meter = createProgressMeter({ draw });
+      meter(p);
+    },
     clear() {
       if (!shown) return;
       stderr.write("\r\x1b[K");

@@ -1,11 +1,12 @@
 // `--stream-file`'s progress bar on the terminal: run on a real pseudo-terminal (util-linux `script`),
 // `protocall curl` draws a line in place on stderr (bar, bytes sent of the file's size, percent,
-// rate) from the first chunk to the last, and erases it before the response is printed; with stderr
+// rate) from the first chunk to the last, and erases it before the response is printed (and
+// `protocall run` for a request's `# @stream-file`, before its PASS line); with stderr
 // a pipe (a CI log), nothing of it is written.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -59,12 +60,34 @@ describe("--stream-file progress", { timeout: 120_000 }, () => {
     const r = await onTerminal(args());
     assert.equal(r.code, 0, r.screen);
     assert.match(r.screen, /\r\x1b\[K\[-{20}\] {2}0 B \/ 24\.0 MiB {2}0%/);
-    assert.match(r.screen, /\r\x1b\[K\[#{20}\] {2}24\.0 MiB \/ 24\.0 MiB {2}100% {2}[\d.]+ (B|KiB|MiB|GiB)\/s/);
+    assert.match(
+      r.screen,
+      /\r\x1b\[K\[#{20}\] {2}24\.0 MiB \/ 24\.0 MiB {2}100% {2}[\d.]+ (B|KiB|MiB|GiB)\/s/,
+    );
     // The line is erased, then the response follows on a clean line.
     const last = r.screen.lastIndexOf("100%");
     const response = r.screen.indexOf('"chunks": 384');
     assert.ok(response > last, r.screen);
     assert.match(r.screen.slice(last, response), /\r\x1b\[K\{/);
+  });
+
+  test("protocall run: a request's # @stream-file draws the same bar, erased before the PASS line", async () => {
+    const rpc = join(dir, "upload.rpc");
+    writeFileSync(
+      rpc,
+      `### Upload\n# @protocol grpc\n# @schema ${server.schema}\n# @stream-file data=./upload.bin\n# @assert message.chunks == 384\n${server.url}/upload.v1.UploadService/Upload\n`,
+    );
+    const r = await onTerminal(["run", rpc]);
+    assert.equal(r.code, 0, r.screen);
+    assert.match(
+      r.screen,
+      /\r\x1b\[K\[#{20}\] {2}24\.0 MiB \/ 24\.0 MiB {2}100% {2}[\d.]+ (B|KiB|MiB|GiB)\/s/,
+    );
+    const last = r.screen.lastIndexOf("100%");
+    assert.match(r.screen.slice(last), /\r\x1b\[K.*PASS/s);
+    const quiet = await runCli(["run", rpc]);
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.doesNotMatch(quiet.stderr, /\r|\x1b/);
   });
 
   test("not on a terminal: no progress at all", async () => {

@@ -18,6 +18,7 @@ import type { Range } from "../../core/rpcfile/types";
 import { defineFlags, flagsHelp, invalidValue, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
 import { homeDirectory } from "../io";
+import { terminalProgress } from "../terminal-progress";
 import { version } from "../version";
 
 const flags = defineFlags({
@@ -270,6 +271,7 @@ export const command: Command = {
     // Output that can no longer be written (`protocall run ... | head`) ends the run.
     const unwatch = stdout.onBroken((err) => controller.abort(err));
     const session = createCallSession({ product: `protocall/${version}` });
+    const progress = terminalProgress(ctx.stderr, true);
     const started = performance.now();
     let outcome: Awaited<ReturnType<typeof runRequests>>;
     try {
@@ -299,9 +301,18 @@ export const command: Command = {
           },
         },
         observer: {
-          message: (json) => void stdout.write(`${json}\n`),
-          log: (line) => ctx.stderr.write(`${line}\n`),
+          message: (json) => {
+            progress.clear();
+            void stdout.write(`${json}\n`);
+          },
+          log: (line) => {
+            progress.clear();
+            ctx.stderr.write(`${line}\n`);
+          },
+          // A request's # @stream-file upload, on a terminal only.
+          streamProgress: progress.update,
           done: (r) => {
+            progress.clear();
             if (r.call?.listing) stdout.write(r.call.listing.map((line) => `${line}\n`).join(""));
             ctx.stderr.write(requestLines(r, where));
           },
