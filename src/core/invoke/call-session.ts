@@ -379,9 +379,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
             result.messages.push(json);
             observer.message?.(json, result.messages.length - 1);
           },
-          onMessageValue: observer.value
-            ? (value) => observer.value?.(value, result.messages.length)
-            : undefined,
+          onMessageValue: observer.value && ((value) => observer.value?.(value, result.messages.length)),
           onStreamProgress: observer.streamProgress,
         },
       ).finally(() => {

@@ -97,6 +97,16 @@ export interface PipelineResult {
   failure?: CallFailure;
 }
 
+/** The request data of the options (-d, --stream-file), a file stream's progress going to the front end. */
+function openData(
+  o: CurlOptions,
+  io: InputIo,
+  target: { dataFromHeaderFile?: Parameters<typeof openRequestData>[2] },
+  p: PipelineOptions,
+) {
+  return openRequestData(o, io, target.dataFromHeaderFile, p.onStreamProgress);
+}
+
 /** Runs one call through the pipeline. Never throws: a failure is described in the result. */
 export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOptions): Promise<PipelineResult> {
   const result: PipelineResult = { ok: false, warnings: [] };
@@ -196,12 +206,7 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
       );
     }
     log.info(`Invoking RPC ${method.parent.typeName}.${method.name}`);
-    const requests =
-      p.requests ??
-      (await bound(
-        openRequestData(o, io, target.dataFromHeaderFile, p.onStreamProgress),
-        "opening the request data",
-      ));
+    const requests = p.requests ?? (await bound(openData(o, io, target, p), "opening the request data"));
     const types = await bound(
       messageTypes(res, method, { emitDefaults: o.emitDefaults, log }),
       "loading the schema",
