@@ -1,8 +1,9 @@
 // `--proxy` on the commands that connect outside the call pipeline, through a real tinyproxy (its log
 // shows each CONNECT): the registry's webhook API (`webhook list`), its client API (`registry
 // deliveries`), a test post to a listener (`webhook send-test`, which also follows HTTP_PROXY), the
-// listener's forwards (`listen --forward-to`) and `listen replay`. The flag replaces a proxy the
-// environment names (here one that cannot be reached); wrong credentials and a bad URL are clear errors.
+// listener's forwards (`listen --forward-to`, which says which proxy it forwards through) and
+// `listen replay`. The flag replaces a proxy the environment names (here one that cannot be
+// reached); wrong credentials and a bad URL are clear errors.
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -141,6 +142,8 @@ test("listen --forward-to and listen replay go through --proxy", { timeout: 90_0
     deadProxy,
   );
   try {
+    await waitFor(() => /forwarding through the proxy/.test(front.stderr()), "the proxy line");
+    assert.match(front.stderr(), /forwarding through the proxy http:\/\/127\.0\.0\.1:\d+ \(from --proxy\)\n/);
     const n = through(proxy, forwardTo);
     const res = await post(front.url, encodeEvent(samplePushEvent()), {
       "content-type": "application/proto",

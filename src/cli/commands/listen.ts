@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { formatDuration } from "../../core/invoke/duration";
+import { shownProxy } from "../../core/invoke/proxy-choice";
 import { defaultLimits } from "../../core/serve/connection-guard";
 import { configDir } from "../../core/serve/self-signed";
 import { defaultForwarding } from "../../core/webhooks/forwarder";
@@ -186,6 +187,8 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
     throw new ProtocallError("--proxy applies to forwards: give --forward-to URL too");
   }
   checkProxyFlag(values.proxy);
+  // Forwards go through --proxy or the environment's proxy (HTTPS_PROXY / HTTP_PROXY, NO_PROXY), as calls do.
+  const forwardProxy = forwardTo ? proxyTo(forwardTo, values.proxy, ctx) : undefined;
   const tls = await serverTls(values, ctx);
   const path = storePath(ctx, values.store);
   if (values.store === undefined) {
@@ -219,8 +222,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
       limits,
       forwardTo,
       forwardCa,
-      // Forwards go through --proxy or the environment's proxy (HTTPS_PROXY / HTTP_PROXY, NO_PROXY), as calls do.
-      forwardProxy: forwardTo ? proxyTo(forwardTo, values.proxy, ctx) : undefined,
+      forwardProxy,
       forwardTimeoutMs: timeout(values["forward-timeout"]),
       forwardQueue: values["forward-queue"],
       onDelivery: quiet ? undefined : (d) => ctx.stdout.write(`${summary(d)}\n`),
@@ -232,6 +234,11 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   }
   ctx.stdout.write(`${listener.callbackUrl}\n`);
   ctx.stderr.write(`storing deliveries in ${path} (${store.count()} stored); Ctrl-C stops\n`);
+  if (forwardProxy) {
+    ctx.stderr.write(
+      `forwarding through the proxy ${shownProxy(forwardProxy.url)} (from ${forwardProxy.from})\n`,
+    );
+  }
   const wanted = limits.maxConnections ?? defaultLimits.maxConnections;
   if (listener.limits.maxConnections < wanted) {
     ctx.stderr.write(
