@@ -11,6 +11,7 @@ import { mcpTools } from "../../core/mcp/tools";
 import type { AllowHints } from "../../core/mcp/workspace-scope";
 import type { ProtocallContext } from "../context";
 import type { CallEngine } from "../send/call-engine";
+import { invocationMessage } from "./invocation-message";
 import { editorToolName } from "./tool-names";
 
 export const untrustedRefusal =
@@ -31,6 +32,9 @@ export class AgentToolsFeature {
     for (const tool of mcpTools) {
       ctx.subscriptions.push(
         vscode.lm.registerTool<Record<string, unknown>>(editorToolName(tool.name), {
+          prepareInvocation: (options) => ({
+            invocationMessage: invocationMessage(tool.name, options.input),
+          }),
           invoke: async (options) => {
             const { text, isError } = await this.run(tool.name, options.input);
             // An error is thrown: VS Code hands its message to the model as the tool's failure.
