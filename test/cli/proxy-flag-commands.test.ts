@@ -49,11 +49,9 @@ after(async () => {
 
 const through = (p: TestProxy, url: string) => p.connects().filter((c) => c === new URL(url).host).length;
 const registryEnv = () => ({ ...registry.env("alice-token"), ...deadProxy });
-
-test("webhook list and registry deliveries go through --proxy, not the environment's proxy", async () => {
-  const remote = viaProxyName(registry.url);
-  const n = through(proxy, remote);
-  const list = await runCli(
+/** `protocall webhook list` of the test repository on the registry, named so the proxy is used. */
+const listWebhooks = (...more: string[]) =>
+  runCli(
     [
       "webhook",
       "list",
@@ -62,12 +60,16 @@ test("webhook list and registry deliveries go through --proxy, not the environme
       "--repository",
       "petapis",
       "--remote",
-      remote,
-      "--proxy",
-      proxy.url,
+      viaProxyName(registry.url),
+      ...more,
     ],
     { env: registryEnv() },
   );
+
+test("webhook list and registry deliveries go through --proxy, not the environment's proxy", async () => {
+  const remote = viaProxyName(registry.url);
+  const n = through(proxy, remote);
+  const list = await listWebhooks("--proxy", proxy.url);
   assert.equal(list.code, 0, list.stderr);
   assert.ok(Array.isArray(JSON.parse(list.stdout).webhooks ?? []), list.stdout);
   assert.ok(through(proxy, remote) > n, `no CONNECT ${remote} in the proxy's log`);
@@ -80,37 +82,16 @@ test("webhook list and registry deliveries go through --proxy, not the environme
   assert.ok(through(proxy, remote) > m, `no CONNECT ${remote} for registry deliveries`);
 
   // Without the flag the environment's (unreachable) proxy is used, and named.
-  const failed = await runCli(
-    ["webhook", "list", "--owner", "acme", "--repository", "petapis", "--remote", remote],
-    { env: registryEnv() },
-  );
+  const failed = await listWebhooks();
   assert.notEqual(failed.code, 0);
   assert.match(failed.stderr, /the proxy http:\/\/127\.0\.0\.1:1 from HTTPS_PROXY cannot be reached/);
 });
 
 test("proxy credentials: the right ones pass, a wrong password is a clear error", async () => {
-  const remote = viaProxyName(registry.url);
-  const ok = await runCli(
-    [
-      "webhook",
-      "list",
-      "--owner",
-      "acme",
-      "--repository",
-      "petapis",
-      "--remote",
-      remote,
-      "--proxy",
-      authProxy.url,
-    ],
-    { env: registryEnv() },
-  );
+  const ok = await listWebhooks("--proxy", authProxy.url);
   assert.equal(ok.code, 0, ok.stderr);
   const wrong = authProxy.url.replace("s3cret-pass", "wrong");
-  const refused = await runCli(
-    ["webhook", "list", "--owner", "acme", "--repository", "petapis", "--remote", remote, "--proxy", wrong],
-    { env: registryEnv() },
-  );
+  const refused = await listWebhooks("--proxy", wrong);
   assert.notEqual(refused.code, 0);
   assert.match(
     refused.stderr,
