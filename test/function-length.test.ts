@@ -19,8 +19,8 @@ const generated = join(root, "gen");
 
 /** Functions longer than the limit, keyed "file: name", with the length they may not exceed. */
 const allowed: Record<string, number> = {
-  "src/core/invoke/call-session.ts: createCallSession": 220,
-  "src/core/invoke/pipeline.ts: runPipeline": 176,
+  "src/core/invoke/call-session.ts: createCallSession": 219,
+  "src/core/invoke/pipeline.ts: runPipeline": 174,
   "src/core/invoke/transport.ts: createCurlTransport": 435,
   "src/core/rpcfile/parse.ts: parseBody": 151,
   "src/core/schema/reflection-client.ts: createReflectionSource": 211,

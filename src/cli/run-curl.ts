@@ -10,6 +10,7 @@ import type { CurlOptions } from "../core/invoke/options";
 import { sinkFor } from "../core/invoke/output-sink";
 import { runPipeline } from "../core/invoke/pipeline";
 import { createVerboseLog } from "../core/invoke/verbose";
+import { terminalProgress } from "./terminal-progress";
 
 export interface CurlIo extends InputIo {
   stdout: Writable;
@@ -22,7 +23,12 @@ export interface CurlIo extends InputIo {
 
 /** Runs one `protocall curl`; returns the exit code. Never throws. */
 export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
-  const log = createVerboseLog(o.verbose, (text) => io.stderr.write(text));
+  // A --stream-file upload shows its progress on a terminal; anything else written erases it first.
+  const progress = terminalProgress(io.stderr, o.streamFile !== undefined);
+  const log = createVerboseLog(o.verbose, (text) => {
+    progress.clear();
+    io.stderr.write(text);
+  });
   const stdout = sinkFor(io.stdout);
   // Output that can no longer be written (a closed pipe, a full disk) ends the call.
   const stop = new AbortController();
@@ -34,8 +40,15 @@ export async function runCurl(o: CurlOptions, io: CurlIo): Promise<number> {
       connections: callConnections(),
       product: io.product,
       signal,
-      onMessage: o.output ? undefined : (json) => stdout.write(`${json}\n`),
+      onMessage: o.output
+        ? undefined
+        : (json) => {
+            progress.clear();
+            return stdout.write(`${json}\n`);
+          },
+      onStreamProgress: progress.update,
     });
+    progress.clear();
     if (result.listing) stdout.write(result.listing.map((line) => `${line}\n`).join(""));
     await stdout.flush();
     const broken = stdout.broken;

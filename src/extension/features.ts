@@ -1,6 +1,7 @@
 // The extension's features, one module each, all created by activate() from the one context. The
 // command table (command-table.ts) maps each command id to a method of one of them; activate()
 // returns their APIs.
+import { AgentToolsFeature } from "./agent-tools/agent-tools-feature";
 import type { ProtocallContext } from "./context";
 import { DeliveriesFeature } from "./deliveries/deliveries-feature";
 import { LiveFeature } from "./live/live-feature";
@@ -23,6 +24,7 @@ export interface Features {
   readonly live: LiveFeature;
   readonly traffic: TrafficFeature;
   readonly mock: MockFeature;
+  readonly agentTools: AgentToolsFeature;
 }
 
 export function createFeatures(ctx: ProtocallContext): Features {
@@ -38,5 +40,6 @@ export function createFeatures(ctx: ProtocallContext): Features {
     live: new LiveFeature(ctx, send),
     traffic: new TrafficFeature(ctx),
     mock: new MockFeature(ctx, send),
+    agentTools: new AgentToolsFeature(ctx, send.engine),
   };
 }

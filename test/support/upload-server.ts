@@ -130,11 +130,21 @@ export async function startUploadServer(): Promise<UploadServer> {
       } as never),
   });
   const server = http2.createServer(adapter);
+  // Clients that keep their connection open (the editor's warm sessions) must not hold close() up.
+  const sessions = new Set<http2.Http2Session>();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.once("close", () => sessions.delete(s));
+  });
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     schema,
-    close: () => new Promise<void>((done) => server.close(() => done())),
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        for (const s of sessions) s.close();
+      }),
   };
 }

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { formatDuration } from "../../core/invoke/duration";
-import { chooseProxy } from "../../core/invoke/proxy-choice";
+import { shownProxy } from "../../core/invoke/proxy-choice";
 import { defaultLimits } from "../../core/serve/connection-guard";
 import { configDir } from "../../core/serve/self-signed";
 import { defaultForwarding } from "../../core/webhooks/forwarder";
@@ -14,6 +14,7 @@ import { describeRecovery, EventStore, readStore, type StoredDelivery } from "..
 import { defineFlags, flagsHelp, parseArgs, runSubcommand } from "../args";
 import type { CliContext, Command } from "../context";
 import { readFlagFile, untilStopped } from "../io";
+import { checkProxyFlag, proxyFlag, proxyTo } from "./proxy-flag";
 import { checkServerFlags, serverFlags, serverTls } from "./server-flags";
 import { certificateAdvice, trustFor } from "./trust";
 
@@ -84,6 +85,7 @@ const serveFlags = defineFlags({
     help: "most events waiting to be forwarded; past it, and on stop, events are recorded as not forwarded (replay them with --to-forward)",
   },
   quiet: { kind: "bool", help: "do not print deliveries" },
+  ...proxyFlag,
 });
 
 const replayFlags = defineFlags({
@@ -96,6 +98,7 @@ const replayFlags = defineFlags({
     help: "also trust this CA certificate (PEM), e.g. the certificate of a listener started with --cert/--key",
   },
   insecure: { kind: "bool", short: "k", help: "do not verify the target's TLS certificate" },
+  ...proxyFlag,
 });
 
 const help = `Usage: protocall listen [flags]
@@ -180,6 +183,12 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
       );
     }
   }
+  if (values.proxy !== undefined && forwardTo === undefined) {
+    throw new ProtocallError("--proxy applies to forwards: give --forward-to URL too");
+  }
+  checkProxyFlag(values.proxy);
+  // Forwards go through --proxy or the environment's proxy (HTTPS_PROXY / HTTP_PROXY, NO_PROXY), as calls do.
+  const forwardProxy = forwardTo ? proxyTo(forwardTo, values.proxy, ctx) : undefined;
   const tls = await serverTls(values, ctx);
   const path = storePath(ctx, values.store);
   if (values.store === undefined) {
@@ -213,8 +222,7 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
       limits,
       forwardTo,
       forwardCa,
-      // Forwards go through the environment's proxy (HTTPS_PROXY / HTTP_PROXY, NO_PROXY), as calls do.
-      forwardProxy: forwardTo ? chooseProxy(new URL(forwardTo), undefined, ctx.env) : undefined,
+      forwardProxy,
       forwardTimeoutMs: timeout(values["forward-timeout"]),
       forwardQueue: values["forward-queue"],
       onDelivery: quiet ? undefined : (d) => ctx.stdout.write(`${summary(d)}\n`),
@@ -226,6 +234,11 @@ async function serve(args: string[], ctx: CliContext): Promise<number> {
   }
   ctx.stdout.write(`${listener.callbackUrl}\n`);
   ctx.stderr.write(`storing deliveries in ${path} (${store.count()} stored); Ctrl-C stops\n`);
+  if (forwardProxy) {
+    ctx.stderr.write(
+      `forwarding through the proxy ${shownProxy(forwardProxy.url)} (from ${forwardProxy.from})\n`,
+    );
+  }
   const wanted = limits.maxConnections ?? defaultLimits.maxConnections;
   if (listener.limits.maxConnections < wanted) {
     ctx.stderr.write(
@@ -270,6 +283,7 @@ async function replay(args: string[], ctx: CliContext): Promise<number> {
   }
   if (values.to && values["to-forward"])
     throw new ProtocallError("use either --to or --to-forward, not both");
+  checkProxyFlag(values.proxy);
   const path = storePath(ctx, values.store);
   const id = Number(positionals[0]);
   const delivery = deliveriesIn(ctx, path).find((d) => d.id === id);
@@ -285,7 +299,7 @@ async function replay(args: string[], ctx: CliContext): Promise<number> {
     const res = await replayDelivery(delivery, to, {
       ...trustFor(ctx, values),
       timeoutMs: 30_000,
-      proxy: chooseProxy(new URL(to), undefined, ctx.env),
+      proxy: proxyTo(to, values.proxy, ctx),
     });
     ctx.stdout.write(
       `${JSON.stringify({ id, to, status: res.status, latencyMs: Math.round(res.latencyMs * 10) / 10, response: res.body.toString("utf8") }, null, 2)}\n`,

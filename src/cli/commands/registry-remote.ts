@@ -1,4 +1,4 @@
-// The registry a command talks to (`--remote`, `--cacert`, `-k`) with its API token and trust, for
+// The registry a command talks to (`--remote`, `--cacert`, `-k`, `--proxy`) with its API token and trust, for
 // `protocall webhook` and the client commands of `protocall registry`: one reading of --remote, the
 // one registry access module (src/core/registry/access.ts) for the token and trust, and one message
 // when the token is missing.
@@ -7,6 +7,7 @@ import { type RemoteAccess, remoteAccess } from "../../core/registry/access";
 import { defineFlags } from "../args";
 import type { CliContext } from "../context";
 import { homeDirectory } from "../io";
+import { checkProxyFlag, proxyFlag } from "./proxy-flag";
 import { trustOptions } from "./trust";
 
 export const remoteFlags = defineFlags({
@@ -21,6 +22,7 @@ export const remoteFlags = defineFlags({
     value: "FILE",
     help: "also trust this CA certificate (PEM) for the registry's TLS",
   },
+  ...proxyFlag,
 });
 
 /** `--remote HOST` means https://HOST; a full http(s) URL is used as given. */
@@ -47,16 +49,18 @@ export function remoteBaseUrl(remote: string): string {
  * read from when there is none.
  */
 export function openRemote(
-  values: { remote: string; cacert?: string; insecure?: boolean },
+  values: { remote: string; cacert?: string; insecure?: boolean; proxy?: string },
   ctx: CliContext,
 ): { baseUrl: string; access: RemoteAccess } {
   const baseUrl = remoteBaseUrl(values.remote);
+  checkProxyFlag(values.proxy);
   const remote = new URL(baseUrl).host;
   const access = remoteAccess(remote, {
     ...trustOptions(ctx, values.cacert),
     home: homeDirectory(ctx),
     insecure: values.insecure,
     secure: baseUrl.startsWith("https:"),
+    proxy: values.proxy,
   });
   if (!access.token) {
     throw new ProtocallError(

@@ -233,7 +233,7 @@ function callbackTrust(ctx: CliContext, trustCa: string | undefined): string | u
   return registryTrust(trustOptions(ctx, trustCa, { flag: "--trust-ca", servers: ["listener"] }))?.join("\n");
 }
 
-function clientFor(values: { remote: string; cacert?: string }, ctx: CliContext) {
+function clientFor(values: { remote: string; cacert?: string; proxy?: string }, ctx: CliContext) {
   const { baseUrl, access } = openRemote(values, ctx);
   return {
     baseUrl,

@@ -11,13 +11,15 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { type RequestResult, type RequestVerdict, summarize } from "../../core/assertions/results";
-import type { RequestRun } from "../../core/assertions/run-requests";
+import type { RequestRun, RunObserver } from "../../core/assertions/run-requests";
 import { ProtocallError } from "../../core/errors";
+import type { OutputSink } from "../../core/invoke/output-sink";
 import { redactSecrets } from "../../core/invoke/redact";
 import type { Range } from "../../core/rpcfile/types";
 import { defineFlags, flagsHelp, invalidValue, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
 import { homeDirectory } from "../io";
+import { terminalProgress } from "../terminal-progress";
 import { version } from "../version";
 
 const flags = defineFlags({
@@ -298,14 +300,7 @@ export const command: Command = {
               : undefined,
           },
         },
-        observer: {
-          message: (json) => void stdout.write(`${json}\n`),
-          log: (line) => ctx.stderr.write(`${line}\n`),
-          done: (r) => {
-            if (r.call?.listing) stdout.write(r.call.listing.map((line) => `${line}\n`).join(""));
-            ctx.stderr.write(requestLines(r, where));
-          },
-        },
+        observer: printer(ctx, stdout, where),
       });
       await stdout.flush();
     } finally {
@@ -350,6 +345,30 @@ const marks: Record<RequestVerdict, string> = {
  * call's failure once, else each check that did not hold), then an RPC error's body as
  * `protocall curl` prints it (code, message, details; secrets redacted).
  */
+/**
+ * What a run prints as it goes: messages on stdout, verbose lines and each request's result on
+ * stderr, and a `# @stream-file` upload's progress line on a terminal (erased before anything else).
+ */
+function printer(ctx: CliContext, stdout: OutputSink, where: (range: Range) => string): RunObserver {
+  const progress = terminalProgress(ctx.stderr, true);
+  return {
+    message: (json) => {
+      progress.clear();
+      void stdout.write(`${json}\n`);
+    },
+    log: (line) => {
+      progress.clear();
+      ctx.stderr.write(`${line}\n`);
+    },
+    streamProgress: progress.update,
+    done: (r) => {
+      progress.clear();
+      if (r.call?.listing) stdout.write(r.call.listing.map((line) => `${line}\n`).join(""));
+      ctx.stderr.write(requestLines(r, where));
+    },
+  };
+}
+
 function requestLines(r: RequestRun, where: (range: Range) => string): string {
   const res = r.result;
   const time =

@@ -14,6 +14,7 @@ import {
 import { defineFlags, type FlagSpec, flagsHelp, parseArgs, runSubcommand } from "../args";
 import type { CliContext, Command } from "../context";
 import { readFlagFile, readStdin } from "../io";
+import { checkProxyFlag, proxyFlag, proxyTo } from "./proxy-flag";
 import { openRemote, remoteFlags } from "./registry-remote";
 import { certificateAdvice, trustFor } from "./trust";
 
@@ -95,6 +96,7 @@ const sendTestFlags = defineFlags({
     help: "also trust this CA certificate (PEM), e.g. the certificate of a listener started with --cert/--key",
   },
   insecure: { kind: "bool", short: "k", help: "do not verify the listener's TLS certificate" },
+  ...proxyFlag,
 });
 
 const registryNotes = `
@@ -104,6 +106,8 @@ $NETRC) whose machine is the registry's host with its port, else the default ent
 https calls trust SSL_CERT_FILE / SSL_CERT_DIR when set, else the system's roots; plus --cacert,
 NODE_EXTRA_CA_CERTS, and the certificates that \`protocall listen --tls\` and
 \`protocall registry serve --tls\` generated on this machine.
+Calls go through HTTPS_PROXY / HTTP_PROXY / ALL_PROXY (NO_PROXY, localhost and loopback addresses
+direct), or through --proxy, which replaces them.
 Output: the response as protobuf JSON. Exit codes: 1 for usage errors, gRPC code x 8 when the
 registry refuses the call (for example 16 x 8 = 128 for unauthenticated, 7 x 8 = 56 for permission denied).
 `;
@@ -217,7 +221,7 @@ function print(ctx: CliContext, json: JsonValue): number {
 }
 
 function client(
-  values: { remote: string; prefix: string; cacert?: string; insecure: boolean },
+  values: { remote: string; prefix: string; cacert?: string; insecure: boolean; proxy?: string },
   ctx: CliContext,
 ) {
   if (!isValidPrefix(values.prefix)) {
@@ -230,7 +234,7 @@ function client(
 }
 
 async function sendTest(
-  values: { to: string; data?: string; cacert?: string; insecure: boolean },
+  values: { to: string; data?: string; cacert?: string; insecure: boolean; proxy?: string },
   ctx: CliContext,
 ): Promise<number> {
   const { to } = values;
@@ -248,6 +252,7 @@ async function sendTest(
   if ((values.cacert || values.insecure) && url.protocol !== "https:") {
     throw new ProtocallError("--cacert and -k apply only to https URLs");
   }
+  checkProxyFlag(values.proxy);
   let event = samplePushEvent();
   if (values.data !== undefined) {
     const file = values.data.replace(/^@/, "");
@@ -272,7 +277,7 @@ async function sendTest(
       url,
       encodeEvent(event),
       { "content-type": "application/proto", "connect-protocol-version": "1" },
-      { ...trustFor(ctx, values), timeoutMs: 30_000 },
+      { ...trustFor(ctx, values), timeoutMs: 30_000, proxy: proxyTo(url, values.proxy, ctx) },
     );
   } catch (err) {
     const message = errorMessage(err);

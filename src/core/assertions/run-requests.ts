@@ -12,6 +12,7 @@
 // request that needs a value whose capture did not run (it was not selected) is not sent, and says
 // which request to run first; one whose capturing request ran without taking the value says why.
 import type { CallIo, CallResult, CallSession } from "../invoke/call-session";
+import type { StreamProgress } from "../invoke/stream-progress";
 import type { RpcContext, RunVariables } from "../rpcfile/context";
 import { type PreparedSend, prepareSend, type SendProblem } from "../rpcfile/prepare-send";
 import { requestLabel } from "../rpcfile/to-curl";
@@ -54,6 +55,8 @@ export interface RunObserver {
   message?(json: string): void;
   /** A line of the verbose transcript (requests with `# @verbose`). */
   log?(line: string): void;
+  /** The bytes of a request's `# @stream-file` sent so far (stream-progress.ts). */
+  streamProgress?(progress: StreamProgress): void;
   /** A request is done (or skipped). */
   done?(run: RequestRun): void;
 }
@@ -170,6 +173,10 @@ async function runOne(
       observer: {
         message: observer?.message ? (json) => observer.message?.(json) : undefined,
         log: checked.options.verbose && observer?.log ? (line) => observer.log?.(line) : undefined,
+        streamProgress:
+          checked.options.streamFile !== undefined && observer?.streamProgress
+            ? (progress) => observer.streamProgress?.(progress)
+            : undefined,
       },
     },
   );

@@ -25,6 +25,7 @@ import type { CurlOptions } from "./options";
 import { runPipeline } from "./pipeline";
 import type { HeaderSplitter } from "./repeated-headers";
 import { settingsKey } from "./settings-key";
+import type { StreamProgress } from "./stream-progress";
 import { type CurlTransport, createCurlTransport } from "./transport";
 import { createVerboseLog, type VerboseLog } from "./verbose";
 
@@ -60,6 +61,8 @@ export interface CallObserver {
   value?(value: JsonValue, index: number): void;
   /** Each response message as formatted JSON (as `protocall curl` prints it), as it arrives. */
   message?(json: string, index: number): void;
+  /** The bytes of a `--stream-file` sent so far, of the file's size (stream-progress.ts). */
+  streamProgress?(progress: StreamProgress): void;
 }
 
 /** The resolved method, as the observer learns it. */
@@ -376,9 +379,8 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
             result.messages.push(json);
             observer.message?.(json, result.messages.length - 1);
           },
-          onMessageValue: observer.value
-            ? (value) => observer.value?.(value, result.messages.length)
-            : undefined,
+          onMessageValue: observer.value && ((value) => observer.value?.(value, result.messages.length)),
+          onStreamProgress: observer.streamProgress,
         },
       ).finally(() => {
         if (fallback !== undefined && "release" in fallback) fallback.release();

@@ -33,6 +33,7 @@ import type { CurlOptions } from "./options";
 import { type OutputSink, openOutputFile } from "./output-sink";
 import { withProxyOverride } from "./proxy-choice";
 import { openRequestData, type RequestDocument, requestDataLabel } from "./request-data";
+import type { StreamProgress } from "./stream-progress";
 import { type CallTarget, describeTarget, inMode, reflectionSource } from "./target";
 import type { CurlTransport } from "./transport";
 import { isListMode } from "./url";
@@ -72,6 +73,8 @@ export interface PipelineOptions {
    * call wait (backpressure); return undefined whenever possible, so a long stream stays cheap.
    */
   onMessage?(json: string): void | Promise<void>;
+  /** The bytes of a `--stream-file` sent so far (stream-file.ts), as the call takes each chunk. */
+  onStreamProgress?(progress: StreamProgress): void;
   /**
    * The request documents to send instead of the -d data: a live stream the front end feeds one
    * message at a time (live-requests.ts), ended when it half-closes.
@@ -92,6 +95,16 @@ export interface PipelineResult {
   /** Notes about the options (`protocall curl -v` prints them). */
   warnings: string[];
   failure?: CallFailure;
+}
+
+/** The request data of the options (-d, --stream-file), a file stream's progress going to the front end. */
+function openData(
+  o: CurlOptions,
+  io: InputIo,
+  target: { dataFromHeaderFile?: Parameters<typeof openRequestData>[2] },
+  p: PipelineOptions,
+) {
+  return openRequestData(o, io, target.dataFromHeaderFile, p.onStreamProgress);
 }
 
 /** Runs one call through the pipeline. Never throws: a failure is described in the result. */
@@ -193,9 +206,7 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
       );
     }
     log.info(`Invoking RPC ${method.parent.typeName}.${method.name}`);
-    const requests =
-      p.requests ??
-      (await bound(openRequestData(o, io, target.dataFromHeaderFile), "opening the request data"));
+    const requests = p.requests ?? (await bound(openData(o, io, target, p), "opening the request data"));
     const types = await bound(
       messageTypes(res, method, { emitDefaults: o.emitDefaults, log }),
       "loading the schema",

@@ -12,6 +12,7 @@ import type { InputIo } from "./io";
 import { findJsonProblem } from "./json-error";
 import type { CurlOptions } from "./options";
 import { streamFileDocuments } from "./stream-file";
+import type { StreamProgress } from "./stream-progress";
 
 export interface RequestDocument {
   /** The parsed JSON value (integers beyond 2^53 are kept exactly, as strings). */
@@ -411,13 +412,14 @@ export async function openRequestData(
   o: CurlOptions,
   io: InputIo,
   dataFromHeaderFile?: AsyncIterable<Uint8Array> & { firstLine?: number },
+  onStreamProgress?: (p: StreamProgress) => void,
 ): Promise<AsyncGenerator<RequestDocument> | undefined> {
   const data = o.data;
   if (o.streamFile !== undefined) {
     if (data !== undefined && data !== "") {
       throw new ProtocallError("--stream-file and -d both give the request data: use one of them");
     }
-    return streamFileDocuments(o.streamFile, o.streamChunk, io.cwd);
+    return streamFileDocuments(o.streamFile, o.streamChunk, io.cwd, onStreamProgress);
   }
   if (data === undefined || data === "") return undefined;
   if (!data.startsWith("@")) return readRequestDocuments(data, "--data");

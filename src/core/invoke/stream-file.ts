@@ -8,6 +8,7 @@ import { createReadStream, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { ProtocallError } from "../errors";
 import type { RequestDocument } from "./request-data";
+import type { StreamProgress } from "./stream-progress";
 
 /** The default chunk size. */
 export const defaultStreamChunk = 64 * 1024;
@@ -38,11 +39,16 @@ export function parseChunkSize(value: string): number {
   return bytes;
 }
 
-/** The request documents of a `--stream-file` value: one per chunk, read lazily. */
+/**
+ * The request documents of a `--stream-file` value: one per chunk, read lazily. `onProgress` hears
+ * the bytes sent: 0 before the first chunk, then each chunk once the call has taken it (asked for
+ * the next one, or ended the stream).
+ */
 export function streamFileDocuments(
   value: string,
   chunk: number | undefined,
   cwd: string,
+  onProgress?: (p: StreamProgress) => void,
 ): AsyncGenerator<RequestDocument> & { label: string } {
   const { field, path } = parseStreamFile(value);
   const full = isAbsolute(path) ? path : resolve(cwd, path);
@@ -60,6 +66,8 @@ export function streamFileDocuments(
   const chunkSize = chunk ?? defaultStreamChunk;
   const gen = (async function* () {
     let index = 0;
+    let sent = 0;
+    onProgress?.({ sent, total: size });
     // highWaterMark = the chunk size: each read is one message, and the next read waits for the call.
     const stream = createReadStream(full, { highWaterMark: chunkSize });
     try {
@@ -75,11 +83,15 @@ export function streamFileDocuments(
           pending = rest.length > 0 ? [rest] : [];
           pendingBytes = rest.length;
           yield { value: { [field]: out.toString("base64") }, line: 1, column: 1, index: index++ };
+          sent += out.length;
+          onProgress?.({ sent, total: size });
         }
       }
       if (pendingBytes > 0 || (index === 0 && size === 0)) {
         const last = Buffer.concat(pending);
         yield { value: { [field]: last.toString("base64") }, line: 1, column: 1, index: index++ };
+        sent += last.length;
+        onProgress?.({ sent, total: size });
       }
     } finally {
       stream.destroy();

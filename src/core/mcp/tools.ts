@@ -298,7 +298,7 @@ async function runFile(
     const outside = ctx.scope.outsideAllowed() ? [] : filesOutside(p.files, [ctx.scope.root]);
     if (outside.length > 0) {
       throw new ProtocallError(
-        `"${p.label}" ${outside[0].access === "read" ? "reads" : "writes"} ${outside[0].path} (${outside[0].via}), outside the workspace; start protocall mcp with --allow-outside-files to allow it`,
+        `"${p.label}" ${outside[0].access === "read" ? "reads" : "writes"} ${outside[0].path} (${outside[0].via}), outside the workspace; ${ctx.scope.hints.outsideFiles}`,
       );
     }
     if (p.options?.url) ctx.scope.checkServer(p.options.url);

@@ -16,7 +16,23 @@ export interface WorkspaceScopeOptions {
   anyServer?: boolean;
   /** Files outside the workspace may be read (`--allow-outside-files`). */
   outsideFiles?: boolean;
+  /**
+   * How the user of this front end allows more, for the refusals (default: the flags of `protocall mcp`).
+   * The editor has no flags: there a server is allowed by naming it in a request file.
+   */
+  allowHints?: AllowHints;
 }
+
+/** The end of a refusal: what the user does to allow it. */
+export interface AllowHints {
+  server(origin: string): string;
+  outsideFiles: string;
+}
+
+const cliHints: AllowHints = {
+  server: (origin) => `start protocall mcp with --allow-server ${origin} (or --allow-any-server) to call it`,
+  outsideFiles: "start protocall mcp with --allow-outside-files to allow it",
+};
 
 /** Directories never searched for request files. */
 const skipped = new Set(["node_modules", ".git", "dist", "out", ".build", ".tools"]);
@@ -28,6 +44,11 @@ export class WorkspaceScope {
 
   constructor(private readonly o: WorkspaceScopeOptions) {
     this.root = resolve(o.root);
+  }
+
+  /** What the user does to allow what is refused. */
+  get hints(): AllowHints {
+    return this.o.allowHints ?? cliHints;
   }
 
   /** The origins (`http://host:port`) the workspace's request and environment files name, sorted. */
@@ -59,7 +80,7 @@ export class WorkspaceScope {
     if (!origin) throw new ProtocallError(`"${url}" is not an http:// or https:// URL`);
     if (this.workspaceServers().includes(origin)) return;
     throw new ProtocallError(
-      `${origin} is not a server of the workspace ${this.root} (no request file or environment names it); start protocall mcp with --allow-server ${origin} (or --allow-any-server) to call it`,
+      `${origin} is not a server of the workspace ${this.root} (no request file or environment names it); ${this.hints.server(origin)}`,
     );
   }
 
@@ -81,9 +102,7 @@ export class WorkspaceScope {
     const rootReal = safeRealpath(this.root);
     const rel = relative(rootReal, real);
     if (rel === "" || (!rel.startsWith("..") && !isAbsolute(rel))) return full;
-    throw new ProtocallError(
-      `${path} is outside the workspace ${this.root}; start protocall mcp with --allow-outside-files to read it`,
-    );
+    throw new ProtocallError(`${path} is outside the workspace ${this.root}; ${this.hints.outsideFiles}`);
   }
 
   /** Files of the workspace whose name matches, skipping dependency and build folders. */

@@ -27,6 +27,8 @@ export interface ResponseEntry {
   checks?: CheckResult[];
   /** For a live stream: what was sent and received, and whether sending is closed. */
   live?: LiveState;
+  /** For a `# @stream-file` request: the file's bytes sent so far, as the progress line says it. */
+  upload?: { sent: number; total: number; line: string };
 }
 
 /** One message of a live stream's timeline. */
@@ -228,6 +230,7 @@ export function renderEntry(entry: ResponseEntry, position: HistoryPosition): st
   }
   if (entry.checks) parts.push(renderChecks(entry.checks));
   if (entry.live) parts.push(renderLive(entry));
+  if (entry.upload) parts.push(`<p class="upload">Uploaded ${escapeHtml(entry.upload.line)}</p>`);
   if (r?.error) {
     const details = r.error.details
       .map(

@@ -16,6 +16,7 @@ import type { CallObserver, CallResult, MethodInfo } from "../../core/invoke/cal
 import type { LiveRequests } from "../../core/invoke/live-requests";
 import type { CurlOptions } from "../../core/invoke/options";
 import { redactSecrets } from "../../core/invoke/redact";
+import { createProgressMeter } from "../../core/invoke/stream-progress";
 import {
   type CopiedCommand,
   copyAsBufCurl,
@@ -38,6 +39,11 @@ import { WorkspaceSources } from "./workspace-sources";
 
 /** A call still running after this long shows a cancellable progress notification. */
 const NOTIFY_AFTER_MS = 700;
+
+/** Where a running call's progress goes: the notification once it shows (a share done moves its bar). */
+interface SendProgress {
+  report(message: string, fraction?: number): void;
+}
 
 // Functions, not the imports themselves: reading an export of the core at load time would load the
 // lazy bundle (dist/extension-lazy.js) during activation.
@@ -300,7 +306,7 @@ export class SendFeature {
     log.info(
       `Send ${prepared.label}: ${redactSecrets(copyAsProtocallCurl({ ...o, verbose: true }).command)}`,
     );
-    const progress = { report: (_message: string) => {} };
+    const progress: SendProgress = { report: () => {} };
     const io = { cwd: prepared.baseDir, env: this.ctx.settings.connectionEnv(), homedir: homedir() };
     const observer = this.observer(entry, progress, mode);
     mode.onStart?.(entry, o, prepared);
@@ -315,6 +321,8 @@ export class SendFeature {
       checked.then((c) => c.call),
       controller,
       progress,
+      // An upload shows its progress at once; other calls only when they take a moment.
+      o.streamFile !== undefined ? 0 : NOTIFY_AFTER_MS,
     );
     this.running.delete(entry.id);
     const { evaluation, verdict, failures } = await checked;
@@ -337,14 +345,23 @@ export class SendFeature {
   }
 
   /** What a running call reports goes to the log, the panel and the progress notification. */
-  private observer(
-    entry: ResponseEntry,
-    progress: { report(message: string): void },
-    mode: RunMode,
-  ): CallObserver {
+  private observer(entry: ResponseEntry, progress: SendProgress, mode: RunMode): CallObserver {
     const panel = this.history.panel;
     let reported = 0;
+    // A # @stream-file upload: the core's meter (a few redraws a second) feeds the panel and the notification.
+    const upload = createProgressMeter({
+      width: 0,
+      draw: (line, fraction) => {
+        entry.upload = { ...(entry.upload ?? { sent: 0, total: 0 }), line };
+        panel.update(entry);
+        progress.report(line, fraction);
+      },
+    });
     return {
+      streamProgress: (p) => {
+        entry.upload = { sent: p.sent, total: p.total, line: entry.upload?.line ?? "" };
+        upload(p);
+      },
       log: (line) => this.ctx.log.info(redactSecrets(line)),
       method: (m) => {
         entry.method = m.name;
@@ -382,7 +399,8 @@ export class SendFeature {
     label: string,
     call: Promise<CallResult>,
     controller: AbortController,
-    progress: { report(message: string): void },
+    progress: SendProgress,
+    notifyAfterMs: number,
   ): Promise<CallResult> {
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Window, title: `Protocall: ${label}` },
@@ -397,11 +415,17 @@ export class SendFeature {
         },
         (notification, token) => {
           token.onCancellationRequested(() => controller.abort());
-          progress.report = (message) => notification.report({ message });
+          // A share done (an upload) moves the notification's bar by the difference.
+          let shown = 0;
+          progress.report = (message, fraction) => {
+            const increment = fraction === undefined ? undefined : Math.max(0, (fraction - shown) * 100);
+            if (fraction !== undefined) shown = Math.max(shown, fraction);
+            notification.report({ message, increment });
+          };
           return call;
         },
       );
-    }, NOTIFY_AFTER_MS);
+    }, notifyAfterMs);
     return call.finally(() => clearTimeout(slow));
   }
 

@@ -187,3 +187,10 @@ test("checks: the implicit status check is shown as such, not counted as an asse
   assert.match(html, /<h3>Checks not run \(1\): the call failed<\/h3>/);
   assert.match(html, /class="check not-run"[^>]*><span class="mark">–<\/span>/);
 });
+
+test("a file upload: the panel shows its progress line, escaped; other requests show none", () => {
+  const upload = { sent: 1024, total: 4096, line: "1.0 KiB / 4.0 KiB  25%  <b>" };
+  const html = renderEntry(entry({ upload }), { index: 0, count: 1 });
+  assert.match(html, /<p class="upload">Uploaded 1\.0 KiB \/ 4\.0 KiB {2}25% {2}&lt;b&gt;<\/p>/);
+  assert.doesNotMatch(renderEntry(entry(), { index: 0, count: 1 }), /class="upload"/);
+});
