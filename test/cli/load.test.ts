@@ -129,7 +129,9 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.equal(server.names.length, 50);
     assert.ok(report.maxInFlight <= 4);
     assert.equal(report.total.sendLag, undefined);
-    assert.equal(server.connections() - before, 2);
+    // The first call resolves the method over a connection of its own; the light path's 2
+    // connections carry the others.
+    assert.equal(server.connections() - before, 3);
     assert.match(stderr, /^load .*: at 4 callers; 50 requests at most; over 2 connections/);
   });
 

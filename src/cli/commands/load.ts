@@ -182,7 +182,12 @@ export const command: Command = {
     const sessions = Array.from({ length: connections }, () =>
       createCallSession({ product: `protocall/${version}` }),
     );
-    const send = checkedSend(source, sessions, { env: ctx.env, homedir: homeDirectory(ctx) });
+    const sender = checkedSend(
+      source,
+      sessions,
+      { env: ctx.env, homedir: homeDirectory(ctx) },
+      `protocall/${version}`,
+    );
     const stop = new AbortController();
     const interrupted = ctx.interrupted();
     const onInterrupt = () => stop.abort();
@@ -212,7 +217,7 @@ export const command: Command = {
     try {
       result = await runLoad({
         shape,
-        send,
+        send: sender.send,
         signal: stop.signal,
         maxInFlight,
         onProgress: tty
@@ -227,6 +232,7 @@ export const command: Command = {
       });
     } finally {
       interrupted.removeEventListener("abort", onInterrupt);
+      sender.close();
       await Promise.all(sessions.map((s) => s.close()));
     }
     if (tty) ctx.stderr.write("\r\x1b[K");
