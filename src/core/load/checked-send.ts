@@ -138,6 +138,7 @@ export function checkedSend(
     }
     if (gate) await gate;
     const quick = light?.call(p.checked, k % sessions.length, signal);
+
     if (quick) return outcomeOf(await quick, p.checked, undefined);
     return slow(p, k, signal);
   };

@@ -25,13 +25,18 @@ import {
 } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeFromHttpStatus, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
-import { type CheckedCall, type CheckedRequest, checkCall, readsMessages } from "../assertions/checked-request";
+import {
+  type CheckedCall,
+  type CheckedRequest,
+  checkCall,
+  readsMessages,
+} from "../assertions/checked-request";
 import type { CallResult, HeaderPairs } from "../invoke/call-session";
 import { decodeFailureDetails, describeFailure } from "../invoke/failure";
 import { requestFromJson } from "../invoke/invoke";
 import type { InputIo } from "../invoke/io";
 import { createMessageFormatter, reachesAny } from "../invoke/output";
-import { readRequestDocuments, type RequestDocument } from "../invoke/request-data";
+import { type RequestDocument, readRequestDocuments } from "../invoke/request-data";
 import { type CallTarget, describeTarget } from "../invoke/target";
 import { reachesExtendable } from "../invoke/unknown-fields";
 import type { Resolver } from "../schema/resolver";
@@ -90,7 +95,7 @@ export async function openFastUnary(
     return `the options: ${(err as Error).message}`;
   }
   const c = target.connection;
-  if (!c || c.mode !== "h2" || c.proxy !== undefined || target.url.secure) return "not plain-text HTTP/2";
+  if (c?.mode !== "h2" || c.proxy !== undefined || target.url.secure) return "not plain-text HTTP/2";
   const base = new URL(c.baseUrl);
   const path = `${base.pathname.replace(/\/$/, "")}/${method.parent.typeName}/${method.name}`;
   const authority = c.authority ?? base.host;
@@ -116,6 +121,17 @@ export async function openFastUnary(
   const sessions: (http2.ClientHttp2Session | undefined)[] = Array.from({ length: connections });
   const streams = new Set<http2.ClientHttp2Stream>();
   const watched = new WeakSet<AbortSignal>();
+  // The request headers by body length: one object per length, not one per call.
+  const sized = new Map<number, http2.OutgoingHttpHeaders>();
+  const headersFor = (length: number): http2.OutgoingHttpHeaders => {
+    let h = sized.get(length);
+    if (!h) {
+      h = { ...template, "content-length": String(length) };
+      if (sized.size > 64) sized.clear();
+      sized.set(length, h);
+    }
+    return h;
+  };
   let lastData: string | undefined;
   let lastBody: Uint8Array | undefined;
 
@@ -152,7 +168,11 @@ export async function openFastUnary(
     })();
   };
 
-  const call = (request: CheckedRequest, i: number, signal: AbortSignal): Promise<CheckedCall> | undefined => {
+  const call = (
+    request: CheckedRequest,
+    i: number,
+    signal: AbortSignal,
+  ): Promise<CheckedCall> | undefined => {
     if (request !== first && optionsKey(request) !== fixedKey) return undefined;
     if (signal.aborted) return undefined;
     if (!watched.has(signal)) {
@@ -182,10 +202,7 @@ export async function openFastUnary(
     return new Promise<CheckedCall>((resolve) => {
       let stream: http2.ClientHttp2Stream;
       try {
-        stream = session(i).request(
-          { ...template, "content-length": String(bytes.byteLength) },
-          { endStream: false },
-        );
+        stream = session(i).request(headersFor(bytes.byteLength), { endStream: false });
       } catch (err) {
         resolve(failed(request, new ConnectError((err as Error).message, Code.Unavailable), "call", started));
         return;
@@ -204,15 +221,12 @@ export async function openFastUnary(
         head = h;
       });
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        if (!head) {
-          settle(failed(request, new ConnectError("the server sent no response", Code.Unavailable), "call", started));
-          return;
-        }
-        settle(answer(request, head, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), started));
-      });
       stream.on("close", () => {
         if (settled) return;
+        if (head && stream.rstCode === http2.constants.NGHTTP2_NO_ERROR) {
+          settle(answer(request, head, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), started));
+          return;
+        }
         const why = signal.aborted
           ? new ConnectError("the operation was aborted", Code.Canceled)
           : new ConnectError(
@@ -241,7 +255,12 @@ export async function openFastUnary(
     try {
       if (head["content-encoding"] === "gzip") bytes = gunzipSync(raw);
     } catch (err) {
-      return failed(request, new ConnectError(`invalid gzip response: ${(err as Error).message}`, Code.Internal), "call", started);
+      return failed(
+        request,
+        new ConnectError(`invalid gzip response: ${(err as Error).message}`, Code.Internal),
+        "call",
+        started,
+      );
     }
     if (status !== 200) {
       const metadata = new Headers([...headers, ...trailers]);
@@ -308,7 +327,8 @@ export async function openFastUnary(
       warnings: [],
       error: { message: failure.message, details: failure.details, text: failure.text },
     };
-    if (failure.details.length === 0) return checkCall(result, request, readsMessages(request) ? [] : undefined);
+    if (failure.details.length === 0)
+      return checkCall(result, request, readsMessages(request) ? [] : undefined);
     return decodeFailureDetails(failure, details).then(() => {
       if (result.error) result.error.details = failure.details;
       return checkCall(result, request, readsMessages(request) ? [] : undefined);

@@ -60,6 +60,13 @@ export interface LoadResult {
 
 type Tick = Timeline["ticks"][number];
 
+/**
+ * A request due within this many ms is sent now rather than after one more timer: Node's timers
+ * fire a millisecond or so late, which at a fixed rate would add that much to every latency
+ * measured from the due time.
+ */
+const EARLY_MS = 1;
+
 /** Requests sent later than this after they were due count as the generator falling behind. */
 const LATE_MS = 10;
 
@@ -170,14 +177,15 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
         const next = schedule.due(count);
         if (next === undefined) break;
         const t = clock();
-        if (next > t) {
-          await sleepUntil(next - t, o.signal);
+        if (next > t + EARLY_MS) {
+          await sleepUntil(next - t - EARLY_MS, o.signal);
           continue;
         }
         count++;
-        late((t - next) * 1000, next);
+        late(Math.max(0, t - next) * 1000, next);
+        // Sent early (within EARLY_MS), its latency counts from the send: never less than it took.
         if (inFlight >= cap) dropped(next);
-        else fire(next, next);
+        else fire(next, Math.min(next, t));
       }
     } else {
       const end = shapeDurationMs(s);
