@@ -200,6 +200,37 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.match(usage.stderr, /invalid --threshold "p99<5": a latency needs a unit/);
   });
 
+  test("a request's # @load line shapes the run and sets its thresholds; flags on the command line win", async () => {
+    const file = greet('{"name": "x"}', "# @load rate=40 requests=20 threshold=p50<1us\n");
+    const fromFile = await load([file]);
+    assert.equal(fromFile.code, 1, fromFile.stderr);
+    assert.equal(fromFile.report.model, "open");
+    assert.equal(fromFile.report.total.requests, 20);
+    assert.deepEqual(
+      fromFile.report.thresholds.map((t) => [t.text, t.passed]),
+      [["p50<1us", false]],
+    );
+    const overridden = await load([
+      file,
+      "--concurrency",
+      "2",
+      "--requests",
+      "6",
+      "--threshold",
+      "errors<1%",
+    ]);
+    assert.equal(overridden.code, 0, overridden.stderr);
+    assert.equal(overridden.report.model, "closed");
+    assert.equal(overridden.report.total.requests, 6);
+    assert.deepEqual(
+      overridden.report.thresholds.map((t) => t.text),
+      ["errors<1%"],
+    );
+    const bad = await runCli(["load", greet('{"name": "x"}', "# @load rate=often\n")], { cwd: dir });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /load\d+\.rpc:3:\d+: invalid @load rate=often: write a number above 0/);
+  });
+
   test("variables and generators are evaluated per request: every request carries its own {{$uuid}}", async () => {
     const { code, stderr } = await load([greet('{"name": "{{$uuid}}"}'), "--rate", "50", "--requests", "20"]);
     assert.equal(code, 0, stderr);

@@ -61,7 +61,9 @@ Usage:
 
 Shape: --rate R (open model; latency is measured from when each request was due, so a stalled server
 shows in the percentiles) or --concurrency C (closed model); --stages ramps either. A request's
-# @assert lines are checked on every response, and failures counted by assertion. Its {{…}}
+# @assert lines are checked on every response, and failures counted by assertion. A request's
+# @load line gives these flags in the file (# @load rate=100 duration=10s threshold=p99<50ms);
+flags on the command line win. Its {{…}}
 variables and generators are evaluated for every request.
 
 The report (stderr; --reporter json=FILE or html=FILE too): requests, passed and failed, requests per
@@ -142,6 +144,17 @@ export const command: Command = {
       return v?.[0];
     };
     const many = (name: string) => a.values.get(name) ?? [];
+    (await import("../../core/invoke/light-headers")).installLightHeaders();
+    const { source, label, load: fileLoad } = await requestSource(a, one, many, ctx);
+    // The request's `# @load` options, where the command line does not give them (nor one of the
+    // same choice: --rate or --concurrency, --duration or --stages).
+    const choices = [
+      ["rate", "concurrency"],
+      ["duration", "stages"],
+    ];
+    const given = (name: string) =>
+      (choices.find((c) => c.includes(name)) ?? [name]).some((n) => a.values.has(n));
+    for (const [name, values] of [...fileLoad].filter(([n]) => !given(n))) a.values.set(name, values);
     const [shapeMod, thresholdsMod] = await Promise.all([
       import("../../core/load/shape"),
       import("../../core/load/thresholds"),
@@ -163,8 +176,6 @@ export const command: Command = {
       ? positiveNumber(one("max-in-flight") as string, "max-in-flight", true)
       : undefined;
 
-    (await import("../../core/invoke/light-headers")).installLightHeaders();
-    const { source, label } = await requestSource(a, one, many, ctx);
     const [
       { checkSource, checkedSend },
       { createCallSession },
@@ -320,7 +331,12 @@ async function requestSource(
   one: (name: string) => string | undefined,
   many: (name: string) => string[],
   ctx: CliContext,
-): Promise<{ source: import("../../core/load/checked-send").RequestSource; label: string }> {
+): Promise<{
+  source: import("../../core/load/checked-send").RequestSource;
+  label: string;
+  /** The request's `# @load` options (none for a URL). */
+  load: Map<string, string[]>;
+}> {
   const first = a.rest.find((x) => !x.startsWith("-"));
   if (first === undefined) {
     throw new ProtocallError(
@@ -342,6 +358,7 @@ async function requestSource(
         cwd: ctx.cwd,
       },
       label: options.url,
+      load: new Map(),
     };
   }
   if (a.rest.length > 1) {
@@ -349,10 +366,11 @@ async function requestSource(
       `too many arguments after ${first}: ${a.rest.filter((x) => x !== first).join(" ")} (curl flags go with a URL; a .rpc request sets its own options)`,
     );
   }
-  const [{ parseRpcFile }, { openRpcContext }, { readDataRows }] = await Promise.all([
+  const [{ parseRpcFile }, { openRpcContext }, { readDataRows }, { loadOptionValues }] = await Promise.all([
     import("../../core/rpcfile/parse"),
     import("../../core/rpcfile/context"),
     import("../../core/load/data-rows"),
+    import("../../core/load/load-options"),
   ]);
   const full = resolve(ctx.cwd, first);
   const shown = relative(ctx.cwd, full).startsWith("..") ? full : relative(ctx.cwd, full) || first;
@@ -405,7 +423,15 @@ async function requestSource(
   });
   const dataFile = one("data");
   const rows = dataFile !== undefined ? readDataRows(resolve(ctx.cwd, dataFile), dataFile) : undefined;
+  let load: Map<string, string[]>;
+  try {
+    load = loadOptionValues((request.load ?? []).map((l) => l.text));
+  } catch (err) {
+    const at = request.load?.[0]?.range.start.line ?? request.range.start.line;
+    throw new ProtocallError(`${shown}:${at + 1}: ${(err as Error).message}`);
+  }
   return {
+    load,
     source: { kind: "file", text, parsed, filePath: full, request, context, rows },
     label: `${shown}: ${request.name?.text ?? `request at line ${request.range.start.line + 1}`}`,
   };
