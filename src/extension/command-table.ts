@@ -8,9 +8,10 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type * as vscode from "vscode";
 import type { ExportFormat } from "../core/webhooks/delivery-export";
-import { copyAsCurlCommand, type ServiceServer, sendCommand } from "../server/protocol";
+import { copyAsCurlCommand, loadTestCommand, type ServiceServer, sendCommand } from "../server/protocol";
 import type { ReplayTarget } from "./deliveries/api";
 import type { Features } from "./features";
+import type { LoadAnswers } from "./load/load-feature";
 import type { ServicesElement } from "./services/tree";
 import type { Target } from "./webhooks/prompts";
 
@@ -67,6 +68,7 @@ export const commandIds = {
   deliveriesCopyJson: "protocall.deliveries.copyJson",
   deliveriesExport: "protocall.deliveries.export",
   deliveriesClear: "protocall.deliveries.clear",
+  loadTest: loadTestCommand,
 } as const;
 
 /** A command id of the table. */
@@ -161,4 +163,9 @@ export const commandTable: readonly CommandEntry[] = [
     f.deliveries.export(uri, format),
   ),
   command(commandIds.deliveriesClear, (f) => f.deliveries.clear()),
+
+  // Load Test… (load/).
+  command(commandIds.loadTest, (f, uri?: unknown, index?: unknown, answers?: LoadAnswers) =>
+    f.load.start(uri, index, answers),
+  ),
 ];

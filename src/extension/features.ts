@@ -4,6 +4,7 @@
 import type { ProtocallContext } from "./context";
 import { DeliveriesFeature } from "./deliveries/deliveries-feature";
 import { LiveFeature } from "./live/live-feature";
+import { LoadFeature } from "./load/load-feature";
 import { RequestFilesFeature } from "./request-files/request-files-feature";
 import { SendFeature } from "./send/send-feature";
 import { ServicesFeature } from "./services/services-feature";
@@ -19,6 +20,7 @@ export interface Features {
   readonly deliveries: DeliveriesFeature;
   readonly tests: TestsFeature;
   readonly live: LiveFeature;
+  readonly load: LoadFeature;
 }
 
 export function createFeatures(ctx: ProtocallContext): Features {
@@ -32,5 +34,6 @@ export function createFeatures(ctx: ProtocallContext): Features {
     deliveries: new DeliveriesFeature(ctx),
     tests: new TestsFeature(ctx, send),
     live: new LiveFeature(ctx, send),
+    load: new LoadFeature(ctx),
   };
 }

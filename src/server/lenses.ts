@@ -1,7 +1,7 @@
-// Code lenses above each request ("▶ Send", "Copy as curl") and document symbols (one per request).
+// Code lenses above each request ("▶ Send", "Load Test…", "Copy as curl") and document symbols (one per request).
 import { type CodeLens, type DocumentSymbol, SymbolKind } from "vscode-languageserver";
 import type { RpcFile } from "../core/rpcfile/types";
-import { copyAsCurlCommand, sendCommand } from "./protocol";
+import { copyAsCurlCommand, loadTestCommand, sendCommand } from "./protocol";
 
 export function codeLenses(uri: string, file: RpcFile): CodeLens[] {
   const lenses: CodeLens[] = [];
@@ -11,6 +11,7 @@ export function codeLenses(uri: string, file: RpcFile): CodeLens[] {
     const range = { start: { line, character: 0 }, end: { line, character: 0 } };
     lenses.push(
       { range, command: { title: "▶ Send", command: sendCommand, arguments: [uri, r.index] } },
+      { range, command: { title: "Load Test…", command: loadTestCommand, arguments: [uri, r.index] } },
       { range, command: { title: "Copy as curl", command: copyAsCurlCommand, arguments: [uri, r.index] } },
     );
   }

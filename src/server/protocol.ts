@@ -13,6 +13,8 @@ export type { ServerSettings } from "../core/analysis/settings";
 export const sendCommand = "protocall.send";
 /** "Copy as curl": arguments `[documentUri: string, requestIndex: number]`. */
 export const copyAsCurlCommand = "protocall.copyAsCurl";
+/** "Load Test…": arguments `[documentUri: string, requestIndex: number]`. */
+export const loadTestCommand = "protocall.loadTest";
 /** Request (no params, returns null): drop every cached schema, reflection included, and check all files again. */
 export const refreshRequest = new RequestType0<null, void>("protocall/refreshSchemas");
 

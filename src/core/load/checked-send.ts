@@ -15,6 +15,7 @@ import {
 } from "../assertions/checked-request";
 import { errorMessage } from "../errors";
 import type { CallIo, CallSession } from "../invoke/call-session";
+import type { Protocol } from "../invoke/options";
 import type { RpcContext } from "../rpcfile/context";
 import { prepareSend } from "../rpcfile/prepare-send";
 import type { RpcFile, RpcRequest } from "../rpcfile/types";
@@ -34,6 +35,8 @@ export type RequestSource =
       request: RpcRequest;
       context: RpcContext;
       rows?: Row[];
+      /** The editor's default protocol and timeout (its settings), as its Send uses them. */
+      defaults?: { protocol?: Protocol; timeoutSeconds?: number };
     };
 
 /** A request of the file prepared with these variables, or why it cannot be. */
@@ -48,6 +51,8 @@ function prepared(
     requestIndex: s.request.index,
     processEnv: {},
     context: s.context,
+    defaultProtocol: s.defaults?.protocol,
+    defaultTimeoutSeconds: s.defaults?.timeoutSeconds,
     run: { captures: row ?? {} },
   });
   if (!p.options || p.problems.length > 0)

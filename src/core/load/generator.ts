@@ -39,6 +39,8 @@ export interface LoadProgress {
   totalMs: number;
   recorder: Recorder;
   inFlight: number;
+  /** The whole seconds so far (the editor's live charts). */
+  ticks: readonly Tick[];
 }
 
 export interface LoadResult {
@@ -105,10 +107,17 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
   const now = () => performance.now() - t0;
   let stopProgress = () => {};
   if (o.onProgress) {
-    const timer = setInterval(
-      () => o.onProgress?.({ elapsedMs: now(), totalMs: measuredMs, recorder: total, inFlight }),
-      o.progressMs ?? 1000,
-    );
+    const timer = setInterval(() => {
+      const at = now();
+      timeline.advance(at, target);
+      o.onProgress?.({
+        elapsedMs: at,
+        totalMs: measuredMs,
+        recorder: total,
+        inFlight,
+        ticks: timeline.ticks,
+      });
+    }, o.progressMs ?? 1000);
     stopProgress = () => clearInterval(timer);
   }
   let due = 0;
