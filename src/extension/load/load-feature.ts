@@ -55,7 +55,7 @@ export class LoadFeature implements vscode.Disposable {
       const rate =
         answers?.rate ??
         (await vscode.window.showInputBox({
-          title: `Load Test: ${label}`,
+          title: `Load Test ${label}: requests per second`,
           prompt: "Requests per second (or write # @load rate=… duration=… above the request)",
           value: "10",
           validateInput: (v) => (Number(v) > 0 ? undefined : "a number above 0"),
@@ -67,7 +67,7 @@ export class LoadFeature implements vscode.Disposable {
       const duration =
         answers?.duration ??
         (await vscode.window.showInputBox({
-          title: `Load Test: ${label}`,
+          title: `Load Test ${label}: duration`,
           prompt: "Duration, e.g. 10s or 1m",
           value: "10s",
         }));
@@ -94,7 +94,7 @@ export class LoadFeature implements vscode.Disposable {
         : undefined;
       const context = openRpcContext({
         filePath: document.uri.fsPath,
-        environment: read("environment"),
+        environment: read("environment") || undefined,
         envFile: read("envFile") ? workspaceEnvironmentFile(this.ctx.settings, document.uri) : undefined,
         processEnv: process.env,
       });
