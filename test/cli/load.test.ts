@@ -132,6 +132,8 @@ describe("protocall load", { timeout: 300_000 }, () => {
     // The first call resolves the method over a connection of its own; the light path's 2
     // connections carry the others.
     assert.equal(server.connections() - before, 3);
+    assert.deepEqual(report.requestPath, { light: true });
+    assert.match(stderr, /sent by {4}the light path \(unary Connect over h2c/);
     assert.match(stderr, /^load .*: at 4 callers; 50 requests at most; over 2 connections/);
   });
 
@@ -304,6 +306,10 @@ describe("protocall load", { timeout: 300_000 }, () => {
       assert.ok(report.total.latency.min >= 40, "two 20 ms pauses per stream");
       assert.match(stderr, /first msg {2}min/);
       assert.match(stderr, /messages {3}60 received/);
+      // Streams go through the call pipeline, and the report says why.
+      const why = protocol === "connect" ? "a server streaming method" : `the ${protocol} protocol`;
+      assert.deepEqual(report.requestPath, { light: false, why });
+      assert.ok(stderr.includes(`sent by    the call pipeline (not the light path: ${why})`), stderr);
     });
   }
 

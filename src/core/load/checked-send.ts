@@ -73,8 +73,8 @@ export function checkSource(s: RequestSource): string | undefined {
 /** The generator's `send`, and what it holds open. */
 export interface CheckedSend {
   send: Send;
-  /** Why the light path (fast-unary.ts) is not used, once known; undefined while it is, or not known yet. */
-  lightPath(): { used: boolean; why?: string } | undefined;
+  /** Whether the light path (fast-unary.ts) is used, and why not; undefined until the first call ended. */
+  lightPath(): { light: boolean; why?: string } | undefined;
   /** Closes the light path's connections (the sessions are the caller's). */
   close(): void;
 }
@@ -94,21 +94,21 @@ export function checkedSend(
   const fixed =
     s.kind === "fixed" ? { checked: s.request, cwd: s.cwd } : varies ? undefined : prepared(s, undefined);
   let light: FastUnary | undefined;
-  let lightState: { used: boolean; why?: string } | undefined;
+  let lightState: { light: boolean; why?: string } | undefined;
   let opening: Promise<void> | undefined;
   const open = (checked: CheckedRequest, cwd: string, method: DescMethod) => {
     if (opening) return;
     const inputIo = { ...io, cwd, stdin: Readable.from([]), stdinIsTTY: false };
     opening = openFastUnary(checked, method, inputIo, product, sessions.length).then(
       (r) => {
-        if (typeof r === "string") lightState = { used: false, why: r };
+        if (typeof r === "string") lightState = { light: false, why: r };
         else {
           light = r;
-          lightState = { used: true };
+          lightState = { light: true };
         }
       },
       (err) => {
-        lightState = { used: false, why: errorMessage(err) };
+        lightState = { light: false, why: errorMessage(err) };
       },
     );
   };
@@ -136,7 +136,7 @@ export function checkedSend(
         return await slow(p, k, signal);
       } finally {
         await opening;
-        if (!lightState) lightState = { used: false, why: "the first call did not resolve the method" };
+        if (!lightState) lightState = { light: false, why: "the first call did not resolve the method" };
         gate = undefined;
         release();
       }

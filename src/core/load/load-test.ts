@@ -55,5 +55,7 @@ export async function runLoadTest(o: LoadTestOptions): Promise<{ report: LoadRep
   }
   const report = loadReport(result, { request: o.label, tool: o.product, startedAt });
   report.thresholds = checkThresholds(report, o.thresholds);
+  const path = sender.lightPath();
+  if (path) report.requestPath = path;
   return { report, result };
 }
