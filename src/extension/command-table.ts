@@ -8,9 +8,16 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type * as vscode from "vscode";
 import type { ExportFormat } from "../core/webhooks/delivery-export";
-import { callStubCommand, copyAsCurlCommand, type ServiceServer, sendCommand } from "../server/protocol";
+import {
+  callStubCommand,
+  copyAsCurlCommand,
+  loadTestCommand,
+  type ServiceServer,
+  sendCommand,
+} from "../server/protocol";
 import type { ReplayTarget } from "./deliveries/api";
 import type { Features } from "./features";
+import type { LoadAnswers } from "./load/load-feature";
 import type { ServicesElement } from "./services/tree";
 import type { Target } from "./webhooks/prompts";
 
@@ -78,6 +85,7 @@ export const commandIds = {
   mockReset: "protocall.mock.reset",
   mockOpenCall: "protocall.mock.openCall",
   mockCallStub: callStubCommand,
+  loadTest: loadTestCommand,
 } as const;
 
 /** A command id of the table. */
@@ -190,4 +198,8 @@ export const commandTable: readonly CommandEntry[] = [
   command(commandIds.mockReset, (f) => f.mock.reset()),
   command(commandIds.mockOpenCall, (f, node?: unknown) => f.mock.openCall(node)),
   command(commandIds.mockCallStub, (f, uri?: unknown, index?: unknown) => f.mock.callStub(uri, index)),
+  // Load Test… (load/).
+  command(commandIds.loadTest, (f, uri?: unknown, index?: unknown, answers?: LoadAnswers) =>
+    f.load.start(uri, index, answers),
+  ),
 ];

@@ -6,6 +6,7 @@ import type { ProtocallContext } from "./context";
 import { DeliveriesFeature } from "./deliveries/deliveries-feature";
 import { LiveFeature } from "./live/live-feature";
 import { MockFeature } from "./mock/mock-feature";
+import { LoadFeature } from "./load/load-feature";
 import { RequestFilesFeature } from "./request-files/request-files-feature";
 import { SendFeature } from "./send/send-feature";
 import { ServicesFeature } from "./services/services-feature";
@@ -25,6 +26,7 @@ export interface Features {
   readonly traffic: TrafficFeature;
   readonly mock: MockFeature;
   readonly agentTools: AgentToolsFeature;
+  readonly load: LoadFeature;
 }
 
 export function createFeatures(ctx: ProtocallContext): Features {
@@ -41,5 +43,6 @@ export function createFeatures(ctx: ProtocallContext): Features {
     traffic: new TrafficFeature(ctx),
     mock: new MockFeature(ctx, send),
     agentTools: new AgentToolsFeature(ctx, send.engine),
+    load: new LoadFeature(ctx),
   };
 }

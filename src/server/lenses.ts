@@ -1,8 +1,8 @@
-// Code lenses above each request ("▶ Send", "Copy as curl") and document symbols (one per request).
+// Code lenses above each request ("▶ Send", "Load Test…", "Copy as curl") and document symbols (one per request).
 import { type CodeLens, type DocumentSymbol, SymbolKind } from "vscode-languageserver";
 import { isStubText, type ParsedStubFile, parseStubFile } from "../core/rpcfile/stub-syntax";
 import type { RpcFile } from "../core/rpcfile/types";
-import { callStubCommand, copyAsCurlCommand, sendCommand } from "./protocol";
+import { callStubCommand, copyAsCurlCommand, loadTestCommand, sendCommand } from "./protocol";
 
 /**
  * The lenses of a document: a stub file of `protocall mock` holds answers, not requests to send, so
@@ -20,6 +20,7 @@ export function codeLenses(uri: string, file: RpcFile): CodeLens[] {
     const range = { start: { line, character: 0 }, end: { line, character: 0 } };
     lenses.push(
       { range, command: { title: "▶ Send", command: sendCommand, arguments: [uri, r.index] } },
+      { range, command: { title: "Load Test…", command: loadTestCommand, arguments: [uri, r.index] } },
       { range, command: { title: "Copy as curl", command: copyAsCurlCommand, arguments: [uri, r.index] } },
     );
   }

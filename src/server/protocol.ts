@@ -15,6 +15,8 @@ export const sendCommand = "protocall.send";
 export const copyAsCurlCommand = "protocall.copyAsCurl";
 /** "▶ Call this stub" above a stub of a mock's stub file: arguments `[documentUri: string, stubIndex: number]`. */
 export const callStubCommand = "protocall.mock.callStub";
+/** "Load Test…": arguments `[documentUri: string, requestIndex: number]`. */
+export const loadTestCommand = "protocall.loadTest";
 /** Request (no params, returns null): drop every cached schema, reflection included, and check all files again. */
 export const refreshRequest = new RequestType0<null, void>("protocall/refreshSchemas");
 

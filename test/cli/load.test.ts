@@ -127,7 +127,11 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.equal(server.names.length, 50);
     assert.ok(report.maxInFlight <= 4);
     assert.equal(report.total.sendLag, undefined);
-    assert.equal(server.connections() - before, 2);
+    // The first call resolves the method over a connection of its own; the light path's 2
+    // connections carry the others.
+    assert.equal(server.connections() - before, 3);
+    assert.deepEqual(report.requestPath, { light: true });
+    assert.match(stderr, /sent by {4}the light path \(unary Connect over h2c/);
     assert.match(stderr, /^load .*: at 4 callers; 50 requests at most; over 2 connections/);
   });
 
@@ -194,6 +198,37 @@ describe("protocall load", { timeout: 300_000 }, () => {
     const usage = await runCli(["load", greet(), "--rate", "5", "--threshold", "p99<5"], { cwd: dir });
     assert.equal(usage.code, 1);
     assert.match(usage.stderr, /invalid --threshold "p99<5": a latency needs a unit/);
+  });
+
+  test("a request's # @load line shapes the run and sets its thresholds; flags on the command line win", async () => {
+    const file = greet('{"name": "x"}', "# @load rate=40 requests=20 threshold=p50<1us\n");
+    const fromFile = await load([file]);
+    assert.equal(fromFile.code, 1, fromFile.stderr);
+    assert.equal(fromFile.report.model, "open");
+    assert.equal(fromFile.report.total.requests, 20);
+    assert.deepEqual(
+      fromFile.report.thresholds.map((t) => [t.text, t.passed]),
+      [["p50<1us", false]],
+    );
+    const overridden = await load([
+      file,
+      "--concurrency",
+      "2",
+      "--requests",
+      "6",
+      "--threshold",
+      "errors<1%",
+    ]);
+    assert.equal(overridden.code, 0, overridden.stderr);
+    assert.equal(overridden.report.model, "closed");
+    assert.equal(overridden.report.total.requests, 6);
+    assert.deepEqual(
+      overridden.report.thresholds.map((t) => t.text),
+      ["errors<1%"],
+    );
+    const bad = await runCli(["load", greet('{"name": "x"}', "# @load rate=often\n")], { cwd: dir });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /load\d+\.rpc:3:\d+: invalid @load rate=often: write a number above 0/);
   });
 
   test("variables and generators are evaluated per request: every request carries its own {{$uuid}}", async () => {
@@ -269,6 +304,10 @@ describe("protocall load", { timeout: 300_000 }, () => {
       assert.ok(report.total.latency.min >= 40, "two 20 ms pauses per stream");
       assert.match(stderr, /first msg {2}min/);
       assert.match(stderr, /messages {3}60 received/);
+      // Streams go through the call pipeline, and the report says why.
+      const why = protocol === "connect" ? "a server streaming method" : `the ${protocol} protocol`;
+      assert.deepEqual(report.requestPath, { light: false, why });
+      assert.ok(stderr.includes(`sent by    the call pipeline (not the light path: ${why})`), stderr);
     });
   }
 

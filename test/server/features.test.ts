@@ -271,15 +271,17 @@ ${demo.url}/demo.v1.GreetService/Greet
     assert.ok(labels(header).includes("Authorization"));
   });
 
-  it("puts Send and Copy as curl above each request, and one symbol per request", async () => {
+  it("puts Send, Load Test and Copy as curl above each request, and one symbol per request", async () => {
     client.change(uri, text, 5);
     const lenses = await client.codeLenses(uri);
     assert.deepEqual(
       lenses.map((l) => [l.range.start.line, l.command?.title, l.command?.command, l.command?.arguments]),
       [
         [2, "▶ Send", "protocall.send", [uri, 0]],
+        [2, "Load Test…", "protocall.loadTest", [uri, 0]],
         [2, "Copy as curl", "protocall.copyAsCurl", [uri, 0]],
         [9, "▶ Send", "protocall.send", [uri, 1]],
+        [9, "Load Test…", "protocall.loadTest", [uri, 1]],
         [9, "Copy as curl", "protocall.copyAsCurl", [uri, 1]],
       ],
     );

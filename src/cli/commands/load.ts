@@ -6,7 +6,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
-import type { LoadShape } from "../../core/load/shape";
 import type { Threshold } from "../../core/load/thresholds";
 import type { CliContext, Command } from "../context";
 import { homeDirectory } from "../io";
@@ -61,7 +60,9 @@ Usage:
 
 Shape: --rate R (open model; latency is measured from when each request was due, so a stalled server
 shows in the percentiles) or --concurrency C (closed model); --stages ramps either. A request's
-# @assert lines are checked on every response, and failures counted by assertion. Its {{…}}
+# @assert lines are checked on every response, and failures counted by assertion. A request's
+# @load line gives these flags in the file (# @load rate=100 duration=10s threshold=p99<50ms);
+flags on the command line win. Its {{…}}
 variables and generators are evaluated for every request.
 
 The report (stderr; --reporter json=FILE or html=FILE too): requests, passed and failed, requests per
@@ -119,16 +120,6 @@ function splitArgs(args: string[]): LoadArgs {
   return { values, rest, help };
 }
 
-function positiveNumber(text: string, flag: string, integer: boolean): number {
-  const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-    throw new ProtocallError(
-      `invalid value ${JSON.stringify(text)} for --${flag}: write a ${integer ? "whole " : ""}number above 0`,
-    );
-  }
-  return n;
-}
-
 export const command: Command = {
   async run(args: string[], ctx: CliContext): Promise<number> {
     const a = splitArgs(args);
@@ -142,11 +133,22 @@ export const command: Command = {
       return v?.[0];
     };
     const many = (name: string) => a.values.get(name) ?? [];
+    (await import("../../core/invoke/light-headers")).installLightHeaders();
+    const { source, label, load: fileLoad } = await requestSource(a, one, many, ctx);
+    // The request's `# @load` options, where the command line does not give them (nor one of the
+    // same choice: --rate or --concurrency, --duration or --stages).
+    const choices = [
+      ["rate", "concurrency"],
+      ["duration", "stages"],
+    ];
+    const given = (name: string) =>
+      (choices.find((c) => c.includes(name)) ?? [name]).some((n) => a.values.has(n));
+    for (const [name, values] of [...fileLoad].filter(([n]) => !given(n))) a.values.set(name, values);
     const [shapeMod, thresholdsMod] = await Promise.all([
       import("../../core/load/shape"),
       import("../../core/load/thresholds"),
     ]);
-    const shape = parseShape(one, shapeMod);
+    const shape = shapeMod.shapeFromFlags(one);
     const thresholds: Threshold[] = many("threshold").map(thresholdsMod.parseThreshold);
     const reporters = many("reporter").map((text) => {
       const eq = text.indexOf("=");
@@ -157,32 +159,16 @@ export const command: Command = {
       return { kind, file: text.slice(eq + 1) };
     });
     const connections = one("connections")
-      ? positiveNumber(one("connections") as string, "connections", true)
+      ? shapeMod.positiveNumber(one("connections") as string, "connections", true)
       : 1;
     const maxInFlight = one("max-in-flight")
-      ? positiveNumber(one("max-in-flight") as string, "max-in-flight", true)
+      ? shapeMod.positiveNumber(one("max-in-flight") as string, "max-in-flight", true)
       : undefined;
 
-    (await import("../../core/invoke/light-headers")).installLightHeaders();
-    const { source, label } = await requestSource(a, one, many, ctx);
-    const [
-      { checkSource, checkedSend },
-      { createCallSession },
-      { runLoad },
-      { loadReport, loadSummaryText },
-    ] = await Promise.all([
-      import("../../core/load/checked-send"),
-      import("../../core/invoke/call-session"),
-      import("../../core/load/generator"),
+    const [{ runLoadTest }, { loadSummaryText }] = await Promise.all([
+      import("../../core/load/load-test"),
       import("../../core/load/report"),
     ]);
-    const problem = checkSource(source);
-    if (problem) throw new ProtocallError(problem);
-
-    const sessions = Array.from({ length: connections }, () =>
-      createCallSession({ product: `protocall/${version}` }),
-    );
-    const send = checkedSend(source, sessions, { env: ctx.env, homedir: homeDirectory(ctx) });
     const stop = new AbortController();
     const interrupted = ctx.interrupted();
     const onInterrupt = () => stop.abort();
@@ -207,14 +193,19 @@ export const command: Command = {
       connections > 1 ? `over ${connections} connections` : "",
     ].filter((x) => x !== "");
     ctx.stderr.write(`load ${label}: ${plan.join("; ")} (Ctrl-C stops and reports)\n`);
-    const startedAt = new Date();
-    let result: Awaited<ReturnType<typeof runLoad>>;
+    let run: Awaited<ReturnType<typeof runLoadTest>>;
     try {
-      result = await runLoad({
+      run = await runLoadTest({
+        source,
+        label,
         shape,
-        send,
-        signal: stop.signal,
+        thresholds,
+        connections,
         maxInFlight,
+        env: ctx.env,
+        homedir: homeDirectory(ctx),
+        product: `protocall/${version}`,
+        signal: stop.signal,
         onProgress: tty
           ? (p) => {
               const t = p.recorder;
@@ -227,11 +218,9 @@ export const command: Command = {
       });
     } finally {
       interrupted.removeEventListener("abort", onInterrupt);
-      await Promise.all(sessions.map((s) => s.close()));
     }
     if (tty) ctx.stderr.write("\r\x1b[K");
-    const report = loadReport(result, { request: label, tool: `protocall/${version}`, startedAt });
-    report.thresholds = thresholdsMod.checkThresholds(report, thresholds);
+    const { report, result } = run;
     for (const rep of reporters) {
       const body =
         rep.kind === "json"
@@ -253,68 +242,17 @@ export const command: Command = {
   },
 };
 
-function parseShape(
-  one: (name: string) => string | undefined,
-  m: typeof import("../../core/load/shape"),
-): LoadShape {
-  const rate = one("rate");
-  const concurrency = one("concurrency");
-  if (rate !== undefined && concurrency !== undefined) {
-    throw new ProtocallError("give --rate (open model) or --concurrency (closed model), not both");
-  }
-  const model = concurrency !== undefined ? "closed" : "open";
-  const start =
-    rate !== undefined
-      ? positiveNumber(rate, "rate", false)
-      : concurrency !== undefined
-        ? positiveNumber(concurrency, "concurrency", true)
-        : 0;
-  const duration = one("duration");
-  const requestsText = one("requests");
-  const requests = requestsText !== undefined ? positiveNumber(requestsText, "requests", true) : undefined;
-  const stagesText = one("stages");
-  const durationMs = (text: string, flag: string) => {
-    const ms = m.durationMsOf(text);
-    if (ms === undefined || ms <= 0)
-      throw new ProtocallError(
-        `invalid value ${JSON.stringify(text)} for --${flag}: write a duration such as 30s, 2m or 500ms`,
-      );
-    return ms;
-  };
-  const warmupText = one("warmup");
-  const warmupMs = warmupText !== undefined ? durationMs(warmupText, "warmup") : 0;
-  let stages: LoadShape["stages"];
-  if (stagesText !== undefined) {
-    if (duration !== undefined)
-      throw new ProtocallError(
-        "give --stages or --duration, not both: the stages' durations add up to the run's",
-      );
-    stages = m.parseStages(stagesText);
-  } else {
-    if (start === 0) {
-      throw new ProtocallError(
-        "say how to load: --rate R (requests per second), --concurrency C (callers) or --stages; e.g. --rate 100 --duration 30s",
-      );
-    }
-    let ms = duration !== undefined ? durationMs(duration, "duration") : undefined;
-    if (ms === undefined)
-      ms =
-        requests !== undefined && model === "open"
-          ? (requests / start) * 1000
-          : requests !== undefined
-            ? 24 * 3600_000
-            : 10_000;
-    stages = [{ durationMs: ms, target: start }];
-  }
-  return { model, start, stages, requests, warmupMs };
-}
-
 async function requestSource(
   a: LoadArgs,
   one: (name: string) => string | undefined,
   many: (name: string) => string[],
   ctx: CliContext,
-): Promise<{ source: import("../../core/load/checked-send").RequestSource; label: string }> {
+): Promise<{
+  source: import("../../core/load/checked-send").RequestSource;
+  label: string;
+  /** The request's `# @load` options (none for a URL). */
+  load: Map<string, string[]>;
+}> {
   const first = a.rest.find((x) => !x.startsWith("-"));
   if (first === undefined) {
     throw new ProtocallError(
@@ -336,6 +274,7 @@ async function requestSource(
         cwd: ctx.cwd,
       },
       label: options.url,
+      load: new Map(),
     };
   }
   if (a.rest.length > 1) {
@@ -343,10 +282,11 @@ async function requestSource(
       `too many arguments after ${first}: ${a.rest.filter((x) => x !== first).join(" ")} (curl flags go with a URL; a .rpc request sets its own options)`,
     );
   }
-  const [{ parseRpcFile }, { openRpcContext }, { readDataRows }] = await Promise.all([
+  const [{ parseRpcFile }, { openRpcContext }, { readDataRows }, { loadOptionValues }] = await Promise.all([
     import("../../core/rpcfile/parse"),
     import("../../core/rpcfile/context"),
     import("../../core/load/data-rows"),
+    import("../../core/load/load-options"),
   ]);
   const full = resolve(ctx.cwd, first);
   const shown = relative(ctx.cwd, full).startsWith("..") ? full : relative(ctx.cwd, full) || first;
@@ -399,7 +339,15 @@ async function requestSource(
   });
   const dataFile = one("data");
   const rows = dataFile !== undefined ? readDataRows(resolve(ctx.cwd, dataFile), dataFile) : undefined;
+  let load: Map<string, string[]>;
+  try {
+    load = loadOptionValues((request.load ?? []).map((l) => l.text));
+  } catch (err) {
+    const at = request.load?.[0]?.range.start.line ?? request.range.start.line;
+    throw new ProtocallError(`${shown}:${at + 1}: ${(err as Error).message}`);
+  }
   return {
+    load,
     source: { kind: "file", text, parsed, filePath: full, request, context, rows },
     label: `${shown}: ${request.name?.text ?? `request at line ${request.range.start.line + 1}`}`,
   };

@@ -72,6 +72,8 @@ export interface MethodInfo {
   kind: DescMethod["methodKind"];
   /** Checks a request message (JSON) against the input type: undefined when valid, else why not. */
   checkRequest(value: unknown): string | undefined;
+  /** The resolved method itself (a load run encodes and decodes its requests with it). */
+  descriptor: DescMethod;
 }
 
 export interface CallResult {
@@ -369,6 +371,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
               name: result.method,
               kind: method.methodKind,
               checkRequest: (value) => checkRequest(method, value),
+              descriptor: method,
             });
           },
           onHeaders: (headers) => {

@@ -39,6 +39,8 @@ export interface LoadProgress {
   totalMs: number;
   recorder: Recorder;
   inFlight: number;
+  /** The whole seconds so far (the editor's live charts). */
+  ticks: readonly Tick[];
 }
 
 export interface LoadResult {
@@ -59,6 +61,13 @@ export interface LoadResult {
 }
 
 type Tick = Timeline["ticks"][number];
+
+/**
+ * A request due within this many ms is sent now rather than after one more timer: Node's timers
+ * fire a millisecond or so late, which at a fixed rate would add that much to every latency
+ * measured from the due time.
+ */
+const EARLY_MS = 1;
 
 /** Requests sent later than this after they were due count as the generator falling behind. */
 const LATE_MS = 10;
@@ -98,10 +107,17 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
   const now = () => performance.now() - t0;
   let stopProgress = () => {};
   if (o.onProgress) {
-    const timer = setInterval(
-      () => o.onProgress?.({ elapsedMs: now(), totalMs: measuredMs, recorder: total, inFlight }),
-      o.progressMs ?? 1000,
-    );
+    const timer = setInterval(() => {
+      const at = now();
+      timeline.advance(at, target);
+      o.onProgress?.({
+        elapsedMs: at,
+        totalMs: measuredMs,
+        recorder: total,
+        inFlight,
+        ticks: timeline.ticks,
+      });
+    }, o.progressMs ?? 1000);
     stopProgress = () => clearInterval(timer);
   }
   let due = 0;
@@ -170,14 +186,15 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
         const next = schedule.due(count);
         if (next === undefined) break;
         const t = clock();
-        if (next > t) {
-          await sleepUntil(next - t, o.signal);
+        if (next > t + EARLY_MS) {
+          await sleepUntil(next - t - EARLY_MS, o.signal);
           continue;
         }
         count++;
-        late((t - next) * 1000, next);
+        late(Math.max(0, t - next) * 1000, next);
+        // Sent early (within EARLY_MS), its latency counts from the send: never less than it took.
         if (inFlight >= cap) dropped(next);
-        else fire(next, next);
+        else fire(next, Math.min(next, t));
       }
     } else {
       const end = shapeDurationMs(s);

@@ -73,6 +73,11 @@ export interface LoadReport {
     target: number;
   }[];
   thresholds: { text: string; passed: boolean; actual: number }[];
+  /**
+   * How the requests went out: the light path (unary Connect over h2c, fast-unary.ts) or the call
+   * pipeline, and why not the light path. Absent when no request resolved the method.
+   */
+  requestPath?: { light: boolean; why?: string };
 }
 
 const ms = (us: number) => Math.round(us) / 1000;
@@ -196,6 +201,13 @@ export function loadSummaryText(r: LoadReport): string {
       lines.push(`  stage ${i + 1} (${(st.durationMs / 1000).toFixed(1)} s to ${st.target}):`);
       lines.push(...statsLines(s, "    "));
     });
+  }
+  if (r.requestPath) {
+    lines.push(
+      r.requestPath.light
+        ? "  sent by    the light path (unary Connect over h2c: one HTTP/2 stream a request)"
+        : `  sent by    the call pipeline${r.requestPath.why ? ` (not the light path: ${r.requestPath.why})` : ""}`,
+    );
   }
   if (r.behind) lines.push(`  warning: ${r.behind}`);
   for (const th of r.thresholds) {

@@ -116,3 +116,71 @@ export function openSchedule(shape: LoadShape): { due(k: number): number | undef
     },
   };
 }
+
+/** A flag value that must be a number above 0 (a whole one when `integer`). */
+export function positiveNumber(text: string, flag: string, integer: boolean): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new ProtocallError(
+      `invalid value ${JSON.stringify(text)} for --${flag}: write a ${integer ? "whole " : ""}number above 0`,
+    );
+  }
+  return n;
+}
+
+/**
+ * The shape of a run from the load flags (`one(name)`: a flag's value, from the command line or a
+ * request's `# @load` line), as `protocall load` and the editor's Load Test read them.
+ */
+export function shapeFromFlags(one: (name: string) => string | undefined): LoadShape {
+  const rate = one("rate");
+  const concurrency = one("concurrency");
+  if (rate !== undefined && concurrency !== undefined) {
+    throw new ProtocallError("give --rate (open model) or --concurrency (closed model), not both");
+  }
+  const model = concurrency !== undefined ? "closed" : "open";
+  const start =
+    rate !== undefined
+      ? positiveNumber(rate, "rate", false)
+      : concurrency !== undefined
+        ? positiveNumber(concurrency, "concurrency", true)
+        : 0;
+  const duration = one("duration");
+  const requestsText = one("requests");
+  const requests = requestsText !== undefined ? positiveNumber(requestsText, "requests", true) : undefined;
+  const stagesText = one("stages");
+  const durationMs = (text: string, flag: string) => {
+    const ms = durationMsOf(text);
+    if (ms === undefined || ms <= 0)
+      throw new ProtocallError(
+        `invalid value ${JSON.stringify(text)} for --${flag}: write a duration such as 30s, 2m or 500ms`,
+      );
+    return ms;
+  };
+  const warmupText = one("warmup");
+  const warmupMs = warmupText !== undefined ? durationMs(warmupText, "warmup") : 0;
+  let stages: LoadShape["stages"];
+  if (stagesText !== undefined) {
+    if (duration !== undefined)
+      throw new ProtocallError(
+        "give --stages or --duration, not both: the stages' durations add up to the run's",
+      );
+    stages = parseStages(stagesText);
+  } else {
+    if (start === 0) {
+      throw new ProtocallError(
+        "say how to load: --rate R (requests per second), --concurrency C (callers) or --stages; e.g. --rate 100 --duration 30s",
+      );
+    }
+    let ms = duration !== undefined ? durationMs(duration, "duration") : undefined;
+    if (ms === undefined)
+      ms =
+        requests !== undefined && model === "open"
+          ? (requests / start) * 1000
+          : requests !== undefined
+            ? 24 * 3600_000
+            : 10_000;
+    stages = [{ durationMs: ms, target: start }];
+  }
+  return { model, start, stages, requests, warmupMs };
+}

@@ -7,9 +7,9 @@ import { type CurlOptions, defaultCurlOptions } from "../invoke/options";
 /**
  * Request options that are not flags of `protocall curl`: `@name` names the request, `@assert` and
  * `@capture` test the response and keep its values (assertion-syntax.ts), `@snapshot` compares it with
- * a stored one (core/assertions/snapshot.ts).
+ * a stored one (core/assertions/snapshot.ts), `@load` says how to load-test it (core/load/load-options.ts).
  */
-export const extraOptionNames: readonly string[] = ["name", "assert", "capture", "snapshot"];
+export const extraOptionNames: readonly string[] = ["name", "assert", "capture", "snapshot", "load"];
 
 /** The flag a request option stands for; undefined for unknown names (and `help`). */
 export function optionFlag(name: string): CurlFlag | undefined {

@@ -21,6 +21,7 @@ import { closest } from "../closest";
 import { isProtocolOwnedHeader } from "../header-line";
 import { curlFlagsByName } from "../invoke/curl-flags";
 import { findJsonProblem } from "../invoke/json-error";
+import { parseLoadLine } from "../load/load-options";
 import { parseAssertion, parseCapture } from "./assertion-syntax";
 import { checkOptionValue, extraOptionNames, optionFlag } from "./option-value";
 import { snapshotPathProblem } from "./snapshot-path";
@@ -312,6 +313,18 @@ function parseOption(l: Line, m: RegExpExecArray, req: RpcRequest, out: RpcFile)
   }
   if (nameText === "snapshot") {
     parseSnapshot(value, lineRange, req, out);
+    return;
+  }
+  if (nameText === "load") {
+    // `# @load rate=100 duration=10s`: how `protocall load` and the editor's Load Test run it.
+    const { problems } = parseLoadLine(value?.text ?? "");
+    const at = value?.range.start ?? name.range.end;
+    for (const p of problems) {
+      const r =
+        p.end > p.start ? range(at.line, at.character + p.start, at.line, at.character + p.end) : lineRange;
+      diag(out, "error", p.message, r, "invalid-load");
+    }
+    req.load = [...(req.load ?? []), { text: value?.text ?? "", range: lineRange }];
     return;
   }
   if (nameText === "name") {
