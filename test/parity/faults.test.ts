@@ -133,6 +133,28 @@ for (const protocol of protocols) {
   });
   add({ name: "reset after the response headers", code: 8, start: server("reset-after-headers", protocol) });
   add({ name: "reset in the middle of the stream", code: 8, start: server("reset-mid-stream", protocol) });
+  // A clean close (FIN, no reset) is not a reset: where the body stopped decides (unknown inside a
+  // message, internal between two), in Go's words for the read ("unexpected EOF", or the GOAWAY).
+  add({
+    name: "closed in the middle of a message",
+    code: 16,
+    message: true,
+    start: server("close-mid-message", protocol),
+  });
+  add({
+    name: "closed between two messages",
+    code: 104,
+    message: true,
+    start: server("close-between-messages", protocol),
+  });
+  if (protocol === "grpc") {
+    add({
+      name: "GOAWAY and close in the middle of a message",
+      code: 16,
+      message: true,
+      start: server("goaway-mid-message", protocol),
+    });
+  }
   for (const [flags, what] of [
     [["--timeout", "2s"], "--timeout 2s"],
     [["--connect-timeout", "1"], "--connect-timeout 1"],
@@ -252,6 +274,28 @@ for (const [fault, name, code] of [
     start: server(fault, "connect"),
   });
 }
+
+// Connect unary bodies cut short of their Content-Length without a reset: a clean close over
+// HTTP/1.1, an HTTP/2 stream that ends early (both: unknown, "read message: unexpected EOF").
+cases.push({
+  name: "unary: closed in the middle of the body",
+  protocol: "connect",
+  unary: true,
+  code: 16,
+  message: true,
+  start: server("close-mid-message", "connect"),
+});
+cases.push({
+  name: "unary: an HTTP/2 body shorter than its Content-Length",
+  protocol: "connect",
+  unary: true,
+  code: 16,
+  message: true,
+  start: async () => {
+    const s = await startFaultServer("short-body", "connect", { http2: true });
+    return { url: s.url, args: ["--http2-prior-knowledge"], close: () => s.close() };
+  },
+});
 
 // --timeout bounds every phase: a silent server during reflection fails at --timeout before the
 // call is sent (exit 1 in both tools); a TLS handshake that never ends, with --schema, is part of the

@@ -13,7 +13,8 @@
 // Connection failures become errors worded like buf's (node-errors.ts). Responses are bounded as buf
 // bounds them (response-limits.ts) and long streams read through a fast path with back-pressure
 // (response-envelopes.ts). A connection the server resets is `canceled`, one it closes before
-// answering `unavailable` ("unexpected EOF"), a body that ends inside a message `internal`, as in buf.
+// answering `unavailable` ("unexpected EOF"), a stream that ends inside a message `internal`, one
+// whose connection closes cleanly under it by where it stopped (body-cut-short.ts), as in buf.
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import type * as http2 from "node:http2";
@@ -31,6 +32,7 @@ import type {
 import type { NodeHttpClientOptions } from "@connectrpc/connect-node";
 import { ProtocallError } from "../errors";
 import { coalesce } from "./batch";
+import { bodyCutShort } from "./body-cut-short";
 import { withCallContext } from "./call-context";
 import { createHttp1Client } from "./http1-client";
 import {
@@ -520,6 +522,11 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       if (goaway && !req.signal?.aborted) throw goAwayError(goaway);
       throw peerEnded(mode === "h2" ? notHttp2(err) : err, req.signal, true);
     }
+    const served = mode === "h2" ? session : undefined;
+    if (served) {
+      const length = Number(res.header.get("content-length") ?? Number.NaN);
+      res = { ...res, body: endedMidBody(res.body, served, length, req.signal) };
+    }
     res = { ...res, body: mapBodyErrors(boundMessages(res), req.signal) };
     if (tap && path.endsWith(tap.suffix)) return tapMessages(res, tap.tap);
     return res;
@@ -579,6 +586,34 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     }
     return err;
   };
+  /**
+   * An HTTP/2 body cut short without a reset, as a body cut short in Go's words for the read
+   * (body-cut-short.ts): the server closed the connection (with a GOAWAY: its text, else "unexpected
+   * EOF"), or ended the stream before its Content-Length (nghttp2 then fails the stream with
+   * PROTOCOL_ERROR; Go reads "unexpected EOF"). A reset of the connection stays what it is.
+   */
+  async function* endedMidBody(
+    src: AsyncIterable<Uint8Array>,
+    sess: http2.ClientHttp2Session,
+    contentLength: number,
+    signal: AbortSignal | undefined,
+  ): AsyncIterable<Uint8Array> {
+    let received = 0;
+    try {
+      for await (const chunk of src) {
+        received += chunk.byteLength;
+        yield chunk;
+      }
+    } catch (err) {
+      if (signal?.aborted || hasCode(err, "ECONNRESET") || tlsAlert(err)) throw err;
+      if (sess.closed || sess.destroyed) {
+        const goaway = goaways.get(sess);
+        throw bodyCutShort(goaway ? goAwayError(goaway).rawMessage : "unexpected EOF");
+      }
+      if (received < contentLength && saysProtocolError(err)) throw bodyCutShort("unexpected EOF");
+      throw err;
+    }
+  }
   async function* mapBodyErrors(
     src: AsyncIterable<Uint8Array>,
     signal: AbortSignal | undefined,
@@ -618,6 +653,14 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       spare?.destroy();
     },
   };
+}
+
+/** Whether a stream failed with nghttp2's PROTOCOL_ERROR (in the error or one of its causes). */
+function saysProtocolError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (messageOf(e).includes("NGHTTP2_PROTOCOL_ERROR")) return true;
+  }
+  return false;
 }
 
 async function readAll(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
