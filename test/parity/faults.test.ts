@@ -17,6 +17,7 @@ import {
   startFaultServer,
   startFullBacklogServer,
   startRawServer,
+  startStreamResetServer,
 } from "../support/fault-servers";
 import { peakRun } from "../support/peak-rss";
 import { demoDescriptorSet, startSilentServer } from "../support/servers";
@@ -272,6 +273,31 @@ for (const [fault, name, code] of [
     code,
     message: code === 64,
     start: server(fault, "connect"),
+  });
+}
+
+// An HTTP/2 stream the server resets (RST_STREAM) while the connection stays up: the gRPC mapping of
+// HTTP/2 codes (connect-go's), and a code outside it as a failed read (in the body) or `unavailable`.
+for (const [code, name, when, exit] of [
+  [0x8, "CANCEL", "in-body", 8],
+  [0x7, "REFUSED_STREAM", "in-body", 112],
+  [0xb, "ENHANCE_YOUR_CALM", "in-body", 64],
+  [0xc, "INADEQUATE_SECURITY", "in-body", 56],
+  [0x2, "INTERNAL_ERROR", "in-body", 104],
+  [0x5, "STREAM_CLOSED", "in-body", 16],
+  [0x0, "NO_ERROR", "before-response", 104],
+  [0x8, "CANCEL", "before-response", 8],
+  [0xd, "HTTP_1_1_REQUIRED", "before-response", 112],
+] as const) {
+  cases.push({
+    name: `RST_STREAM ${name} ${when === "in-body" ? "in the middle of a message" : "before the response"}`,
+    protocol: "grpc",
+    code: exit,
+    message: true,
+    start: async () => {
+      const s = await startStreamResetServer(code, when);
+      return { url: `http://${s.host}`, close: () => s.close() };
+    },
   });
 }
 

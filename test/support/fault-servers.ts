@@ -427,6 +427,67 @@ export async function startRawServer(
   };
 }
 
+/** An HTTP/2 frame: type, flags, stream and payload. */
+function h2Frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(stream, 5);
+  return Buffer.concat([head, payload]);
+}
+
+/**
+ * An HTTP/2 (h2c) server, written frame by frame, that resets the first stream of each connection
+ * (RST_STREAM with `code`) while the connection stays up: "before-response" instead of answering,
+ * "in-body" after gRPC response headers and 10 bytes of a message that promises 100. Node's own
+ * HTTP/2 server cannot do this: it ends the stream (END_STREAM) before it resets it.
+ */
+export async function startStreamResetServer(
+  code: number,
+  when: "before-response" | "in-body",
+): Promise<RawServer> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    socket.on("close", () => sockets.delete(socket));
+    // Once the request has arrived (no more bytes for 100 ms), as in startRawServer.
+    let quiet: NodeJS.Timeout | undefined;
+    let answered = false;
+    socket.on("data", () => {
+      clearTimeout(quiet);
+      if (answered) return;
+      quiet = setTimeout(() => {
+        answered = true;
+        const settings = [h2Frame(4, 0, 0, Buffer.alloc(0)), h2Frame(4, 1, 0, Buffer.alloc(0))];
+        const reset = Buffer.alloc(4);
+        reset.writeUInt32BE(code);
+        if (when === "in-body") {
+          // HPACK: :status 200 (static index 8), content-type (static name 31) application/grpc.
+          const type = Buffer.from("application/grpc");
+          const headers = Buffer.concat([Buffer.from([0x88, 0x0f, 0x10, type.length]), type]);
+          socket.write(
+            Buffer.concat([...settings, h2Frame(1, 0x4, 1, headers), h2Frame(0, 0, 1, PARTIAL_MESSAGE)]),
+          );
+          setTimeout(() => socket.write(h2Frame(3, 0, 1, reset)), 100);
+        } else {
+          socket.write(Buffer.concat([...settings, h2Frame(3, 0, 1, reset)]));
+        }
+      }, 100);
+    });
+    socket.on("close", () => clearTimeout(quiet));
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  return {
+    host: `127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((ok) => server.close(() => ok()));
+    },
+  };
+}
+
 /**
  * A port on loopback whose listen backlog is full: a socket that listens (backlog 0) but never
  * accepts, its queue filled by connections of its own, so a new connection is never established (the

@@ -51,6 +51,7 @@ import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
 import { alignRequestHeaders } from "./request-headers";
 import { EnvelopeScanner, type ResponseTap, tapMessages } from "./response-envelopes";
 import { boundMessages, gzip, MAX_MESSAGE_BYTES } from "./response-limits";
+import { streamResetError } from "./stream-reset";
 import { logTls } from "./tls-log";
 import { untilAborted } from "./until-aborted";
 import { logHeaders, type VerboseLog } from "./verbose";
@@ -433,7 +434,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     });
     return sessionReady;
   };
-  const sessionManager: NodeHttp2ClientSessionManager = {
+  /** Opens a call's stream and puts it in `slot`, so that the call can tell how the server ended it. */
+  const sessionManagerFor = (slot: StreamSlot): NodeHttp2ClientSessionManager => ({
     authority: url.origin,
     async request(method, path, headers, options) {
       const sess = await openSession();
@@ -441,22 +443,38 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       if (s.authority) h[":authority"] = s.authority;
       splitNodeHeaders(h, s.splitHeader);
       const stream = sess.request(h, options);
+      slot.stream = stream;
+      slot.session = sess;
       let streams = openStreams.get(sess);
       if (!streams) openStreams.set(sess, (streams = new Set()));
       streams.add(stream);
-      stream.once("close", () => streams.delete(stream));
+      let answered = false;
+      stream.once("response", () => {
+        answered = true;
+      });
+      stream.once("close", () => {
+        streams.delete(stream);
+        // Reset with NO_ERROR before any response, a stream closes without an error in Node, and
+        // the call would wait for a response that cannot come.
+        const reset = !answered && stream.rstCode === NO_ERROR && !sess.closed && !sess.destroyed;
+        if (reset && stream.listenerCount("error") > 0) {
+          stream.emit("error", streamResetError(stream.id ?? 0, NO_ERROR, "before-response"));
+        }
+      });
       return stream;
     },
     notifyResponseByteRead() {},
-  };
-  // connect-node's HTTP/2 client, loaded only when HTTP/2 is used.
-  let h2Client: UniversalClientFn | undefined;
-  const loadH2Client = async (): Promise<UniversalClientFn> => {
-    if (!h2Client) {
+  });
+  // connect-node's HTTP/2 client, loaded only when HTTP/2 is used; one per call (cheap: a closure),
+  // each with the slot its stream goes in.
+  let h2ClientFor: ((slot: StreamSlot) => UniversalClientFn) | undefined;
+  const loadH2Client = async (): Promise<(slot: StreamSlot) => UniversalClientFn> => {
+    if (!h2ClientFor) {
       const { createNodeHttpClient } = await import("@connectrpc/connect-node");
-      h2Client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
+      h2ClientFor = (slot) =>
+        createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManagerFor(slot) });
     }
-    return h2Client;
+    return h2ClientFor;
   };
 
   // Requests whose body is one message known in advance (unary and server-streaming calls) go out with
@@ -479,7 +497,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     }
     // gRPC over HTTP/1.1 (a server that negotiated http/1.1) works with servers that send trailers
     // in a chunked body, as buf's client does; others fail with their own error.
-    const inner = mode === "h2" ? await loadH2Client() : h1Client;
+    const slot: StreamSlot = {};
+    const inner = mode === "h2" ? (await loadH2Client())(slot) : h1Client;
     // Connect before the request is logged, so verbose output reads in order (as buf's does).
     try {
       if (mode === "h2") await untilAborted(openSession(), req.signal);
@@ -520,12 +539,14 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     } catch (err) {
       const goaway = mode === "h2" && session ? goaways.get(session) : undefined;
       if (goaway && !req.signal?.aborted) throw goAwayError(goaway);
+      const reset = resetByServer(slot, req.signal);
+      if (reset) throw streamResetError(reset.id, reset.code, "before-response");
       throw peerEnded(mode === "h2" ? notHttp2(err) : err, req.signal, true);
     }
     const served = mode === "h2" ? session : undefined;
     if (served) {
       const length = Number(res.header.get("content-length") ?? Number.NaN);
-      res = { ...res, body: endedMidBody(res.body, served, length, req.signal) };
+      res = { ...res, body: endedMidBody(res.body, served, slot, length, req.signal) };
     }
     res = { ...res, body: mapBodyErrors(boundMessages(res), req.signal) };
     if (tap && path.endsWith(tap.suffix)) return tapMessages(res, tap.tap);
@@ -558,8 +579,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   /**
    * How a connection the server ended reaches the call, as buf reports it: a reset (RST) is
    * `canceled` (Go's `read tcp a->b: read: connection reset by peer`), a connection closed before the
-   * response `unavailable` (`unexpected EOF`), an HTTP/2 stream the server resets while the
-   * connection lives `internal`, a TLS alert `unavailable`. Our own abort stays what it is.
+   * response `unavailable` (`unexpected EOF`), a TLS alert `unavailable`. Our own abort stays what
+   * it is. (An HTTP/2 stream the server resets, or a body cut short by a clean close, is worded
+   * before this: stream-reset.ts, body-cut-short.ts.)
    */
   const peerEnded = (err: unknown, signal: AbortSignal | undefined, beforeResponse = false): unknown => {
     if (signal?.aborted) return err;
@@ -578,23 +600,18 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     if (beforeResponse && (hangUp || sessionGone)) {
       return new ConnectError("unexpected EOF", Code.Unavailable);
     }
-    if (err instanceof ConnectError && err.code === Code.Canceled) {
-      return new ConnectError(
-        `protocol error: the server ended the stream early: ${err.rawMessage}`,
-        Code.Internal,
-      );
-    }
     return err;
   };
   /**
-   * An HTTP/2 body cut short without a reset, as a body cut short in Go's words for the read
-   * (body-cut-short.ts): the server closed the connection (with a GOAWAY: its text, else "unexpected
-   * EOF"), or ended the stream before its Content-Length (nghttp2 then fails the stream with
-   * PROTOCOL_ERROR; Go reads "unexpected EOF"). A reset of the connection stays what it is.
+   * An HTTP/2 body that fails before its end, as buf reports it: the server closed the connection
+   * (a body cut short, body-cut-short.ts, with the GOAWAY's words, else "unexpected EOF"), ended the
+   * stream before its Content-Length (nghttp2 then fails the stream with PROTOCOL_ERROR; Go reads
+   * "unexpected EOF"), or reset the stream (stream-reset.ts). A reset of the connection stays what it is.
    */
   async function* endedMidBody(
     src: AsyncIterable<Uint8Array>,
     sess: http2.ClientHttp2Session,
+    slot: StreamSlot,
     contentLength: number,
     signal: AbortSignal | undefined,
   ): AsyncIterable<Uint8Array> {
@@ -611,6 +628,9 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
         throw bodyCutShort(goaway ? goAwayError(goaway).rawMessage : "unexpected EOF");
       }
       if (received < contentLength && saysProtocolError(err)) throw bodyCutShort("unexpected EOF");
+      // (A reset with NO_ERROR ends a body in Node as if it were complete: it fails no read.)
+      const reset = resetByServer(slot, signal);
+      if (reset && reset.code !== NO_ERROR) throw streamResetError(reset.id, reset.code, "in-body");
       throw err;
     }
   }
@@ -653,6 +673,30 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       spare?.destroy();
     },
   };
+}
+
+/** The HTTP/2 stream of one call, once it is opened. */
+interface StreamSlot {
+  stream?: http2.ClientHttp2Stream;
+  /** The stream's session (a closed stream no longer names it). */
+  session?: http2.ClientHttp2Session;
+}
+
+const NO_ERROR = 0;
+
+/**
+ * The call's stream and the code it was reset with, when it was reset while its connection stayed
+ * up and the call was not aborted on our side (then the reset is the server's).
+ */
+function resetByServer(
+  slot: StreamSlot,
+  signal: AbortSignal | undefined,
+): { id: number; code: number } | undefined {
+  const stream = slot.stream;
+  if (!stream || signal?.aborted || typeof stream.rstCode !== "number") return undefined;
+  const sess = slot.session;
+  if (!sess || sess.closed || sess.destroyed) return undefined;
+  return { id: stream.id ?? 0, code: stream.rstCode };
 }
 
 /** Whether a stream failed with nghttp2's PROTOCOL_ERROR (in the error or one of its causes). */
