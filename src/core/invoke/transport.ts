@@ -32,8 +32,8 @@ import type {
 import type { NodeHttpClientOptions } from "@connectrpc/connect-node";
 import { ProtocallError } from "../errors";
 import { coalesce } from "./batch";
-import { bodyCutShort } from "./body-cut-short";
 import { withCallContext } from "./call-context";
+import { endedMidBody, type StreamSlot, throwIfResetByServer, watchStream } from "./h2-stream-end";
 import { createHttp1Client } from "./http1-client";
 import {
   dialErrorMessage,
@@ -51,7 +51,6 @@ import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
 import { alignRequestHeaders } from "./request-headers";
 import { EnvelopeScanner, type ResponseTap, tapMessages } from "./response-envelopes";
 import { boundMessages, gzip, MAX_MESSAGE_BYTES } from "./response-limits";
-import { streamResetError } from "./stream-reset";
 import { logTls } from "./tls-log";
 import { untilAborted } from "./until-aborted";
 import { logHeaders, type VerboseLog } from "./verbose";
@@ -443,30 +442,16 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       if (s.authority) h[":authority"] = s.authority;
       splitNodeHeaders(h, s.splitHeader);
       const stream = sess.request(h, options);
-      slot.stream = stream;
-      slot.session = sess;
+      watchStream(slot, stream, sess);
       let streams = openStreams.get(sess);
       if (!streams) openStreams.set(sess, (streams = new Set()));
       streams.add(stream);
-      let answered = false;
-      stream.once("response", () => {
-        answered = true;
-      });
-      stream.once("close", () => {
-        streams.delete(stream);
-        // Reset with NO_ERROR before any response, a stream closes without an error in Node, and
-        // the call would wait for a response that cannot come.
-        const reset = !answered && stream.rstCode === NO_ERROR && !sess.closed && !sess.destroyed;
-        if (reset && stream.listenerCount("error") > 0) {
-          stream.emit("error", streamResetError(stream.id ?? 0, NO_ERROR, "before-response"));
-        }
-      });
+      stream.once("close", () => streams.delete(stream));
       return stream;
     },
     notifyResponseByteRead() {},
   });
-  // connect-node's HTTP/2 client, loaded only when HTTP/2 is used; one per call (cheap: a closure),
-  // each with the slot its stream goes in.
+  // connect-node's HTTP/2 client, loaded only when HTTP/2 is used; one per call (a closure).
   let h2ClientFor: ((slot: StreamSlot) => UniversalClientFn) | undefined;
   const loadH2Client = async (): Promise<(slot: StreamSlot) => UniversalClientFn> => {
     if (!h2ClientFor) {
@@ -539,15 +524,10 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     } catch (err) {
       const goaway = mode === "h2" && session ? goaways.get(session) : undefined;
       if (goaway && !req.signal?.aborted) throw goAwayError(goaway);
-      const reset = resetByServer(slot, req.signal);
-      if (reset) throw streamResetError(reset.id, reset.code, "before-response");
+      throwIfResetByServer(slot, req.signal);
       throw peerEnded(mode === "h2" ? notHttp2(err) : err, req.signal, true);
     }
-    const served = mode === "h2" ? session : undefined;
-    if (served) {
-      const length = Number(res.header.get("content-length") ?? Number.NaN);
-      res = { ...res, body: endedMidBody(res.body, served, slot, length, req.signal) };
-    }
+    if (slot.session) res = { ...res, body: endedMidBody(res, slot, req.signal, goaways) };
     res = { ...res, body: mapBodyErrors(boundMessages(res), req.signal) };
     if (tap && path.endsWith(tap.suffix)) return tapMessages(res, tap.tap);
     return res;
@@ -579,9 +559,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   /**
    * How a connection the server ended reaches the call, as buf reports it: a reset (RST) is
    * `canceled` (Go's `read tcp a->b: read: connection reset by peer`), a connection closed before the
-   * response `unavailable` (`unexpected EOF`), a TLS alert `unavailable`. Our own abort stays what
-   * it is. (An HTTP/2 stream the server resets, or a body cut short by a clean close, is worded
-   * before this: stream-reset.ts, body-cut-short.ts.)
+   * response `unavailable` (`unexpected EOF`), a TLS alert `unavailable`; our own abort stays what it
+   * is. (Stream resets and clean closes under a body are worded before: h2-stream-end.ts.)
    */
   const peerEnded = (err: unknown, signal: AbortSignal | undefined, beforeResponse = false): unknown => {
     if (signal?.aborted) return err;
@@ -602,38 +581,6 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     }
     return err;
   };
-  /**
-   * An HTTP/2 body that fails before its end, as buf reports it: the server closed the connection
-   * (a body cut short, body-cut-short.ts, with the GOAWAY's words, else "unexpected EOF"), ended the
-   * stream before its Content-Length (nghttp2 then fails the stream with PROTOCOL_ERROR; Go reads
-   * "unexpected EOF"), or reset the stream (stream-reset.ts). A reset of the connection stays what it is.
-   */
-  async function* endedMidBody(
-    src: AsyncIterable<Uint8Array>,
-    sess: http2.ClientHttp2Session,
-    slot: StreamSlot,
-    contentLength: number,
-    signal: AbortSignal | undefined,
-  ): AsyncIterable<Uint8Array> {
-    let received = 0;
-    try {
-      for await (const chunk of src) {
-        received += chunk.byteLength;
-        yield chunk;
-      }
-    } catch (err) {
-      if (signal?.aborted || hasCode(err, "ECONNRESET") || tlsAlert(err)) throw err;
-      if (sess.closed || sess.destroyed) {
-        const goaway = goaways.get(sess);
-        throw bodyCutShort(goaway ? goAwayError(goaway).rawMessage : "unexpected EOF");
-      }
-      if (received < contentLength && saysProtocolError(err)) throw bodyCutShort("unexpected EOF");
-      // (A reset with NO_ERROR ends a body in Node as if it were complete: it fails no read.)
-      const reset = resetByServer(slot, signal);
-      if (reset && reset.code !== NO_ERROR) throw streamResetError(reset.id, reset.code, "in-body");
-      throw err;
-    }
-  }
   async function* mapBodyErrors(
     src: AsyncIterable<Uint8Array>,
     signal: AbortSignal | undefined,
@@ -673,38 +620,6 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       spare?.destroy();
     },
   };
-}
-
-/** The HTTP/2 stream of one call, once it is opened. */
-interface StreamSlot {
-  stream?: http2.ClientHttp2Stream;
-  /** The stream's session (a closed stream no longer names it). */
-  session?: http2.ClientHttp2Session;
-}
-
-const NO_ERROR = 0;
-
-/**
- * The call's stream and the code it was reset with, when it was reset while its connection stayed
- * up and the call was not aborted on our side (then the reset is the server's).
- */
-function resetByServer(
-  slot: StreamSlot,
-  signal: AbortSignal | undefined,
-): { id: number; code: number } | undefined {
-  const stream = slot.stream;
-  if (!stream || signal?.aborted || typeof stream.rstCode !== "number") return undefined;
-  const sess = slot.session;
-  if (!sess || sess.closed || sess.destroyed) return undefined;
-  return { id: stream.id ?? 0, code: stream.rstCode };
-}
-
-/** Whether a stream failed with nghttp2's PROTOCOL_ERROR (in the error or one of its causes). */
-function saysProtocolError(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (messageOf(e).includes("NGHTTP2_PROTOCOL_ERROR")) return true;
-  }
-  return false;
 }
 
 async function readAll(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
