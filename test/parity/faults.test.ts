@@ -17,6 +17,7 @@ import {
   startFaultServer,
   startFullBacklogServer,
   startRawServer,
+  startStreamResetServer,
 } from "../support/fault-servers";
 import { peakRun } from "../support/peak-rss";
 import { demoDescriptorSet, startSilentServer } from "../support/servers";
@@ -133,6 +134,28 @@ for (const protocol of protocols) {
   });
   add({ name: "reset after the response headers", code: 8, start: server("reset-after-headers", protocol) });
   add({ name: "reset in the middle of the stream", code: 8, start: server("reset-mid-stream", protocol) });
+  // A clean close (FIN, no reset) is not a reset: where the body stopped decides (unknown inside a
+  // message, internal between two), in Go's words for the read ("unexpected EOF", or the GOAWAY).
+  add({
+    name: "closed in the middle of a message",
+    code: 16,
+    message: true,
+    start: server("close-mid-message", protocol),
+  });
+  add({
+    name: "closed between two messages",
+    code: 104,
+    message: true,
+    start: server("close-between-messages", protocol),
+  });
+  if (protocol === "grpc") {
+    add({
+      name: "GOAWAY and close in the middle of a message",
+      code: 16,
+      message: true,
+      start: server("goaway-mid-message", protocol),
+    });
+  }
   for (const [flags, what] of [
     [["--timeout", "2s"], "--timeout 2s"],
     [["--connect-timeout", "1"], "--connect-timeout 1"],
@@ -252,6 +275,53 @@ for (const [fault, name, code] of [
     start: server(fault, "connect"),
   });
 }
+
+// An HTTP/2 stream the server resets (RST_STREAM) while the connection stays up: the gRPC mapping of
+// HTTP/2 codes (connect-go's), and a code outside it as a failed read (in the body) or `unavailable`.
+for (const [code, name, when, exit] of [
+  [0x8, "CANCEL", "in-body", 8],
+  [0x7, "REFUSED_STREAM", "in-body", 112],
+  [0xb, "ENHANCE_YOUR_CALM", "in-body", 64],
+  [0xc, "INADEQUATE_SECURITY", "in-body", 56],
+  [0x2, "INTERNAL_ERROR", "in-body", 104],
+  [0x5, "STREAM_CLOSED", "in-body", 16],
+  [0x0, "NO_ERROR", "before-response", 104],
+  [0x8, "CANCEL", "before-response", 8],
+  [0xd, "HTTP_1_1_REQUIRED", "before-response", 112],
+] as const) {
+  cases.push({
+    name: `RST_STREAM ${name} ${when === "in-body" ? "in the middle of a message" : "before the response"}`,
+    protocol: "grpc",
+    code: exit,
+    message: true,
+    start: async () => {
+      const s = await startStreamResetServer(code, when);
+      return { url: `http://${s.host}`, close: () => s.close() };
+    },
+  });
+}
+
+// Connect unary bodies cut short of their Content-Length without a reset: a clean close over
+// HTTP/1.1, an HTTP/2 stream that ends early (both: unknown, "read message: unexpected EOF").
+cases.push({
+  name: "unary: closed in the middle of the body",
+  protocol: "connect",
+  unary: true,
+  code: 16,
+  message: true,
+  start: server("close-mid-message", "connect"),
+});
+cases.push({
+  name: "unary: an HTTP/2 body shorter than its Content-Length",
+  protocol: "connect",
+  unary: true,
+  code: 16,
+  message: true,
+  start: async () => {
+    const s = await startFaultServer("short-body", "connect", { http2: true });
+    return { url: s.url, args: ["--http2-prior-knowledge"], close: () => s.close() };
+  },
+});
 
 // --timeout bounds every phase: a silent server during reflection fails at --timeout before the
 // call is sent (exit 1 in both tools); a TLS handshake that never ends, with --schema, is part of the

@@ -20,6 +20,10 @@ export type Fault =
   | "ok"
   | "reset-after-headers"
   | "reset-mid-stream"
+  | "close-mid-message"
+  | "close-between-messages"
+  | "goaway-mid-message"
+  | "short-body"
   | "silent-after-headers"
   | "bad-length-prefix"
   | "garbage-body"
@@ -134,18 +138,25 @@ function framing(protocol: FaultProtocol): Framing {
 type Res = http.ServerResponse | http2.Http2ServerResponse;
 type Req = http.IncomingMessage | http2.Http2ServerRequest;
 
-/** Answers one request with the fault; `reset` resets the request's TCP connection. */
+/** Ends the request's connection: "reset" (RST), "close" (FIN alone), "goaway" (HTTP/2 GOAWAY, then FIN). */
+type EndConnection = (how: "reset" | "close" | "goaway") => void;
+
+/** A length prefix that promises 100 bytes, and 10 of them. */
+const PARTIAL_MESSAGE = Buffer.concat([envelope(0, Buffer.alloc(0), 100), Buffer.alloc(10, 0x61)]);
+
+/** Answers one request with the fault; `end` ends the request's connection. */
 async function answer(
   fault: Fault,
   protocol: FaultProtocol,
   req: Req,
   res: Res,
-  reset: () => void,
+  end: EndConnection,
 ): Promise<void> {
+  const reset = () => end("reset");
   req.resume();
   await new Promise((ok) => req.once("end", ok));
   const unary = req.url?.endsWith("GreetService/Greet") ?? false;
-  if (unary) return answerUnary(fault, res, reset);
+  if (unary) return answerUnary(fault, res, end);
   const f = framing(protocol);
   const headers: Record<string, string> = { "content-type": f.contentType };
   const compressed = fault === "huge-compressed" || fault === "bomb";
@@ -171,6 +182,16 @@ async function answer(
     case "reset-mid-stream":
       await send(envelope(0, ONE));
       setTimeout(reset, 100);
+      return;
+    case "close-mid-message":
+    case "goaway-mid-message":
+      // The connection ends cleanly (no reset) inside a message.
+      await send(PARTIAL_MESSAGE);
+      setTimeout(() => end(fault === "goaway-mid-message" ? "goaway" : "close"), 100);
+      return;
+    case "close-between-messages":
+      await send(envelope(0, ONE));
+      setTimeout(() => end("close"), 100);
       return;
     case "silent-after-headers":
       w.flushHeaders();
@@ -254,11 +275,23 @@ async function answer(
 }
 
 /** Connect unary (GreetService/Greet): the body is the message itself. */
-async function answerUnary(fault: Fault, res: Res, reset: () => void): Promise<void> {
+async function answerUnary(fault: Fault, res: Res, end: EndConnection): Promise<void> {
   const w = res as http.ServerResponse;
   const headers: Record<string, string> = { "content-type": "application/proto" };
   let body: Buffer;
   switch (fault) {
+    case "close-mid-message":
+    case "short-body":
+      // Content-Length 100, 10 bytes of it; then the connection closes cleanly ("close-mid-message"),
+      // or the response ends there ("short-body", an HTTP/2 stream ended early).
+      w.writeHead(200, { ...headers, "content-length": "100" });
+      if (fault === "short-body") {
+        w.end(Buffer.alloc(10, 0x0a));
+        return;
+      }
+      w.write(Buffer.alloc(10, 0x0a));
+      setTimeout(() => end("close"), 100);
+      return;
     case "huge":
       body = bigMessage(HUGE_SIZE, 1);
       break;
@@ -276,7 +309,7 @@ async function answerUnary(fault: Fault, res: Res, reset: () => void): Promise<v
     case "reset-after-headers":
       w.writeHead(200, headers);
       w.flushHeaders();
-      setTimeout(reset, 100);
+      setTimeout(() => end("reset"), 100);
       return;
     default:
       body = Buffer.from([0x0a, 0x02, 0x68, 0x69]);
@@ -301,8 +334,13 @@ export async function startFaultServer(
   const sockets = new Map<number, net.Socket>();
   const handler = (req: Req, res: Res) => {
     const port = (req.socket as net.Socket).remotePort ?? 0;
-    const reset = () => sockets.get(port)?.resetAndDestroy();
-    answer(fault, protocol, req, res, reset).catch(() => reset());
+    const end: EndConnection = (how) => {
+      const session = (req as http2.Http2ServerRequest).stream?.session;
+      if (how === "goaway" && session) session.destroy();
+      else if (how === "reset") sockets.get(port)?.resetAndDestroy();
+      else sockets.get(port)?.destroy();
+    };
+    answer(fault, protocol, req, res, end).catch(() => end("reset"));
   };
   let server: net.Server;
   if (options.http2 && options.tls) {
@@ -376,6 +414,67 @@ export async function startRawServer(
     socket.on("data", () => {
       clearTimeout(quiet);
       quiet = setTimeout(() => (behaviour === "reset" ? socket.resetAndDestroy() : socket.end()), 100);
+    });
+    socket.on("close", () => clearTimeout(quiet));
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  return {
+    host: `127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((ok) => server.close(() => ok()));
+    },
+  };
+}
+
+/** An HTTP/2 frame: type, flags, stream and payload. */
+function h2Frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(stream, 5);
+  return Buffer.concat([head, payload]);
+}
+
+/**
+ * An HTTP/2 (h2c) server, written frame by frame, that resets the first stream of each connection
+ * (RST_STREAM with `code`) while the connection stays up: "before-response" instead of answering,
+ * "in-body" after gRPC response headers and 10 bytes of a message that promises 100. Node's own
+ * HTTP/2 server cannot do this: it ends the stream (END_STREAM) before it resets it.
+ */
+export async function startStreamResetServer(
+  code: number,
+  when: "before-response" | "in-body",
+): Promise<RawServer> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    socket.on("close", () => sockets.delete(socket));
+    // Once the request has arrived (no more bytes for 100 ms), as in startRawServer.
+    let quiet: NodeJS.Timeout | undefined;
+    let answered = false;
+    socket.on("data", () => {
+      clearTimeout(quiet);
+      if (answered) return;
+      quiet = setTimeout(() => {
+        answered = true;
+        const settings = [h2Frame(4, 0, 0, Buffer.alloc(0)), h2Frame(4, 1, 0, Buffer.alloc(0))];
+        const reset = Buffer.alloc(4);
+        reset.writeUInt32BE(code);
+        if (when === "in-body") {
+          // HPACK: :status 200 (static index 8), content-type (static name 31) application/grpc.
+          const type = Buffer.from("application/grpc");
+          const headers = Buffer.concat([Buffer.from([0x88, 0x0f, 0x10, type.length]), type]);
+          socket.write(
+            Buffer.concat([...settings, h2Frame(1, 0x4, 1, headers), h2Frame(0, 0, 1, PARTIAL_MESSAGE)]),
+          );
+          setTimeout(() => socket.write(h2Frame(3, 0, 1, reset)), 100);
+        } else {
+          socket.write(Buffer.concat([...settings, h2Frame(3, 0, 1, reset)]));
+        }
+      }, 100);
     });
     socket.on("close", () => clearTimeout(quiet));
   });

@@ -9,6 +9,7 @@ import type {
   UniversalClientRequest,
   UniversalClientResponse,
 } from "@connectrpc/connect/protocol";
+import { bodyCutShort } from "./body-cut-short";
 import { type HeaderSplitter, splitNodeHeaders } from "./repeated-headers";
 import { canonicalHeaderName } from "./verbose";
 
@@ -129,6 +130,15 @@ async function* responseBody(
   trailer: Headers,
   done: () => void,
 ): AsyncIterable<Uint8Array> {
+  // Node reports a body cut short the same way (ECONNRESET, "aborted") whether the server reset the
+  // connection or closed it cleanly; buf tells them apart (`canceled` for a reset, "unexpected EOF"
+  // for a close), so whether the socket failed is noted here.
+  const socket = res.socket;
+  let socketFailed = false;
+  const onSocketError = () => {
+    socketFailed = true;
+  };
+  socket?.once("error", onSocketError);
   try {
     for await (const chunk of res) yield chunk as Uint8Array;
     if (!res.complete)
@@ -136,8 +146,11 @@ async function* responseBody(
     for (const [name, value] of Object.entries(res.trailers))
       if (value !== undefined) trailer.append(name, value);
   } catch (err) {
+    const cut = (err as NodeJS.ErrnoException)?.code === "ECONNRESET" && !(err instanceof ConnectError);
+    if (cut && !socketFailed && !res.complete) throw bodyCutShort("unexpected EOF");
     throw toConnectError(err);
   } finally {
+    socket?.off("error", onSocketError);
     done();
   }
 }

@@ -90,13 +90,18 @@ const http2ErrorNames = [
   "HTTP_1_1_REQUIRED",
 ];
 
+/** An HTTP/2 error code as Go names it (`CANCEL`, `unknown error code 0x99`). */
+export function http2ErrorName(code: number): string {
+  return http2ErrorNames[code] ?? `unknown error code 0x${code.toString(16)}`;
+}
+
 /**
  * A call that failed before its response because the server sent GOAWAY: `unavailable`, worded as
  * Go's HTTP/2 client words it (the server refused the first stream with an error code, or went away
  * and closed the connection), never as a protocol mismatch.
  */
 export function goAwayError(g: GoAway): ConnectError {
-  const name = http2ErrorNames[g.code] ?? `unknown error code 0x${g.code.toString(16)}`;
+  const name = http2ErrorName(g.code);
   return new ConnectError(
     g.code !== 0 && g.lastStreamID === 0
       ? `http2: Transport received GOAWAY from server ErrCode:${name}`

@@ -2,9 +2,11 @@
 // is refused with `resource_exhausted` from its length prefix or Content-Length, before it is read;
 // a compressed one is inflated with that cap (zlib stops as soon as the output passes it, so a gzip
 // bomb costs at most 4 MiB in and 4 MiB out); an enveloped body that ends inside a message is
-// `internal`. The transport passes every response body through `boundMessages`.
+// `internal`, and one cut short by a clean close of the connection is worded by where it stopped
+// (body-cut-short.ts). The transport passes every response body through `boundMessages`.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Compression, UniversalClientResponse } from "@connectrpc/connect/protocol";
+import { type CutPosition, cutShortError, cutShortReadError } from "./body-cut-short";
 
 /** The largest response message accepted, compressed or not (buf's default, 4 MiB). */
 export const MAX_MESSAGE_BYTES = 4 << 20;
@@ -40,10 +42,23 @@ async function* failing(err: Error): AsyncIterable<Uint8Array> {
 
 async function* capBody(src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
   let total = 0;
-  for await (const chunk of src) {
+  for await (const chunk of cutShortAt(src, () => "unary")) {
     total += chunk.byteLength;
     if (total > MAX_MESSAGE_BYTES) throw tooLarge();
     yield chunk;
+  }
+}
+
+/** Passes `src` through; a failure marked as a body cut short is worded by where `position` says. */
+async function* cutShortAt(
+  src: AsyncIterable<Uint8Array>,
+  position: () => CutPosition,
+): AsyncIterable<Uint8Array> {
+  try {
+    yield* src;
+  } catch (err) {
+    const readError = cutShortReadError(err);
+    throw readError === undefined ? err : cutShortError(readError, position());
   }
 }
 
@@ -52,7 +67,9 @@ async function* checkEnvelopes(src: AsyncIterable<Uint8Array>): AsyncIterable<Ui
   let headerLength = 0;
   let promised = 0;
   let remaining = 0;
-  for await (const chunk of src) {
+  // Cut inside a length prefix is still between messages for buf ("incomplete envelope").
+  const position = (): CutPosition => (remaining > 0 ? "inside-message" : "between-messages");
+  for await (const chunk of cutShortAt(src, position)) {
     let i = 0;
     while (i < chunk.length) {
       if (remaining > 0) {

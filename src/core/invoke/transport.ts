@@ -13,7 +13,8 @@
 // Connection failures become errors worded like buf's (node-errors.ts). Responses are bounded as buf
 // bounds them (response-limits.ts) and long streams read through a fast path with back-pressure
 // (response-envelopes.ts). A connection the server resets is `canceled`, one it closes before
-// answering `unavailable` ("unexpected EOF"), a body that ends inside a message `internal`, as in buf.
+// answering `unavailable` ("unexpected EOF"), a stream that ends inside a message `internal`, one
+// whose connection closes cleanly under it by where it stopped (body-cut-short.ts), as in buf.
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import type * as http2 from "node:http2";
@@ -32,6 +33,7 @@ import type { NodeHttpClientOptions } from "@connectrpc/connect-node";
 import { ProtocallError } from "../errors";
 import { coalesce } from "./batch";
 import { withCallContext } from "./call-context";
+import { endedMidBody, type StreamSlot, throwIfResetByServer, watchStream } from "./h2-stream-end";
 import { createHttp1Client } from "./http1-client";
 import {
   dialErrorMessage,
@@ -431,7 +433,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     });
     return sessionReady;
   };
-  const sessionManager: NodeHttp2ClientSessionManager = {
+  /** Opens a call's stream and puts it in `slot`, so that the call can tell how the server ended it. */
+  const sessionManagerFor = (slot: StreamSlot): NodeHttp2ClientSessionManager => ({
     authority: url.origin,
     async request(method, path, headers, options) {
       const sess = await openSession();
@@ -439,6 +442,7 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       if (s.authority) h[":authority"] = s.authority;
       splitNodeHeaders(h, s.splitHeader);
       const stream = sess.request(h, options);
+      watchStream(slot, stream, sess);
       let streams = openStreams.get(sess);
       if (!streams) openStreams.set(sess, (streams = new Set()));
       streams.add(stream);
@@ -446,15 +450,16 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
       return stream;
     },
     notifyResponseByteRead() {},
-  };
-  // connect-node's HTTP/2 client, loaded only when HTTP/2 is used.
-  let h2Client: UniversalClientFn | undefined;
-  const loadH2Client = async (): Promise<UniversalClientFn> => {
-    if (!h2Client) {
+  });
+  // connect-node's HTTP/2 client, loaded only when HTTP/2 is used; one per call (a closure).
+  let h2ClientFor: ((slot: StreamSlot) => UniversalClientFn) | undefined;
+  const loadH2Client = async (): Promise<(slot: StreamSlot) => UniversalClientFn> => {
+    if (!h2ClientFor) {
       const { createNodeHttpClient } = await import("@connectrpc/connect-node");
-      h2Client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
+      h2ClientFor = (slot) =>
+        createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManagerFor(slot) });
     }
-    return h2Client;
+    return h2ClientFor;
   };
 
   // Requests whose body is one message known in advance (unary and server-streaming calls) go out with
@@ -477,7 +482,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     }
     // gRPC over HTTP/1.1 (a server that negotiated http/1.1) works with servers that send trailers
     // in a chunked body, as buf's client does; others fail with their own error.
-    const inner = mode === "h2" ? await loadH2Client() : h1Client;
+    const slot: StreamSlot = {};
+    const inner = mode === "h2" ? (await loadH2Client())(slot) : h1Client;
     // Connect before the request is logged, so verbose output reads in order (as buf's does).
     try {
       if (mode === "h2") await untilAborted(openSession(), req.signal);
@@ -518,8 +524,10 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     } catch (err) {
       const goaway = mode === "h2" && session ? goaways.get(session) : undefined;
       if (goaway && !req.signal?.aborted) throw goAwayError(goaway);
+      throwIfResetByServer(slot, req.signal);
       throw peerEnded(mode === "h2" ? notHttp2(err) : err, req.signal, true);
     }
+    if (slot.session) res = { ...res, body: endedMidBody(res, slot, req.signal, goaways) };
     res = { ...res, body: mapBodyErrors(boundMessages(res), req.signal) };
     if (tap && path.endsWith(tap.suffix)) return tapMessages(res, tap.tap);
     return res;
@@ -551,8 +559,8 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
   /**
    * How a connection the server ended reaches the call, as buf reports it: a reset (RST) is
    * `canceled` (Go's `read tcp a->b: read: connection reset by peer`), a connection closed before the
-   * response `unavailable` (`unexpected EOF`), an HTTP/2 stream the server resets while the
-   * connection lives `internal`, a TLS alert `unavailable`. Our own abort stays what it is.
+   * response `unavailable` (`unexpected EOF`), a TLS alert `unavailable`; our own abort stays what it
+   * is. (Stream resets and clean closes under a body are worded before: h2-stream-end.ts.)
    */
   const peerEnded = (err: unknown, signal: AbortSignal | undefined, beforeResponse = false): unknown => {
     if (signal?.aborted) return err;
@@ -570,12 +578,6 @@ export async function createCurlTransport(s: TransportSettings): Promise<CurlTra
     const sessionGone = mode === "h2" && (!session || session.closed || session.destroyed);
     if (beforeResponse && (hangUp || sessionGone)) {
       return new ConnectError("unexpected EOF", Code.Unavailable);
-    }
-    if (err instanceof ConnectError && err.code === Code.Canceled) {
-      return new ConnectError(
-        `protocol error: the server ended the stream early: ${err.rawMessage}`,
-        Code.Internal,
-      );
     }
     return err;
   };

@@ -9,6 +9,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { ProtocallError } from "../errors";
 import { ConnectionGuard, type ConnectionLimits } from "../serve/connection-guard";
+import { baseUrlOf, listenOn } from "../serve/listen";
 
 export type NodeHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -27,6 +28,20 @@ export interface MockListener {
   readonly url: string;
   readonly port: number;
   close(): Promise<void>;
+}
+
+/** A listen error in the words of the mock's flags (a port in use, an address not on this machine). */
+function listenFailure(err: NodeJS.ErrnoException, where: string): Error {
+  if (err.code === "EADDRINUSE") {
+    return new ProtocallError(
+      `cannot listen on ${where}: the port is in use; choose another with --port (0: any free port)`,
+    );
+  }
+  if (err.code === "EADDRNOTAVAIL" || err.code === "EACCES") {
+    const why = err.code === "EACCES" ? "permission denied" : "no such address on this machine";
+    return new ProtocallError(`cannot listen on ${where}: ${why}; check --host and --port`);
+  }
+  return err;
 }
 
 function finiteOrZero(ms: number): number {
@@ -79,32 +94,16 @@ export async function startMockListener(options: MockListenerOptions): Promise<M
       socket.on("error", () => {});
     });
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) => {
-      guard.close();
-      const where = `${options.host ?? "127.0.0.1"}:${options.port ?? 0}`;
-      reject(
-        err.code === "EADDRINUSE"
-          ? new ProtocallError(
-              `cannot listen on ${where}: the port is in use; choose another with --port (0: any free port)`,
-            )
-          : err.code === "EADDRNOTAVAIL" || err.code === "EACCES"
-            ? new ProtocallError(
-                `cannot listen on ${where}: ${err.code === "EACCES" ? "permission denied" : "no such address on this machine"}; check --host and --port`,
-              )
-            : err,
-      );
-    });
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.removeAllListeners("error");
-      resolve();
-    });
-  });
-  const address = server.address() as net.AddressInfo;
-  const hostText = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  let address: net.AddressInfo;
+  try {
+    address = await listenOn(server, options.port, options.host);
+  } catch (err) {
+    guard.close();
+    throw listenFailure(err as NodeJS.ErrnoException, `${options.host ?? "127.0.0.1"}:${options.port ?? 0}`);
+  }
   let closing: Promise<void> | undefined;
   return {
-    url: `${options.tls ? "https" : "http"}://${hostText}:${address.port}`,
+    url: baseUrlOf(address, Boolean(options.tls)),
     port: address.port,
     close() {
       closing ??= new Promise<void>((resolve) => {

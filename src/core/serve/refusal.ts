@@ -79,6 +79,23 @@ export function lingerThenClose(socket: net.Socket): void {
   socket.once("end", stop);
   socket.once("close", () => clearTimeout(timer));
   socket.resume();
+  readAgain(socket);
+}
+
+/**
+ * Starts reading `socket`'s handle again if it is stopped. The "data" listener above takes the socket
+ * back from Node's HTTP parser, but when that parser had stopped the handle (a refused body left
+ * unread fills the request's buffer), `resume()` alone does not start it again on Node 22 and 24: the
+ * stream still counts a read in flight from before the parser took the socket over, so it never asks
+ * the handle for more. Nothing then arrives, the client's sends stall, and the close at the end of the
+ * linger resets the connection under the answer.
+ */
+function readAgain(socket: net.Socket): void {
+  const handle = (socket as net.Socket & { _handle?: { reading?: boolean; readStart?: () => number } })
+    ._handle;
+  if (!handle || handle.reading || typeof handle.readStart !== "function") return;
+  handle.reading = true;
+  if (handle.readStart() !== 0) socket.destroy();
 }
 
 /** Longest wait for a refused stream's answer to be written out before the stream is cancelled. */
