@@ -19,7 +19,7 @@ const generated = join(root, "gen");
 
 /** Functions longer than the limit, keyed "file: name", with the length they may not exceed. */
 const allowed: Record<string, number> = {
-  "src/core/invoke/call-session.ts: createCallSession": 219,
+  "src/core/invoke/call-session.ts: createCallSession": 216,
   "src/core/invoke/pipeline.ts: runPipeline": 174,
   "src/core/invoke/transport.ts: createCurlTransport": 435,
   "src/core/rpcfile/parse.ts: parseBody": 151,

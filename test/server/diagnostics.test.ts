@@ -39,6 +39,16 @@ describe("language server diagnostics", { timeout: 120_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("marks a bad word of a # @load line where it is", async () => {
+    const text = "### Greet\n# @load rate=100 duration=10s\n# @load speed=3\nhttp://localhost/a.B/C\n";
+    const uri = pathToFileURL(join(dir, "load.rpc")).href;
+    client.open(uri, text);
+    const diagnostics = await client.diagnosticsFor(uri, 1);
+    const bad = diagnostics.filter((d) => d.code === "invalid-load");
+    assert.equal(bad.length, 1, diagnostics.map((d) => d.message).join("\n"));
+    assert.deepEqual(bad[0].range, { start: { line: 2, character: 8 }, end: { line: 2, character: 15 } });
+  });
+
   it("checks a stub file of protocall mock as stubs, not as requests, and offers Call this stub instead of Send", async () => {
     const text = `### greet
 # @match request.name == "x"

@@ -14,9 +14,10 @@ import {
 } from "vscode-languageserver-protocol";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { closest } from "../closest";
+import { parseLoadLine } from "../load/load-options";
 import { positionIn } from "../rpcfile/parse";
 import { isStubText } from "../rpcfile/stub-syntax";
-import type { Diagnostic, Range, Severity, Token } from "../rpcfile/types";
+import type { Diagnostic, Range, RpcRequest, Severity, Token } from "../rpcfile/types";
 import type { Analyzer, RequestInfo } from "./analysis";
 import { assertionDiagnostics } from "./assertion-check";
 import { checkBody } from "./body-check";
@@ -83,9 +84,28 @@ export async function computeDiagnostics(
   }
   const checks = await Promise.all(infos.map((info) => assertionDiagnostics(store, info)));
   for (const [i, info] of infos.entries()) {
-    out.push(...requestDiagnostics(info, a.baseDir), ...checks[i]);
+    out.push(...requestDiagnostics(info, a.baseDir), ...checks[i], ...loadLineDiagnostics(info.request));
     if (info.method && info.schema && options.prefetchDocs !== false)
       prefetchDocs(store, info.schema, info.method);
+  }
+  return out;
+}
+
+/** The problems of a request's `# @load` lines, each at its word (the whole line when it has no place). */
+function loadLineDiagnostics(request: RpcRequest): LspDiagnostic[] {
+  const out: LspDiagnostic[] = [];
+  for (const line of request.load ?? []) {
+    const at = line.valueRange?.start ?? line.range.end;
+    for (const p of parseLoadLine(line.text).problems) {
+      const range =
+        p.end > p.start
+          ? {
+              start: { line: at.line, character: at.character + p.start },
+              end: { line: at.line, character: at.character + p.end },
+            }
+          : line.range;
+      out.push(make(range, DiagnosticSeverity.Error, p.message, "invalid-load"));
+    }
   }
   return out;
 }

@@ -1,16 +1,16 @@
 // Diagnostics of a stub file of `protocall mock` in the editor (and `protocall check`): the stub
 // syntax's own (stub-syntax.ts), then each stub against the workspace's schema, the one the mock
 // serves by default: the method exists (with the closest name), and its documents are messages of
-// the right types, from the same check the mock runs when it loads stubs (mock/stub-check.ts), so a
+// the right types, from the same check the mock runs when it loads stubs (analysis/stub-check.ts), so a
 // misspelled field is named at the same place, with the same words and the same quick fix.
 import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb";
 import { defaultCurlOptions } from "../invoke/options";
-import { checkStubDocuments, unknownDetailTypeProblem, unknownMethodProblem } from "../mock/stub-check";
 import { parseStubFile } from "../rpcfile/stub-syntax";
 import type { Diagnostic } from "../rpcfile/types";
 import { requestSchema } from "./request-schema";
 import type { RequestSchema, SchemaStore, ServiceLookup } from "./schema-store";
+import { checkStubDocuments, unknownDetailTypeProblem, unknownMethodProblem } from "./stub-check";
 
 /** The schema stubs are checked against in the editor: the workspace's, as the mock serves by default. */
 export function stubSchema(store: SchemaStore, baseDir: string): Promise<RequestSchema> {

@@ -198,6 +198,16 @@ class Holds<T extends object> {
   }
 }
 
+/** The resolved method as the observer learns it. */
+function methodInfo(method: DescMethod): MethodInfo {
+  return {
+    name: `${method.parent.typeName}/${method.name}`,
+    kind: method.methodKind,
+    checkRequest: (value) => checkRequest(method, value),
+    descriptor: method,
+  };
+}
+
 /** Codes after which a transport may hold a dead or poisoned connection: it is replaced. */
 const suspectCodes = new Set([
   Code.Unavailable,
@@ -365,14 +375,10 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           decodeDetails: true,
           requests: live,
           onMethod: (method) => {
-            result.method = `${method.parent.typeName}/${method.name}`;
-            result.methodKind = method.methodKind;
-            observer.method?.({
-              name: result.method,
-              kind: method.methodKind,
-              checkRequest: (value) => checkRequest(method, value),
-              descriptor: method,
-            });
+            const info = methodInfo(method);
+            result.method = info.name;
+            result.methodKind = info.kind;
+            observer.method?.(info);
           },
           onHeaders: (headers) => {
             result.headers = pairs(headers);

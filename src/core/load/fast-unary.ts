@@ -96,24 +96,7 @@ export async function openFastUnary(
   }
   const c = target.connection;
   if (c?.mode !== "h2" || c.proxy !== undefined || target.url.secure) return "not plain-text HTTP/2";
-  const base = new URL(c.baseUrl);
-  const path = `${base.pathname.replace(/\/$/, "")}/${method.parent.typeName}/${method.name}`;
-  const authority = c.authority ?? base.host;
-  const template: http2.OutgoingHttpHeaders = {
-    ":method": "POST",
-    ":scheme": "http",
-    ":authority": authority,
-    ":path": path,
-    "content-type": "application/proto",
-    "connect-protocol-version": "1",
-    "accept-encoding": "gzip",
-  };
-  for (const [name, value] of target.headers) {
-    const n = name.toLowerCase();
-    if (n === "host") continue;
-    const had = template[n];
-    template[n] = had === undefined ? value : [...(Array.isArray(had) ? had : [String(had)]), value];
-  }
+  const template = headerTemplate(c.baseUrl, c.authority, method, target.headers);
   const fixedKey = optionsKey(first);
   const format = createMessageFormatter({ emitDefaults: first.options.emitDefaults });
   const name = `${method.parent.typeName}/${method.name}`;
@@ -132,9 +115,6 @@ export async function openFastUnary(
     }
     return h;
   };
-  let lastData: string | undefined;
-  let lastBody: Uint8Array | undefined;
-
   const session = (i: number): http2.ClientHttp2Session => {
     const open = sessions[i];
     if (open && !open.closed && !open.destroyed) return open;
@@ -150,23 +130,7 @@ export async function openFastUnary(
     return s;
   };
 
-  /** The body of a request (encoded once while the data stays the same); rejects for bad JSON. */
-  const body = (data: string): Uint8Array | Promise<Uint8Array> => {
-    if (lastBody && data === lastData) return lastBody;
-    return (async () => {
-      const docs: RequestDocument[] = [];
-      for await (const d of readRequestDocuments(data, "--data")) docs.push(d);
-      if (docs.length !== 1)
-        throw new ConnectError(
-          `--data holds ${docs.length} request messages: a unary method takes one`,
-          Code.InvalidArgument,
-        );
-      const bytes = toBinary(method.input, requestFromJson(method.input, docs[0], "--data", undefined));
-      lastData = data;
-      lastBody = bytes;
-      return bytes;
-    })();
-  };
+  const body = bodyEncoder(method);
 
   const call = (
     request: CheckedRequest,
@@ -242,98 +206,11 @@ export async function openFastUnary(
     });
   };
 
-  /** The call's result from the response head and body, judged by the runner's check. */
-  const answer = (
-    request: CheckedRequest,
-    head: http2.IncomingHttpHeaders,
-    raw: Buffer,
-    started: number,
-  ): CheckedCall | Promise<CheckedCall> => {
-    const { headers, trailers } = split(head);
-    const status = Number(head[":status"]);
-    let bytes: Uint8Array = raw;
-    try {
-      if (head["content-encoding"] === "gzip") bytes = gunzipSync(raw);
-    } catch (err) {
-      return failed(
-        request,
-        new ConnectError(`invalid gzip response: ${(err as Error).message}`, Code.Internal),
-        "call",
-        started,
-      );
-    }
-    if (status !== 200) {
-      const metadata = new Headers([...headers, ...trailers]);
-      const fallback = new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), metadata);
-      let err: ConnectError;
-      try {
-        err = errorFromJsonBytes(bytes, metadata, fallback);
-      } catch {
-        err = fallback;
-      }
-      return failed(request, err, "call", started);
-    }
-    const type = String(head["content-type"] ?? "");
-    if (!type.startsWith("application/proto")) {
-      return failed(
-        request,
-        new ConnectError(`unexpected response content type "${type}"`, Code.Internal),
-        "call",
-        started,
-      );
-    }
-    let json: string;
-    let values: JsonValue[] | undefined;
-    try {
-      const message = fromBinary(method.output, bytes);
-      json = format(method.output, message);
-      if (readsMessages(request)) values = [toJson(method.output, message, { alwaysEmitImplicit: true })];
-    } catch (err) {
-      return failed(
-        request,
-        new ConnectError(`cannot decode the response: ${(err as Error).message}`, Code.Internal),
-        "call",
-        started,
-      );
-    }
-    const result: CallResult = {
-      ok: true,
-      code: "ok",
-      exitCode: 0,
-      durationMs: performance.now() - started,
-      method: name,
-      methodKind: "unary",
-      headers,
-      messages: [json],
-      trailers,
-      warnings: [],
-    };
-    return checkCall(result, request, values);
-  };
-
-  /** A failed call, described as the pipeline describes it, judged by the runner's check. */
-  const failed = (request: CheckedRequest, err: unknown, phase: "setup" | "call", started: number) => {
-    const failure = describeFailure(err, phase);
-    const result: CallResult = {
-      ok: false,
-      code: failure.code,
-      exitCode: failure.exitCode,
-      durationMs: performance.now() - started,
-      method: name,
-      methodKind: "unary",
-      headers: failure.metadata ? pairsOf(failure.metadata) : [],
-      messages: [],
-      trailers: [],
-      warnings: [],
-      error: { message: failure.message, details: failure.details, text: failure.text },
-    };
-    if (failure.details.length === 0)
-      return checkCall(result, request, readsMessages(request) ? [] : undefined);
-    return decodeFailureDetails(failure, details).then(() => {
-      if (result.error) result.error.details = failure.details;
-      return checkCall(result, request, readsMessages(request) ? [] : undefined);
-    });
-  };
+  const ctx: AnswerContext = { method, name, format, details };
+  const answer = (request: CheckedRequest, head: http2.IncomingHttpHeaders, raw: Buffer, started: number) =>
+    answerOf(ctx, request, head, raw, started);
+  const failed = (request: CheckedRequest, err: unknown, phase: "setup" | "call", started: number) =>
+    failedCall(ctx, request, err, phase, started);
 
   return {
     call,
@@ -386,4 +263,167 @@ function detailResolver(file: DescFile): Resolver {
   return {
     registry: async (_names: string[], ...more: DescFile[]) => createRegistry(...files, ...more),
   } as unknown as Resolver;
+}
+
+/** The request headers every call of the light path sends (content-length added per body). */
+function headerTemplate(
+  baseUrl: string,
+  authorityOverride: string | undefined,
+  method: DescMethod,
+  headers: Iterable<[string, string]>,
+): http2.OutgoingHttpHeaders {
+  const base = new URL(baseUrl);
+  const path = `${base.pathname.replace(/\/$/, "")}/${method.parent.typeName}/${method.name}`;
+  const authority = authorityOverride ?? base.host;
+  const template: http2.OutgoingHttpHeaders = {
+    ":method": "POST",
+    ":scheme": "http",
+    ":authority": authority,
+    ":path": path,
+    "content-type": "application/proto",
+    "connect-protocol-version": "1",
+    "accept-encoding": "gzip",
+  };
+  for (const [name, value] of headers) {
+    const n = name.toLowerCase();
+    if (n === "host") continue;
+    const had = template[n];
+    template[n] = had === undefined ? value : [...(Array.isArray(had) ? had : [String(had)]), value];
+  }
+  return template;
+}
+
+/** The body of a request, encoded once while the data stays the same; rejects for bad JSON. */
+function bodyEncoder(method: DescMethod): (data: string) => Uint8Array | Promise<Uint8Array> {
+  let lastData: string | undefined;
+  let lastBody: Uint8Array | undefined;
+
+  return (data: string): Uint8Array | Promise<Uint8Array> => {
+    if (lastBody && data === lastData) return lastBody;
+    return (async () => {
+      const docs: RequestDocument[] = [];
+      for await (const d of readRequestDocuments(data, "--data")) docs.push(d);
+      if (docs.length !== 1)
+        throw new ConnectError(
+          `--data holds ${docs.length} request messages: a unary method takes one`,
+          Code.InvalidArgument,
+        );
+      const bytes = toBinary(method.input, requestFromJson(method.input, docs[0], "--data", undefined));
+      lastData = data;
+      lastBody = bytes;
+      return bytes;
+    })();
+  };
+}
+
+/** What answering a call needs: the method and how to show and explain its messages. */
+interface AnswerContext {
+  method: DescMethod;
+  name: string;
+  format: ReturnType<typeof createMessageFormatter>;
+  details: ReturnType<typeof detailResolver>;
+}
+
+/** The call's result from the response head and body, judged by the runner's check. */
+function answerOf(
+  ctx: AnswerContext,
+  request: CheckedRequest,
+  head: http2.IncomingHttpHeaders,
+  raw: Buffer,
+  started: number,
+): CheckedCall | Promise<CheckedCall> {
+  const { method, format } = ctx;
+  const failed = (r: CheckedRequest, err: unknown, phase: "setup" | "call", t: number) =>
+    failedCall(ctx, r, err, phase, t);
+  const { headers, trailers } = split(head);
+  const status = Number(head[":status"]);
+  let bytes: Uint8Array = raw;
+  try {
+    if (head["content-encoding"] === "gzip") bytes = gunzipSync(raw);
+  } catch (err) {
+    return failed(
+      request,
+      new ConnectError(`invalid gzip response: ${(err as Error).message}`, Code.Internal),
+      "call",
+      started,
+    );
+  }
+  if (status !== 200) {
+    const metadata = new Headers([...headers, ...trailers]);
+    const fallback = new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), metadata);
+    let err: ConnectError;
+    try {
+      err = errorFromJsonBytes(bytes, metadata, fallback);
+    } catch {
+      err = fallback;
+    }
+    return failed(request, err, "call", started);
+  }
+  const type = String(head["content-type"] ?? "");
+  if (!type.startsWith("application/proto")) {
+    return failed(
+      request,
+      new ConnectError(`unexpected response content type "${type}"`, Code.Internal),
+      "call",
+      started,
+    );
+  }
+  let json: string;
+  let values: JsonValue[] | undefined;
+  try {
+    const message = fromBinary(method.output, bytes);
+    json = format(method.output, message);
+    if (readsMessages(request)) values = [toJson(method.output, message, { alwaysEmitImplicit: true })];
+  } catch (err) {
+    return failed(
+      request,
+      new ConnectError(`cannot decode the response: ${(err as Error).message}`, Code.Internal),
+      "call",
+      started,
+    );
+  }
+  const result: CallResult = {
+    ok: true,
+    code: "ok",
+    exitCode: 0,
+    durationMs: performance.now() - started,
+    method: ctx.name,
+    methodKind: "unary",
+    headers,
+    messages: [json],
+    trailers,
+    warnings: [],
+  };
+  return checkCall(result, request, values);
+}
+
+/** A failed call, described as the pipeline describes it, judged by the runner's check. */
+function failedCall(
+  ctx: AnswerContext,
+  request: CheckedRequest,
+  err: unknown,
+  phase: "setup" | "call",
+  started: number,
+): CheckedCall | Promise<CheckedCall> {
+  const { details } = ctx;
+  const failure = describeFailure(err, phase);
+  const result: CallResult = {
+    ok: false,
+    code: failure.code,
+    exitCode: failure.exitCode,
+    durationMs: performance.now() - started,
+    method: ctx.name,
+    methodKind: "unary",
+    headers: failure.metadata ? pairsOf(failure.metadata) : [],
+    messages: [],
+    trailers: [],
+    warnings: [],
+    error: { message: failure.message, details: failure.details, text: failure.text },
+  };
+  if (failure.details.length === 0)
+    return checkCall(result, request, readsMessages(request) ? [] : undefined);
+  return decodeFailureDetails(failure, details).then(() => {
+    if (result.error) result.error.details = failure.details;
+    return checkCall(result, request, readsMessages(request) ? [] : undefined);
+  });
 }

@@ -84,8 +84,7 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
   let k = 0;
   const pending = new Set<Promise<void>>();
   const cancel = new AbortController();
-  // Every request in flight listens to it: thousands at once are expected, not a leak.
-  setMaxListeners(0, cancel.signal);
+  setMaxListeners(0, cancel.signal); // every request in flight listens: thousands, not a leak
   const aborted = () => o.signal?.aborted === true;
 
   // The warmup: the first level, counted nowhere.

@@ -29,7 +29,7 @@ import {
 import type { Diagnostic, RpcVariable } from "../rpcfile/types";
 import { VariableResolver } from "../rpcfile/variables";
 import type { MockSchema } from "./mock-schema";
-import { stubDocumentProblems, unknownDetailTypeProblem, unknownMethodProblem } from "./stub-check";
+import { stubDocumentProblems, unknownDetailTypeProblem, unknownMethodProblem } from "../analysis/stub-check";
 
 export interface LoadedAnswer extends StubAnswer {
   /** `# @when {subset}`, normalized. */

@@ -21,7 +21,6 @@ import { closest } from "../closest";
 import { isProtocolOwnedHeader } from "../header-line";
 import { curlFlagsByName } from "../invoke/curl-flags";
 import { findJsonProblem } from "../invoke/json-error";
-import { parseLoadLine } from "../load/load-options";
 import { parseAssertion, parseCapture } from "./assertion-syntax";
 import { checkOptionValue, extraOptionNames, optionFlag } from "./option-value";
 import { snapshotPathProblem } from "./snapshot-path";
@@ -316,15 +315,9 @@ function parseOption(l: Line, m: RegExpExecArray, req: RpcRequest, out: RpcFile)
     return;
   }
   if (nameText === "load") {
-    // `# @load rate=100 duration=10s`: how `protocall load` and the editor's Load Test run it.
-    const { problems } = parseLoadLine(value?.text ?? "");
-    const at = value?.range.start ?? name.range.end;
-    for (const p of problems) {
-      const r =
-        p.end > p.start ? range(at.line, at.character + p.start, at.line, at.character + p.end) : lineRange;
-      diag(out, "error", p.message, r, "invalid-load");
-    }
-    req.load = [...(req.load ?? []), { text: value?.text ?? "", range: lineRange }];
+    // `# @load rate=100 duration=10s`: how `protocall load` and the editor's Load Test run it; its words
+    // are checked by the load options (core/load/load-options.ts, reported by core/analysis).
+    req.load = [...(req.load ?? []), { text: value?.text ?? "", range: lineRange, valueRange: value?.range }];
     return;
   }
   if (nameText === "name") {

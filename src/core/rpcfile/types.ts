@@ -98,7 +98,7 @@ export interface RpcRequest {
   /** `# @snapshot` options, merged: the response is compared with a stored one (snapshot.ts). */
   snapshot?: RpcSnapshot;
   /** `# @load` lines: how to load-test the request (core/load/load-options.ts), their values as written. */
-  load?: { text: string; range: Range }[];
+  load?: { text: string; range: Range; valueRange?: Range }[];
 }
 
 /** What `# @snapshot` lines ask for: the first line's range, the paths to scrub, the headers to keep. */

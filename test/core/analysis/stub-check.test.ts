@@ -3,10 +3,10 @@
 // same places, with the quick fix's replacement.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { checkStubDocuments } from "../../../src/core/mock/stub-check";
+import { checkStubDocuments } from "../../../src/core/analysis/stub-check";
 import { formatDiagnostic, loadStubText } from "../../../src/core/mock/stub-load";
 import { parseStubFile } from "../../../src/core/rpcfile/stub-syntax";
-import { demoSchema } from "./support";
+import { demoSchema } from "../mock/support";
 
 const text = `### greet
 /demo.v1.GreetService/Greet

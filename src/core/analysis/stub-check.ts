@@ -6,12 +6,12 @@
 // quick fix. The mock's load errors (stub-load.ts, file:line:col on reload) and the language
 // server's diagnostics of stub files both come from here, so they say the same thing at the same place.
 import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
-import { checkBody } from "../analysis/body-check";
-import { parseJsonTree } from "../analysis/json-tree";
 import { closest } from "../closest";
 import { positionIn } from "../rpcfile/parse";
 import type { ParsedStub, StubDocument } from "../rpcfile/stub-syntax";
 import type { Diagnostic } from "../rpcfile/types";
+import { checkBody } from "./body-check";
+import { parseJsonTree } from "./json-tree";
 
 /**
  * The problems of one document (as written, `{{…}}` allowed wherever a value may be) as a message of
