@@ -8,6 +8,7 @@
 // a summary, and the JUnit / JSON reports.
 // Problems in the file (syntax, unknown options, undefined variables) are reported as
 // `file:line:col: message` before anything is sent.
+
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { type RequestResult, type RequestVerdict, summarize } from "../../core/assertions/results";
@@ -16,6 +17,7 @@ import { ProtocallError } from "../../core/errors";
 import { redactSecrets } from "../../core/invoke/redact";
 import type { Range } from "../../core/rpcfile/types";
 import { defineFlags, flagsHelp, invalidValue, parseArgs } from "../args";
+import { cliAuthInteraction } from "../auth-interaction";
 import type { CliContext, Command } from "../context";
 import { homeDirectory } from "../io";
 import { version } from "../version";
@@ -282,6 +284,7 @@ export const command: Command = {
         io: {
           env: ctx.env,
           homedir: homeDirectory(ctx),
+          auth: { authInteraction: cliAuthInteraction(ctx) },
           stdin: {
             // Created only if a request reads it (-d @-).
             get stdin() {

@@ -2,6 +2,8 @@
 // environment, standard input and the home directory (for ~/.netrc). Passed in, so tests can use
 // real files and streams without touching the real process.
 
+import type { TokenInteraction, TokenStore } from "../auth/token-source";
+
 export interface InputIo {
   /** Relative paths (`-d @file`, `-H @file`, `--netrc-file`) are resolved against this. */
   cwd: string;
@@ -13,4 +15,8 @@ export interface InputIo {
   promptPassword?(prompt: string): Promise<string>;
   /** The user's home directory, for `~/.netrc`. */
   homedir: string;
+  /** How `--auth` grants that need a person reach them (device code, authorization code). */
+  authInteraction?: TokenInteraction;
+  /** Where `--auth` tokens outlive the process besides its cache file (the editor's secret storage). */
+  tokenStore?: TokenStore;
 }
