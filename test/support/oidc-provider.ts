@@ -27,6 +27,8 @@ export interface TestProvider {
   tokenUrl: string;
   /** Every token endpoint request, in order. */
   tokenRequests: TokenRequest[];
+  /** Whether the provider issued this access token and it has not expired. */
+  isActive(token: string): Promise<boolean>;
   /** Approves a pending device code as `alice` would in the browser. */
   approveDevice(userCode: string): Promise<void>;
   close(): Promise<void>;
@@ -92,6 +94,11 @@ export async function startOidcProvider(o: { accessTokenTtl?: number } = {}): Pr
     issuer,
     tokenUrl: `${issuer}/token`,
     tokenRequests,
+    async isActive(token) {
+      const found =
+        (await provider.ClientCredentials.find(token)) ?? (await provider.AccessToken.find(token));
+      return found !== undefined && !found.isExpired;
+    },
     async approveDevice(userCode) {
       // Stored as typed on the verification page: letters and digits, upper case.
       const code = await provider.DeviceCode.findByUserCode(

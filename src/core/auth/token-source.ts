@@ -199,7 +199,9 @@ class TokenSource {
           response = await this.authorizationCode(config, ctx, params);
           break;
       }
-      const token = toStored(response, started);
+      // A sign-in takes the person's time: the lifetime counts from the token response then.
+      const interactive = grant === "device_code" || grant === "authorization_code";
+      const token = toStored(response, interactive ? (ctx.now ?? Date.now)() : started);
       ctx.log?.(
         `Fetched an OAuth2 token (${grant} grant${token.lifetimeMs !== undefined ? `, valid for ${Math.round(token.lifetimeMs / 1000)} s` : ""})`,
       );

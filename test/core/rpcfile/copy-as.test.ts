@@ -105,6 +105,7 @@ describe("copy as protocall curl and buf curl", () => {
         "it's a value, with = and spaces",
         "data=./in put.bin",
         "64KiB",
+        "oauth2 client_credentials token-url=https://id.example/token client-id=a client-secret='b c'",
       ],
       strings: ["x-a: 1, 2"],
       float: ["0.25"],
