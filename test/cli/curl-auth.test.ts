@@ -5,7 +5,7 @@
 // token endpoint's error is printed as the provider sent it; -v shows neither token nor secret; the
 // authorization code grant opens $BROWSER and takes the redirect on a loopback port.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
@@ -127,6 +127,28 @@ ${server.url}/demo.v1.DemoService/Count
     const seenAt = server.seen.filter((s) => s.path.includes("Count")).map((s) => s.at);
     assert.ok(seenAt[2] - seenAt[0] > 2_000, "the run outlasted the first token");
     assert.ok(op.tokenRequests.every((t) => t.ok && t.grantType === "client_credentials"));
+  });
+
+  test("run --env: the environment's $auth signs in every request, the secret from the private file", async () => {
+    const ws = join(dir, "env-ws");
+    mkdirSync(join(ws, ".git"), { recursive: true });
+    writeFileSync(
+      join(ws, "protocall.env.json"),
+      JSON.stringify({
+        dev: {
+          $auth: `oauth2 client_credentials issuer=${op.issuer} client-id=${clientId} client-secret={{clientSecret}}`,
+        },
+      }),
+    );
+    writeFileSync(join(ws, "protocall.env.private.json"), JSON.stringify({ dev: { clientSecret } }));
+    writeFileSync(
+      join(ws, "echo.rpc"),
+      `# @http2-prior-knowledge\n${server.url}/demo.v1.DemoService/Echo\n\n{"text": "env"}\n`,
+    );
+    const r = await runCli(["run", "echo.rpc", "--env", "dev"], { cwd: ws, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(tokens("DemoService/Echo")[0], /^Bearer \S{10,}$/);
+    assert.ok(!`${r.stdout}${r.stderr}`.includes(clientSecret));
   });
 
   test("run: authorization code with PKCE opens $BROWSER and takes the redirect on a loopback port", async () => {
