@@ -129,6 +129,26 @@ ${server.url}/demo.v1.DemoService/Count
     assert.ok(op.tokenRequests.every((t) => t.ok && t.grantType === "client_credentials"));
   });
 
+  test("load: a load test that outlasts the token renews it; every call is accepted", async () => {
+    writeFileSync(
+      join(dir, "load.rpc"),
+      `### Echo\n# @auth ${clientCredentials()}\n# @http2-prior-knowledge\n${server.url}/demo.v1.DemoService/Echo\n\n{"text": "x"}\n`,
+    );
+    const r = await runCli(["load", "load.rpc", "--rate", "10", "--duration", "5s"], {
+      cwd: dir,
+      timeoutMs: 90_000,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const calls = server.seen.filter((s) => s.path.endsWith("/Echo"));
+    assert.ok(calls.length >= 40, `${calls.length} calls`);
+    assert.deepEqual(
+      calls.filter((c) => !c.accepted).map((c) => c.at - calls[0].at),
+      [],
+      "calls whose token was not valid (ms into the run)",
+    );
+    assert.ok(new Set(calls.map((c) => c.authorization)).size >= 2, "the token was renewed during the run");
+  });
+
   test("run --env: the environment's $auth signs in every request, the secret from the private file", async () => {
     const ws = join(dir, "env-ws");
     mkdirSync(join(ws, ".git"), { recursive: true });

@@ -15,6 +15,8 @@ export interface SeenRequest {
   path: string;
   authorization: string;
   at: number;
+  /** Whether the token was taken (a bearer token the provider still holds valid). */
+  accepted: boolean;
 }
 
 export interface BearerServer {
@@ -36,11 +38,18 @@ export async function startBearerServer(
     interceptors: [
       (next) => async (req) => {
         const authorization = req.header.get("authorization") ?? "";
-        seen.push({ path: new URL(req.url).pathname, authorization, at: Date.now() });
+        const seenRequest = {
+          path: new URL(req.url).pathname,
+          authorization,
+          at: Date.now(),
+          accepted: false,
+        };
+        seen.push(seenRequest);
         const token = /^Bearer (\S+)$/.exec(authorization)?.[1];
         if (!token) throw new ConnectError("a bearer token is required", Code.Unauthenticated);
         if (isActive && !(await isActive(token)))
           throw new ConnectError("the token has expired", Code.Unauthenticated);
+        seenRequest.accepted = true;
         return next(req);
       },
     ],

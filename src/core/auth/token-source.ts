@@ -355,7 +355,9 @@ function toStored(r: import("openid-client").TokenEndpointResponse, started: num
   if (r.refresh_token) token.refreshToken = r.refresh_token;
   if (typeof r.expires_in === "number" && r.expires_in > 0) {
     token.lifetimeMs = r.expires_in * 1000;
-    token.expiresAt = started + token.lifetimeMs;
+    // expires_in is in whole seconds, and providers count them from a whole second of their own
+    // clock (`exp` = issued second + lifetime): up to a second of the lifetime may already be gone.
+    token.expiresAt = started + token.lifetimeMs - Math.min(1000, token.lifetimeMs / 2);
   }
   rememberToken(token);
   return token;
