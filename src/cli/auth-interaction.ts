@@ -3,8 +3,15 @@
 // command in $BROWSER (words split on spaces, the URL appended), else the desktop's opener (`open` on
 // macOS, `start` on Windows, `xdg-open` on a Linux desktop).
 import { spawn } from "node:child_process";
+import { bearerTokens } from "../core/auth/bearer-tokens";
 import type { TokenInteraction } from "../core/auth/token-source";
+import type { BearerTokens } from "../core/invoke/io";
 import type { CliContext } from "./context";
+
+/** The CLI's `--auth` token source: tokens in process memory (and a cache file when asked), sign-ins on the terminal. */
+export function cliTokens(ctx: Pick<CliContext, "env" | "stderr">): BearerTokens {
+  return bearerTokens({ interaction: cliAuthInteraction(ctx) });
+}
 
 export function cliAuthInteraction(ctx: Pick<CliContext, "env" | "stderr">): TokenInteraction {
   return {

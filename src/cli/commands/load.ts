@@ -3,11 +3,13 @@
 // report, the thresholds) with each request called and checked by the checked-request runner
 // (core/load/checked-send.ts). Live progress goes to stderr on a terminal only; Ctrl-C stops sending,
 // waits briefly for the requests in flight and writes the report of what ran.
+
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
 import type { LoadShape } from "../../core/load/shape";
 import type { Threshold } from "../../core/load/thresholds";
+import { cliTokens } from "../auth-interaction";
 import type { CliContext, Command } from "../context";
 import { homeDirectory } from "../io";
 import { version } from "../version";
@@ -182,7 +184,11 @@ export const command: Command = {
     const sessions = Array.from({ length: connections }, () =>
       createCallSession({ product: `protocall/${version}` }),
     );
-    const send = checkedSend(source, sessions, { env: ctx.env, homedir: homeDirectory(ctx) });
+    const send = checkedSend(source, sessions, {
+      env: ctx.env,
+      homedir: homeDirectory(ctx),
+      tokens: cliTokens(ctx),
+    });
     const stop = new AbortController();
     const interrupted = ctx.interrupted();
     const onInterrupt = () => stop.abort();

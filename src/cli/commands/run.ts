@@ -17,7 +17,7 @@ import { ProtocallError } from "../../core/errors";
 import { redactSecrets } from "../../core/invoke/redact";
 import type { Range } from "../../core/rpcfile/types";
 import { defineFlags, flagsHelp, invalidValue, parseArgs } from "../args";
-import { cliAuthInteraction } from "../auth-interaction";
+import { cliTokens } from "../auth-interaction";
 import type { CliContext, Command } from "../context";
 import { homeDirectory } from "../io";
 import { version } from "../version";
@@ -284,7 +284,7 @@ export const command: Command = {
         io: {
           env: ctx.env,
           homedir: homeDirectory(ctx),
-          auth: { authInteraction: cliAuthInteraction(ctx) },
+          tokens: cliTokens(ctx),
           stdin: {
             // Created only if a request reads it (-d @-).
             get stdin() {

@@ -1,9 +1,10 @@
 // The one place OAuth2 failures become error texts: a provider's error response is shown as it sent
 // it (`invalid_client: client authentication failed`), with the endpoint that sent it; a network or
 // TLS failure names the endpoint and the cause; nothing shows a secret (the redactor knows them).
+
+import type { AuthSpec } from "../auth-spec";
 import { ProtocallError } from "../errors";
 import { redactSecrets } from "../invoke/redact";
-import type { AuthSpec } from "./auth-spec";
 
 type Configuration = import("openid-client").Configuration;
 

@@ -9,9 +9,9 @@
 // grants, PKCE, ID token checks); its HTTP goes through token-fetch.ts (the call's proxy and trust).
 // The password grant is openid-client's generic grant request with grant_type=password.
 import { createHash } from "node:crypto";
+import type { AuthSpec } from "../auth-spec";
 import { ProtocallError } from "../errors";
 import { rememberSecret } from "../invoke/redact";
-import type { AuthSpec } from "./auth-spec";
 import { receiveRedirect } from "./loopback-redirect";
 import { tokenError } from "./token-errors";
 import { type TokenHttpSettings, tokenFetch } from "./token-fetch";

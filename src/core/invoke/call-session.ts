@@ -43,8 +43,8 @@ export interface CallIo {
    * gives none (empty input, no prompt), `protocall run` gives its own.
    */
   stdin?: Pick<InputIo, "stdin" | "stdinIsTTY" | "promptPassword">;
-  /** How `--auth` sign-ins reach the person, and where their tokens are kept (InputIo's). */
-  auth?: Pick<InputIo, "authInteraction" | "tokenStore">;
+  /** Where `--auth` bearer tokens come from (InputIo's). */
+  tokens?: InputIo["tokens"];
 }
 
 /** Receives a call's progress as it happens. Every member is optional. */
@@ -350,8 +350,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           stdin: io.stdin?.stdin ?? Readable.from([]),
           stdinIsTTY: io.stdin?.stdinIsTTY ?? false,
           promptPassword: io.stdin?.promptPassword,
-          authInteraction: io.auth?.authInteraction,
-          tokenStore: io.auth?.tokenStore,
+          tokens: io.tokens,
         },
         {
           log,

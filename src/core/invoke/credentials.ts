@@ -40,19 +40,11 @@ export async function applyCredentials(
   if (hasHeader(headers, "authorization")) return undefined;
   if (o.auth !== undefined && o.auth !== "") {
     // Asked on every call (not kept with the options): the token source renews an expiring token.
-    const notes: string[] = [];
-    const { bearerToken } = await import("../auth/token-source");
-    const { parseAuthSpec } = await import("../auth/auth-spec");
-    const token = await bearerToken(parseAuthSpec(o.auth), o.auth, {
-      env: io.env,
-      cwd: io.cwd,
-      proxy: o.proxy,
-      cacert: o.cacert,
-      insecure: o.insecure,
-      interaction: io.authInteraction,
-      store: io.tokenStore,
-      log: (line) => notes.push(line),
-    });
+    if (!io.tokens)
+      throw new ProtocallError(
+        "--auth: OAuth2 tokens cannot be fetched here; send an Authorization header instead",
+      );
+    const { token, notes } = await io.tokens.bearer(o, io);
     headers.push(["Authorization", `Bearer ${token}`]);
     return notes.length > 0 ? notes.join("\n") : undefined;
   }

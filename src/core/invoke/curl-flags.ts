@@ -2,7 +2,7 @@
 // the .rpc request file (whose request options are these flags' long names without the dashes), so
 // both produce the same CurlOptions from the same text.
 
-import { parseAuthSpec } from "../auth/auth-spec";
+import { parseAuthSpec } from "../auth-spec";
 import { ProtocallError } from "../errors";
 import { parseDuration } from "./duration";
 import type { CurlOptions, LogFormat, Protocol, ReflectProtocol } from "./options";

@@ -79,7 +79,7 @@ export interface CurlOptions {
   netrcFile?: string;
   /**
    * `--auth`: how to get the bearer token from an OAuth2 / OpenID provider
-   * (`oauth2 GRANT key=value ...`, src/core/auth/auth-spec.ts).
+   * (`oauth2 GRANT key=value ...`, src/core/auth-spec.ts).
    */
   auth?: string;
   /** `-A/--user-agent`. */

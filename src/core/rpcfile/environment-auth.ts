@@ -6,7 +6,7 @@
 //
 // with the secret in the git-ignored private file (or `{{$env NAME}}`). `{{...}}` in it resolve as in
 // the request; a problem is a diagnostic on the request line, as for the request's own options.
-import { parseAuthSpec } from "../auth/auth-spec";
+import { parseAuthSpec } from "../auth-spec";
 import { errorMessage } from "../errors";
 import type { CurlConversion } from "./to-curl";
 import type { Diagnostic, RpcRequest } from "./types";

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
+import { bearerTokens } from "../../../src/core/auth/bearer-tokens";
 import { forgetTokens } from "../../../src/core/auth/token-source";
 import { callConnections } from "../../../src/core/invoke/connections";
 import { parseCurlArgs } from "../../../src/core/invoke/curl-args";
@@ -33,6 +34,7 @@ const io = (): InputIo => ({
   stdin: Readable.from([]),
   stdinIsTTY: false,
   homedir: "/nonexistent",
+  tokens: bearerTokens(),
 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -53,8 +55,10 @@ describe("--auth with a long client stream", { timeout: 60_000 }, () => {
       },
     });
     // Six numbers, 0.5 s apart: the stream is open for 3 s, past the token's 2 s.
-    for (let n = 1; n <= 6; n++) {
-      await live.send({ number: n });
+    // (A call that fails ends the stream: the sends then reject, and the result says why.)
+    streaming.then((r) => live.end(r.failure?.text));
+    for (let n = 1; n <= 6 && !live.closed; n++) {
+      await live.send({ number: n }).catch(() => {});
       await sleep(500);
     }
     live.close();

@@ -8,7 +8,7 @@
 // double or single quotes). Endpoints come from the issuer's discovery document or are given
 // explicitly (token-url, ...). Parsed when the option is read, so a mistake is reported with the
 // option, before anything is sent.
-import { ProtocallError } from "../errors";
+import { ProtocallError } from "./errors";
 
 export type Grant =
   | "client_credentials"
