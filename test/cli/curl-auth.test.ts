@@ -5,13 +5,13 @@
 // token endpoint's error is printed as the provider sent it; -v shows neither token nor secret; the
 // authorization code grant opens $BROWSER and takes the redirect on a loopback port.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { type BearerServer, startBearerServer } from "../support/bearer-server";
-import { repoRoot, runCli } from "../support/cli";
+import { repoRoot, runCli, runProcess } from "../support/cli";
 import {
   clientId,
   clientSecret,
@@ -72,6 +72,30 @@ describe("--auth", { timeout: 180_000 }, () => {
     assert.ok(!r.stderr.includes(clientSecret), "the secret is not in the verbose output");
     assert.match(r.stderr, /Authorization: Bearer \[redacted\]/);
     assert.match(r.stderr, /Fetched an OAuth2 token \(client_credentials grant, valid for 2 s\)/);
+  });
+
+  test("bin/protocall curl (the curl bundle) loads the OAuth2 client from dist/openid-client.js", async () => {
+    assert.ok(
+      !readFileSync(join(repoRoot, "dist/curl.js"), "latin1").includes("oauth4webapi"),
+      "dist/curl.js holds the OAuth2 client",
+    );
+    const r = await runProcess(
+      process.execPath,
+      [
+        join(repoRoot, "bin/protocall.js"),
+        "curl",
+        "--http2-prior-knowledge",
+        "--auth",
+        clientCredentials(),
+        "-d",
+        '{"text":"bundle"}',
+        `${server.url}/demo.v1.DemoService/Echo`,
+      ],
+      { env: { PROTOCALL_CACHE_DIR: dir } },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /"text": "bundle"/);
+    assert.match(tokens("DemoService/Echo")[0], /^Bearer \S{10,}$/);
   });
 
   test("curl: the token endpoint's error is printed as sent, without the secret", async () => {
