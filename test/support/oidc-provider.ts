@@ -36,12 +36,18 @@ export interface TestProvider {
 
 const deviceGrant = "urn:ietf:params:oauth:grant-type:device_code";
 
-export async function startOidcProvider(o: { accessTokenTtl?: number } = {}): Promise<TestProvider> {
+/**
+ * `host`: the issuer's host name (default 127.0.0.1); a name of this machine that resolves to a
+ * loopback address keeps the editor's browser from rewriting the URL as a forwarded local port.
+ */
+export async function startOidcProvider(
+  o: { accessTokenTtl?: number; host?: string } = {},
+): Promise<TestProvider> {
   const ttl = o.accessTokenTtl ?? 3600;
   let handler: http.RequestListener = (_req, res) => res.writeHead(503).end();
   const server = http.createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const issuer = `http://${o.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
   const provider = new Provider(issuer, {
     clients: [
       {
