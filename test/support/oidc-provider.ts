@@ -4,6 +4,7 @@
 // (oidc-provider leaves it out; registerGrantType is its way to add one). Access tokens live
 // `accessTokenTtl` seconds, so tests can outlast them. Every token request is recorded.
 import * as http from "node:http";
+import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import Provider, { errors } from "oidc-provider";
 
@@ -41,13 +42,15 @@ const deviceGrant = "urn:ietf:params:oauth:grant-type:device_code";
  * loopback address keeps the editor's browser from rewriting the URL as a forwarded local port.
  */
 export async function startOidcProvider(
-  o: { accessTokenTtl?: number; host?: string } = {},
+  o: { accessTokenTtl?: number; host?: string; tls?: { cert: string; key: string } } = {},
 ): Promise<TestProvider> {
   const ttl = o.accessTokenTtl ?? 3600;
   let handler: http.RequestListener = (_req, res) => res.writeHead(503).end();
-  const server = http.createServer((req, res) => handler(req, res));
+  const server = o.tls
+    ? https.createServer(o.tls, (req, res) => handler(req, res))
+    : http.createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const issuer = `http://${o.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
+  const issuer = `${o.tls ? "https" : "http"}://${o.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
   const provider = new Provider(issuer, {
     clients: [
       {
