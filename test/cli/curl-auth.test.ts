@@ -43,6 +43,10 @@ const clientCredentials = () =>
 const tokens = (pathPart: string) =>
   server.seen.filter((s) => s.path.includes(pathPart)).map((s) => s.authorization);
 
+/** $BROWSER: a program that signs in as a person would (tsx by its path: the cwd is elsewhere). */
+const browser = () =>
+  `${process.execPath} --import ${pathToFileURL(join(repoRoot, "node_modules/tsx/dist/loader.mjs")).href} ${join(repoRoot, "test/support/oidc-browser.ts")}`;
+
 describe("--auth", { timeout: 180_000 }, () => {
   test("curl: the token is fetched once and sent on reflection and on the call; -v hides it and the secret", async () => {
     const r = await runCli([
@@ -195,6 +199,30 @@ ${server.url}/demo.v1.DemoService/Count
     assert.ok(!`${r.stdout}${r.stderr}`.includes(clientSecret));
   });
 
+  test("curl: the device code grant prints where to sign in and which code to enter, then calls", async () => {
+    const r = await runCli(
+      [
+        "curl",
+        "--http2-prior-knowledge",
+        "--auth",
+        `oauth2 device_code issuer=${op.issuer} client-id=${publicClientId} scope=openid`,
+        "-d",
+        '{"text":"device"}',
+        `${server.url}/demo.v1.DemoService/Echo`,
+      ],
+      { timeoutMs: 60_000, env: { BROWSER: browser() } },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^protocall: To sign in, open ${op.issuer}/device and enter the code [A-Z]{4}-[A-Z]{4} \\(or open ${op.issuer}/device\\?user_code=`,
+      ),
+    );
+    assert.match(r.stdout, /"text": "device"/);
+    assert.ok(tokens("DemoService/Echo")[0]?.startsWith("Bearer "));
+  });
+
   test("run: authorization code with PKCE opens $BROWSER and takes the redirect on a loopback port", async () => {
     writeFileSync(
       join(dir, "signin.rpc"),
@@ -207,10 +235,11 @@ ${server.url}/demo.v1.DemoService/Echo
 {"text": "signed in"}
 `,
     );
-    // The "browser": a program that signs in as a person would (tsx by its path: cwd is elsewhere).
-    const tsx = pathToFileURL(join(repoRoot, "node_modules/tsx/dist/loader.mjs")).href;
-    const browser = `${process.execPath} --import ${tsx} ${join(repoRoot, "test/support/oidc-browser.ts")}`;
-    const r = await runCli(["run", "signin.rpc"], { cwd: dir, timeoutMs: 60_000, env: { BROWSER: browser } });
+    const r = await runCli(["run", "signin.rpc"], {
+      cwd: dir,
+      timeoutMs: 60_000,
+      env: { BROWSER: browser() },
+    });
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(
       r.stderr,

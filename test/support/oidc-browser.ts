@@ -1,7 +1,7 @@
-// A person signing in through the browser, for the authorization code tests: follows the provider's
-// redirects with a cookie jar, fills oidc-provider's own sign-in and consent pages (devInteractions)
-// and ends at the redirect URI, as a browser would, so the loopback redirect of the client under
-// test receives the code. Run as a program (`node --import tsx oidc-browser.ts URL`), it is the
+// A person signing in through the browser, for the authorization code and device code tests: follows
+// the provider's redirects with a cookie jar, submits oidc-provider's own pages as they are filled
+// (the device code confirmation, then the devInteractions sign-in and consent) and ends at the
+// redirect URI or the device flow's "success" page, as a browser would. Run as a program (`node --import tsx oidc-browser.ts URL`), it is the
 // $BROWSER the CLI opens.
 import { user } from "./oidc-provider";
 
@@ -29,8 +29,14 @@ export async function signInWithBrowser(start: string, login = user.username): P
     const html = await res.text();
     const form = /<form[^>]*action="([^"]+)"/.exec(html);
     if (!form) return res.status;
-    const prompt = /name="prompt" value="([^"]+)"/.exec(html)?.[1] ?? "";
-    const body = new URLSearchParams({ prompt });
+    // Every input of the form as the page filled it (hidden fields, a prefilled user code), then the
+    // person's login.
+    const body = new URLSearchParams();
+    for (const input of html.matchAll(/<input\b[^>]*>/g)) {
+      const name = /\bname="([^"]+)"/.exec(input[0])?.[1];
+      if (name) body.set(name, /\bvalue="([^"]*)"/.exec(input[0])?.[1] ?? "");
+    }
+    const prompt = body.get("prompt") ?? "";
     if (prompt === "login") {
       body.set("login", login);
       body.set("password", "any");
