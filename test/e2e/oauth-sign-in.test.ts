@@ -3,7 +3,8 @@
 // driven by Chromium) against a real OpenID provider (oidc-provider on loopback): Send opens the
 // provider's sign-in page in the browser (vscode.env.openExternal), the person signs in and consents
 // there, the redirect comes back to the extension host's loopback port, and the call goes out with the
-// token, which a server checks with the provider. A second Send uses the kept token without a sign-in.
+// token, which a server checks with the provider. A second Send uses the kept token without a sign-in,
+// and so does a Send after the window is reloaded (the token is in the secret storage).
 // Screenshots: test-results/oauth-sign-in/.
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
@@ -113,4 +114,19 @@ test("Send signs in through the browser and calls with the token; the next Send 
   const second = api.seen.filter((s) => s.path.endsWith("/Echo"))[1];
   assert.equal(second.authorization, calls[0].authorization, "the kept token");
   assert.equal(op.tokenRequests.length, 1, "no second sign-in");
+
+  // After a reload (a new extension host), the token comes from the secret storage.
+  await wb.runCommand("Developer: Reload Window");
+  await wb.page.waitForLoadState();
+  await wb.page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+  await wb.openFile("requests/signin.rpc");
+  await wb.clickCodeLens("▶ Send", 0);
+  await poll(
+    "the call after the reload",
+    async () => (api.seen.filter((s) => s.path.endsWith("/Echo")).length === 3 ? true : undefined),
+    60_000,
+  );
+  const third = api.seen.filter((s) => s.path.endsWith("/Echo"))[2];
+  assert.equal(third.authorization, calls[0].authorization, "the token kept in the secret storage");
+  assert.equal(op.tokenRequests.length, 1, "no sign-in after the reload");
 });
