@@ -297,7 +297,7 @@ class TokenSource {
       } catch (err) {
         throw await tokenError(err, "discovery", s);
       }
-      // The discovered metadata as plain JSON (serverMetadata() adds helper methods).
+      // The discovered metadata as plain JSON (serverMetadata() adds methods to it).
       const meta = JSON.parse(
         JSON.stringify(config.serverMetadata()),
       ) as import("openid-client").ServerMetadata;
