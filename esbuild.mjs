@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Bundles the entry points into one file each: dist/extension.js, dist/server.js, dist/cli.js
-// (every command), dist/curl.js (`protocall curl` only) and dist/yaml.js (its YAML parser),
+// (every command), dist/curl.js (`protocall curl` only), dist/yaml.js (its YAML parser) and
+// dist/openid-client.js (its OAuth2 client),
 // dist/protoc-gen-rpc.js.
 // `node esbuild.mjs --release` minifies; source maps are always written. `--watch` rebuilds on change.
 import { spawnSync } from "node:child_process";
@@ -33,6 +34,8 @@ const entries = [
   },
   // The YAML parser alone, for dist/curl.js (see `yamlFromDist`).
   { in: createRequire(import.meta.url).resolve("yaml"), out: "yaml", external: [] },
+  // The OAuth2 client alone, for dist/curl.js (see `fromDist`).
+  { in: createRequire(import.meta.url).resolve("openid-client"), out: "openid-client", external: [] },
   // protoc-gen-rpc never transpiles, so the TypeScript compiler that @bufbuild/protoplugin depends on
   // (and installs with it) stays out of the bundle.
   {
@@ -60,20 +63,25 @@ const withoutTranspiler = {
 // dist/curl.js loads the `yaml` package from dist/yaml.js (a bundle of it alone) when it first needs
 // it: only a --schema directory reads a buf.yaml, and 160 KB of parser in the curl bundle would cost
 // every call its reading and code-cache space (page faults are much of a cold start).
-const yamlFromDist = {
-  name: "yaml-from-dist",
+// The same for `openid-client` (with oauth4webapi and jose, ~160 KB): only an --auth call needs it.
+const fromDist = (name) => ({
+  name: `${name}-from-dist`,
   setup(build) {
+    const namespace = `dist-${name}`;
+    const file = `./${name}.js`;
     // Through require(): a dynamic import() in a vm.Script (bin/protocall.js) warns that it is experimental.
-    build.onResolve({ filter: /^yaml$/ }, () => ({ path: "yaml", namespace: "dist-yaml" }));
-    build.onLoad({ filter: /.*/, namespace: "dist-yaml" }, () => ({
-      contents: 'module.exports = require("./yaml.js");',
+    build.onResolve({ filter: new RegExp(`^${name}$`) }, () => ({ path: name, namespace }));
+    build.onLoad({ filter: /.*/, namespace }, () => ({
+      contents: `module.exports = require(${JSON.stringify(file)});`,
       loader: "js",
     }));
-    build.onResolve({ filter: /^\.\/yaml\.js$/ }, (args) =>
-      args.namespace === "dist-yaml" ? { path: "./yaml.js", external: true } : undefined,
+    build.onResolve({ filter: new RegExp(`^\\./${name}\\.js$`) }, (args) =>
+      args.namespace === namespace ? { path: file, external: true } : undefined,
     );
   },
-};
+});
+const yamlFromDist = fromDist("yaml");
+const openidClientFromDist = fromDist("openid-client");
 
 // Generated _pb modules and well-known files build their descriptors without the library's descriptor
 // of descriptor.proto (~12 ms of a cold start): see scripts/embedded-file-desc.mjs.
@@ -310,7 +318,8 @@ const split = { paths: new Set() };
 const noSplit = process.env.PROTOCALL_BUNDLE_SPLIT === "0";
 for (const entry of entries) {
   if (!existsSync(entry.in)) continue;
-  const cliBundle = entry.out === "cli" || entry.out === "curl" || entry.out === "yaml";
+  const cliBundle =
+    entry.out === "cli" || entry.out === "curl" || entry.out === "yaml" || entry.out === "openid-client";
   const options = {
     entryPoints: { [entry.out]: entry.in },
     outdir: "dist",
@@ -336,7 +345,14 @@ for (const entry of entries) {
       entry.out === "protoc-gen-rpc"
         ? []
         : entry.out === "curl"
-          ? [withoutTranspiler, lazyBuiltinsPlugin, lazyGeneratedPlugin, embeddedFileDesc, yamlFromDist]
+          ? [
+              withoutTranspiler,
+              lazyBuiltinsPlugin,
+              lazyGeneratedPlugin,
+              embeddedFileDesc,
+              yamlFromDist,
+              openidClientFromDist,
+            ]
           : entry.out === "cli"
             ? [withoutTranspiler, lazyBuiltinsPlugin, lazyGeneratedPlugin, embeddedFileDesc]
             : entry.out === "extension"

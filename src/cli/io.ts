@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
 import { errorMessage, ProtocallError } from "../core/errors";
+import { cliTokens } from "./auth-interaction";
 import type { CliContext } from "./context";
 import type { CurlIo } from "./run-curl";
 import { version } from "./version";
@@ -30,6 +31,7 @@ export function callIo(ctx: CliContext, cwd = ctx.cwd): CurlIo {
           (await import("../core/invoke/prompt-password")).promptPassword(prompt, ctx.stdin, ctx.stderr)
       : undefined,
     homedir: homeDirectory(ctx),
+    tokens: cliTokens(ctx),
     stdout: ctx.stdout,
     stderr: ctx.stderr,
     product: `protocall/${version}`,

@@ -57,6 +57,7 @@ test("the package holds the bundles, the launcher and the media, and nothing els
     "dist/cli.js",
     "dist/curl.js",
     "dist/yaml.js",
+    "dist/openid-client.js",
     "dist/extension.js",
     "dist/server.js",
     "dist/protoc-gen-rpc.js",

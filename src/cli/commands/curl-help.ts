@@ -41,7 +41,8 @@ also works with servers whose descriptors are imperfect (such as @grpc/reflectio
 knowledge is implied for grpc and reflection over plain http; --netrc fails when the file has no
 entry for the host; header/data files may use CRLF line endings; --http3 is refused, since Node.js
 has no QUIC support; --proxy names a proxy on the command line (buf reads HTTPS_PROXY, HTTP_PROXY
-and NO_PROXY only, as protocall does without it), and h2c tunnels through the proxy.`;
+and NO_PROXY only, as protocall does without it), and h2c tunnels through the proxy; --auth gets
+the bearer token from an OAuth2 / OpenID provider, which buf cannot.`;
 
 const examples = `Examples:
 

@@ -3,10 +3,12 @@
 // report, the thresholds) with each request called and checked by the checked-request runner
 // (core/load/checked-send.ts). Live progress goes to stderr on a terminal only; Ctrl-C stops sending,
 // waits briefly for the requests in flight and writes the report of what ran.
+
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
 import type { Threshold } from "../../core/load/thresholds";
+import { cliTokens } from "../auth-interaction";
 import type { CliContext, Command } from "../context";
 import { homeDirectory } from "../io";
 import { version } from "../version";
@@ -204,6 +206,7 @@ export const command: Command = {
         maxInFlight,
         env: ctx.env,
         homedir: homeDirectory(ctx),
+        tokens: cliTokens(ctx),
         product: `protocall/${version}`,
         signal: stop.signal,
         onProgress: tty

@@ -3,8 +3,10 @@
 // their limits are core/mcp/ (tools.ts, workspace-scope.ts); this file parses the flags and connects
 // the server to stdio until the client closes it (or Ctrl-C). Nothing but the protocol may be written
 // to stdout, so diagnostics go to stderr.
+
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { bearerTokens } from "../../core/auth/bearer-tokens";
 import { ProtocallError } from "../../core/errors";
 import { defineFlags, flagsHelp, parseArgs } from "../args";
 import type { CliContext, Command } from "../context";
@@ -82,7 +84,8 @@ export const command: Command = {
     const product = `protocall/${version}`;
     const session = createCallSession({ product });
     const server = createMcpServer(
-      { scope, session, env: ctx.env, homedir: homeDirectory(ctx), product },
+      // Tokens without sign-in prompts: standard I/O carries the protocol.
+      { scope, session, env: ctx.env, homedir: homeDirectory(ctx), product, tokens: bearerTokens() },
       version,
     );
     const transport = new StdioServerTransport(ctx.stdin, ctx.stdout);

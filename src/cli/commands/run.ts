@@ -8,6 +8,7 @@
 // a summary, and the JUnit / JSON reports.
 // Problems in the file (syntax, unknown options, undefined variables) are reported as
 // `file:line:col: message` before anything is sent.
+
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { type RequestResult, type RequestVerdict, summarize } from "../../core/assertions/results";
@@ -17,6 +18,7 @@ import type { OutputSink } from "../../core/invoke/output-sink";
 import { redactSecrets } from "../../core/invoke/redact";
 import type { Range } from "../../core/rpcfile/types";
 import { defineFlags, flagsHelp, invalidValue, parseArgs } from "../args";
+import { cliTokens } from "../auth-interaction";
 import type { CliContext, Command } from "../context";
 import { homeDirectory } from "../io";
 import { terminalProgress } from "../terminal-progress";
@@ -284,6 +286,7 @@ export const command: Command = {
         io: {
           env: ctx.env,
           homedir: homeDirectory(ctx),
+          tokens: cliTokens(ctx),
           stdin: {
             // Created only if a request reads it (-d @-).
             get stdin() {

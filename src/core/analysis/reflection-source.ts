@@ -2,9 +2,11 @@
 // the options are opened through the call pipeline's first step (describeTarget), so reflection
 // reaches the server exactly as a call would (headers, `-u` / netrc credentials, the User-Agent,
 // keepalive, TLS, Unix socket), and the cache key is the settings object the source is made from.
+
 import { homedir } from "node:os";
 import { Readable } from "node:stream";
 import { version } from "../../../package.json";
+import { bearerTokens } from "../auth/bearer-tokens";
 import { ProtocallError } from "../errors";
 import type { CurlOptions } from "../invoke/options";
 import { settingsKey } from "../invoke/settings-key";
@@ -57,6 +59,9 @@ export async function reflectionTarget(
     stdin: Readable.from([]),
     stdinIsTTY: false,
     homedir: homedir(),
+    // A request's --auth token for its reflection (no sign-in prompts here: a grant that needs a
+    // person fails with a clear error until a call has signed in in this process).
+    tokens: bearerTokens(),
   };
   const target = await describeTarget(options, io, `protocall/${version}`);
   const { connection } = target;

@@ -44,6 +44,8 @@ export interface CallIo {
    * gives none (empty input, no prompt), `protocall run` gives its own.
    */
   stdin?: Pick<InputIo, "stdin" | "stdinIsTTY" | "promptPassword">;
+  /** Where `--auth` bearer tokens come from (InputIo's). */
+  tokens?: InputIo["tokens"];
 }
 
 /** Receives a call's progress as it happens. Every member is optional. */
@@ -363,6 +365,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
           stdin: io.stdin?.stdin ?? Readable.from([]),
           stdinIsTTY: io.stdin?.stdinIsTTY ?? false,
           promptPassword: io.stdin?.promptPassword,
+          tokens: io.tokens,
         },
         {
           log,

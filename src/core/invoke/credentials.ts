@@ -1,5 +1,6 @@
 // Credentials and user agent of `protocall curl`. Precedence: an Authorization header given with -H
-// beats --user, which beats netrc (--netrc / --netrc-file). A User-Agent header beats -A.
+// beats --auth (an OAuth2 bearer token, src/core/auth/), which beats --user, which beats netrc
+// (--netrc / --netrc-file). A User-Agent header beats -A.
 // A netrc that cannot be read or has no entry for the host (and no default entry) means no
 // credentials, as in buf curl: the call goes on, and a verbose line says why.
 import { readFile } from "node:fs/promises";
@@ -37,6 +38,16 @@ export async function applyCredentials(
     headers.push(["User-Agent", toWireValue(o.userAgent)]);
   }
   if (hasHeader(headers, "authorization")) return undefined;
+  if (o.auth !== undefined && o.auth !== "") {
+    // Asked on every call (not kept with the options): the token source renews an expiring token.
+    if (!io.tokens)
+      throw new ProtocallError(
+        "--auth: OAuth2 tokens cannot be fetched here; send an Authorization header instead",
+      );
+    const { token, notes } = await io.tokens.bearer(o, io);
+    headers.push(["Authorization", `Bearer ${token}`]);
+    return notes.length > 0 ? notes.join("\n") : undefined;
+  }
   let p = resolved.get(o);
   if (!p) {
     p = resolveAuthorization(o, io);

@@ -1,6 +1,8 @@
 // The flags of `protocall curl` and how each value is read, shared by the command-line parser and by
 // the .rpc request file (whose request options are these flags' long names without the dashes), so
 // both produce the same CurlOptions from the same text.
+
+import { parseAuthSpec } from "../auth-spec";
 import { ProtocallError } from "../errors";
 import { parseDuration } from "./duration";
 import type { CurlOptions, LogFormat, Protocol, ReflectProtocol } from "./options";
@@ -233,6 +235,17 @@ const flagDefs: readonly CurlFlagDef[] = [
     kind: "strings",
     help: "Schema source: a directory of .proto files (a buf module or workspace), a .proto file, a descriptor set or buf image file (.binpb, .pb, .json), or '-' for a descriptor set or image on stdin. Repeatable; consulted in order. Turns off reflection unless --reflect is given",
     field: "schemas",
+  },
+  {
+    name: "auth",
+    kind: "string",
+    help: 'Get the bearer token from an OAuth2 / OpenID provider: "oauth2 GRANT key=value ...", GRANT one of client_credentials, refresh_token, password, device_code, authorization_code; keys issuer (discovery) or token-url, client-id, client-secret, scope, audience, refresh-token, username, password, cache=FILE. Fetched once, renewed before it expires, used for reflection too; an Authorization header wins',
+    field: "auth",
+    protocallOnly: true,
+    apply: (o, v) => {
+      parseAuthSpec(v as string);
+      o.auth = v as string;
+    },
   },
   {
     name: "proxy",

@@ -2,6 +2,8 @@
 // environment, standard input and the home directory (for ~/.netrc). Passed in, so tests can use
 // real files and streams without touching the real process.
 
+import type { CurlOptions } from "./options";
+
 export interface InputIo {
   /** Relative paths (`-d @file`, `-H @file`, `--netrc-file`) are resolved against this. */
   cwd: string;
@@ -13,4 +15,15 @@ export interface InputIo {
   promptPassword?(prompt: string): Promise<string>;
   /** The user's home directory, for `~/.netrc`. */
   homedir: string;
+  /**
+   * Where `--auth` bearer tokens come from: src/core/auth's token source, given by the front end
+   * with its way of reaching the person (sign-ins) and of keeping tokens (the editor's secrets).
+   */
+  tokens?: BearerTokens;
+}
+
+/** The bearer token of a call's `--auth`, fetched or renewed as needed (src/core/auth/bearer-tokens.ts). */
+export interface BearerTokens {
+  /** The token, and verbose notes about how it was had (`Fetched an OAuth2 token ...`). */
+  bearer(o: CurlOptions, io: InputIo): Promise<{ token: string; notes: string[] }>;
 }

@@ -77,6 +77,11 @@ export interface CurlOptions {
   netrc: boolean;
   /** `--netrc-file`. */
   netrcFile?: string;
+  /**
+   * `--auth`: how to get the bearer token from an OAuth2 / OpenID provider
+   * (`oauth2 GRANT key=value ...`, src/core/auth-spec.ts).
+   */
+  auth?: string;
   /** `-A/--user-agent`. */
   userAgent?: string;
 

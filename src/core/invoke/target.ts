@@ -81,7 +81,7 @@ export async function describeTarget(o: CurlOptions, io: InputIo, product?: stri
   const userAgent = defaultUserAgent(product);
   const headers = h.headers;
   const netrcNote = await applyCredentials(headers, o, io);
-  if (netrcNote) warnings.unshift(netrcNote);
+  if (netrcNote) warnings.unshift(...netrcNote.split("\n"));
   if (!hasHeader(headers, "user-agent")) headers.push(["User-Agent", userAgent]);
   checkHeaderValues(headers);
   checkHeaderValues(h.reflectHeaders);

@@ -3,7 +3,7 @@
 // checked sender (checked-send.ts), the generator (generator.ts), then the report and its thresholds.
 // Front ends only say how to shape it, show progress and render the report.
 import { ProtocallError } from "../errors";
-import { type CallSessionOptions, createCallSession } from "../invoke/call-session";
+import { type CallIo, type CallSessionOptions, createCallSession } from "../invoke/call-session";
 import { checkedSend, checkSource, type RequestSource } from "./checked-send";
 import { type LoadProgress, type LoadResult, runLoad } from "./generator";
 import { type LoadReport, loadReport } from "./report";
@@ -20,6 +20,8 @@ export interface LoadTestOptions {
   maxInFlight?: number;
   env: NodeJS.ProcessEnv;
   homedir: string;
+  /** Where `--auth` bearer tokens come from (renewed during the run). */
+  tokens?: CallIo["tokens"];
   /** Product token, e.g. `protocall/1.0.0`. */
   product: string;
   /** More options of the call sessions (the editor's workspace schemas). */
@@ -37,7 +39,12 @@ export async function runLoadTest(o: LoadTestOptions): Promise<{ report: LoadRep
   const sessions = Array.from({ length: o.connections }, () =>
     createCallSession({ ...o.session, product: o.product }),
   );
-  const sender = checkedSend(o.source, sessions, { env: o.env, homedir: o.homedir }, o.product);
+  const sender = checkedSend(
+    o.source,
+    sessions,
+    { env: o.env, homedir: o.homedir, tokens: o.tokens },
+    o.product,
+  );
   const startedAt = new Date();
   let result: LoadResult;
   try {

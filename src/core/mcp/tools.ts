@@ -11,6 +11,7 @@ import { Readable } from "node:stream";
 import type { DescEnum, DescFile, DescMessage, DescService, JsonValue } from "@bufbuild/protobuf";
 import { ProtocallError } from "../errors";
 import type { CallSession } from "../invoke/call-session";
+import type { BearerTokens } from "../invoke/io";
 import { defaultCurlOptions, type Protocol } from "../invoke/options";
 import { isSecretHeader, redactHeaderValue } from "../invoke/redact";
 import { filesOutside } from "../rpcfile/local-files";
@@ -24,6 +25,8 @@ export interface ToolContext {
   env: NodeJS.ProcessEnv;
   homedir: string;
   product: string;
+  /** Where `--auth` bearer tokens come from (no sign-in prompts: standard I/O is the protocol's). */
+  tokens?: BearerTokens;
 }
 
 /** A tool: its name, what it does (for the assistant), its arguments as JSON Schema, and its work. */
@@ -154,7 +157,12 @@ export const mcpTools: readonly McpTool[] = [
       }
       const timeout = args.timeoutSeconds;
       o.timeoutMs = Math.round((typeof timeout === "number" && timeout > 0 ? timeout : 30) * 1000);
-      const result = await ctx.session.call(o, { cwd: ctx.scope.root, env: ctx.env, homedir: ctx.homedir });
+      const result = await ctx.session.call(o, {
+        cwd: ctx.scope.root,
+        env: ctx.env,
+        homedir: ctx.homedir,
+        tokens: ctx.tokens,
+      });
       const out: { [k: string]: JsonValue } = {
         status: result.code ?? "failed",
         exitCode: result.exitCode,
@@ -308,7 +316,7 @@ async function runFile(
   const outcome = await runRequests({
     ...run,
     session: ctx.session,
-    io: { env: ctx.env, homedir: ctx.homedir },
+    io: { env: ctx.env, homedir: ctx.homedir, tokens: ctx.tokens },
     observer: {
       start: (r) => {
         current = r.index;
@@ -353,6 +361,7 @@ async function withSource<T>(
       homedir: ctx.homedir,
       stdin: Readable.from([]),
       stdinIsTTY: false,
+      tokens: ctx.tokens,
     };
     const target = await describeTarget(o, io, ctx.product);
     if (!target.connection || !target.schema.reflection)

@@ -12,6 +12,7 @@ import {
   readEnvironmentFiles,
   readTextFile,
 } from "./environment";
+import { applyEnvironmentAuth } from "./environment-auth";
 import { readIncludedFile } from "./local-files";
 import { type CurlConversion, requestLabel, requestToCurl } from "./to-curl";
 import type { RpcFile, RpcRequest } from "./types";
@@ -128,11 +129,14 @@ export function openRpcContext(o: RpcContextOptions): RpcContext {
         random: o.random,
         uuid: o.uuid,
       };
-      return requestToCurl(file, request, {
+      const variables = new VariableResolver(scope);
+      const conversion = requestToCurl(file, request, {
         baseDir,
-        variables: new VariableResolver(scope),
+        variables,
         readFile: (path) => readIncludedFile(path),
       });
+      applyEnvironmentAuth(conversion, request, layers, variables, o.environment);
+      return conversion;
     },
   };
 }

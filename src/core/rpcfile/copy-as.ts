@@ -96,6 +96,10 @@ export function copyAsBufCurl(o: CurlOptions): CopiedCommand {
       "buf curl has no --stream-file: it sends the -d documents instead; stream the file with protocall curl",
     );
   }
+  if (o.auth !== undefined) {
+    options.auth = undefined;
+    notes.push(authNote("buf curl"));
+  }
   // buf has no --proxy flag; it reads the proxy from the environment (Go's rules, as protocall's).
   let env = "";
   if (o.proxy !== undefined) {
@@ -103,6 +107,11 @@ export function copyAsBufCurl(o: CurlOptions): CopiedCommand {
     options.proxy = undefined;
   }
   return { command: env + shellJoin(["buf", "curl", ...curlArguments(options)]), notes };
+}
+
+/** What a copied command without --auth needs instead. */
+function authNote(tool: string): string {
+  return `${tool} cannot fetch an OAuth2 token (--auth): the command is copied without it; add the token yourself (-H "Authorization: Bearer TOKEN")`;
 }
 
 /** One CSV field as Go's encoding/csv reads it: quoted (with "" for ") when it holds , " or a line break. */
@@ -122,6 +131,7 @@ export function copyAsGrpcurl(o: CurlOptions): CopiedCommand {
   }
   const secure = target?.protocol === "https:";
   if (target && !secure) a.push("-plaintext");
+  if (o.auth !== undefined) notes.push(authNote("grpcurl"));
   if (o.insecure) a.push("-insecure");
   if (o.cacert !== undefined) a.push("-cacert", o.cacert);
   if (o.cert !== undefined) a.push("-cert", o.cert);

@@ -1,6 +1,7 @@
-// One HTTP POST with a buffered body and a buffered response, over http or https, with the trust
+// One HTTP POST (or GET) with a buffered body and a buffered response, over http or https, with the trust
 // settings the webhook features need (system roots plus an extra CA, or no verification at all).
-// Used by the registry client, the emulator's deliveries, the listener's forwarding and replays.
+// Used by the registry client, the emulator's deliveries, the listener's forwarding and replays, and
+// the OAuth2 token requests (src/core/auth/token-fetch.ts).
 import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
@@ -27,6 +28,8 @@ export interface PostOptions {
   readonly signal?: AbortSignal;
   /** The proxy to tunnel through (proxy-choice.ts); undefined = direct. */
   readonly proxy?: ProxyChoice;
+  /** The request method (default POST; GET for an OpenID provider's discovery document). */
+  readonly method?: "GET" | "POST";
 }
 
 export interface PostResult {
@@ -97,7 +100,7 @@ export function post(
     const req = lib.request(
       target,
       {
-        method: "POST",
+        method: options.method ?? "POST",
         agent: agentFor(target, options),
         headers: { ...headers, "content-length": String(body.byteLength) },
         timeout: options.timeoutMs ?? 30_000,

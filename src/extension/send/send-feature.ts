@@ -7,12 +7,14 @@
 // uses): the panel lists each check with the value found, and its `# @capture` values are kept for
 // the later requests of its file; the Test Explorer runs requests through the same `run`. A failed
 // `# @snapshot` opens its diff with Accept (snapshot-review.ts).
+
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import * as vscode from "vscode";
 import { type CheckedCall, checkedRequestOf, runCheckedRequest } from "../../core/assertions/checked-request";
 import { errorMessage } from "../../core/errors";
 import type { CallObserver, CallResult, MethodInfo } from "../../core/invoke/call-session";
+import type { BearerTokens } from "../../core/invoke/io";
 import type { LiveRequests } from "../../core/invoke/live-requests";
 import type { CurlOptions } from "../../core/invoke/options";
 import { redactSecrets } from "../../core/invoke/redact";
@@ -31,6 +33,7 @@ import type { CopyFormat, SendApi, SendOutcome } from "./api";
 import { CallEngine } from "./call-engine";
 import { CapturedValues } from "./captured-values";
 import { createEnvironmentStatus, type EnvironmentStatus } from "./environment-status";
+import { editorTokens } from "./oauth-sign-in";
 import { preparedProblems, prepareTarget, restrictedProblem } from "./prepare";
 import { ResponseHistory } from "./response-history";
 import { requestKey, resolveSendTarget, type SendTarget } from "./send-target";
@@ -77,8 +80,11 @@ export class SendFeature {
   /** Requests (key and URL) the user confirmed in a restricted workspace. */
   private readonly confirmed = new Set<string>();
   private nextId = 1;
+  /** `--auth` tokens: sign-ins through the browser, kept in the secret storage. */
+  private readonly tokens: BearerTokens;
 
   constructor(private readonly ctx: ProtocallContext) {
+    this.tokens = editorTokens(ctx);
     const workspace = new WorkspaceSources(ctx);
     this.engine = new CallEngine(ctx, workspace);
     this.history = new ResponseHistory(ctx.extensionUri, ctx.settings, (e) =>
@@ -307,7 +313,12 @@ export class SendFeature {
       `Send ${prepared.label}: ${redactSecrets(copyAsProtocallCurl({ ...o, verbose: true }).command)}`,
     );
     const progress: SendProgress = { report: () => {} };
-    const io = { cwd: prepared.baseDir, env: this.ctx.settings.connectionEnv(), homedir: homedir() };
+    const io = {
+      cwd: prepared.baseDir,
+      env: this.ctx.settings.connectionEnv(),
+      homedir: homedir(),
+      tokens: this.tokens,
+    };
     const observer = this.observer(entry, progress, mode);
     mode.onStart?.(entry, o, prepared);
     const request = checkedRequestOf(prepared, o);

@@ -105,6 +105,7 @@ describe("copy as protocall curl and buf curl", () => {
         "it's a value, with = and spaces",
         "data=./in put.bin",
         "64KiB",
+        "oauth2 client_credentials token-url=https://id.example/token client-id=a client-secret='b c'",
       ],
       strings: ["x-a: 1, 2"],
       float: ["0.25"],
@@ -215,6 +216,23 @@ describe("copy as protocall curl and buf curl", () => {
       parseCurlArgs(["--proxy", "p:1", "--schema", "x", "http://h:1/s.S/M"]).options,
     );
     assert.match(plain.command, /^HTTP_PROXY='?p:1'? buf curl /);
+  });
+
+  test("--auth is left out of buf curl and grpcurl (neither can fetch a token), with a note saying so", () => {
+    const o = parseCurlArgs([
+      "--auth",
+      "oauth2 client_credentials token-url=https://id.example/token client-id=a client-secret=b",
+      "--schema",
+      "x.binpb",
+      "https://h:1/s.S/M",
+    ]).options;
+    const b = copyAsBufCurl(o);
+    assert.ok(!b.command.includes("--auth"), b.command);
+    assert.match(b.notes.join("\n"), /buf curl cannot fetch an OAuth2 token \(--auth\)/);
+    const g = copyAsGrpcurl(o);
+    assert.ok(!g.command.includes("oauth2"), g.command);
+    assert.match(g.notes.join("\n"), /grpcurl cannot fetch an OAuth2 token/);
+    assert.match(copyAsProtocallCurl(o).command, /--auth /);
   });
 });
 
