@@ -285,12 +285,13 @@ async function requestSource(
       `too many arguments after ${first}: ${a.rest.filter((x) => x !== first).join(" ")} (curl flags go with a URL; a .rpc request sets its own options)`,
     );
   }
-  const [{ parseRpcFile }, { openRpcContext }, { readDataRows }, { loadOptionValues }] = await Promise.all([
-    import("../../core/rpcfile/parse"),
-    import("../../core/rpcfile/context"),
-    import("../../core/load/data-rows"),
-    import("../../core/load/load-options"),
-  ]);
+  const [{ parseRpcFile }, { openRpcContext }, { readDataRows }, { loadOptionValues, parseLoadLine }] =
+    await Promise.all([
+      import("../../core/rpcfile/parse"),
+      import("../../core/rpcfile/context"),
+      import("../../core/load/data-rows"),
+      import("../../core/load/load-options"),
+    ]);
   const full = resolve(ctx.cwd, first);
   const shown = relative(ctx.cwd, full).startsWith("..") ? full : relative(ctx.cwd, full) || first;
   let text: string;
@@ -342,6 +343,15 @@ async function requestSource(
   });
   const dataFile = one("data");
   const rows = dataFile !== undefined ? readDataRows(resolve(ctx.cwd, dataFile), dataFile) : undefined;
+  // A bad word of a `# @load` line: said at its place, as the editor marks it.
+  for (const line of request.load ?? []) {
+    const problem = parseLoadLine(line.text).problems[0];
+    if (!problem) continue;
+    const at = line.valueRange?.start ?? line.range.start;
+    throw new ProtocallError(
+      `${shown}:${at.line + 1}:${at.character + problem.start + 1}: ${problem.message}`,
+    );
+  }
   let load: Map<string, string[]>;
   try {
     load = loadOptionValues((request.load ?? []).map((l) => l.text));

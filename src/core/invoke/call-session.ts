@@ -222,7 +222,6 @@ const suspectCodes = new Set([
 export function createCallSession(options: CallSessionOptions = {}): CallSession {
   const transports = new Map<string, TransportEntry>();
   const schemaResolvers = new Map<string, Promise<Resolver>>();
-
   // Transports and reflection sources outlive a call but log into the call that runs now: the
   // shared log forwards to it (calls that overlap on one connection may see each other's lines).
   const quiet = createVerboseLog(false, () => {});
