@@ -10,7 +10,7 @@ export interface MockCall {
   time: string;
   /** `package.Service/Method`. */
   method: string;
-  /** connect, grpc or grpc_web. */
+  /** connect, grpc or grpc-web. */
   protocol: string;
   /** The stub that answered (`file:line "name"`), `generated`, `unimplemented` or `no match`. */
   source: string;
