@@ -80,12 +80,17 @@ async function calls(transport) {
   return { unary: { greeting: unary.greeting, servedBy }, stream, error };
 }
 
+const withCookies = (input, init) => fetch(input, { ...init, credentials: "include" });
+
 window.runCalls = async (baseUrl) => {
   const transports = {
     connectJson: createConnectTransport({ baseUrl }),
     connectBinary: createConnectTransport({ baseUrl, useBinaryFormat: true }),
     grpcWebBinary: createGrpcWebTransport({ baseUrl }),
     grpcWebJson: createGrpcWebTransport({ baseUrl, useBinaryFormat: false }),
+    // A page that sends its cookies (credentialed CORS: no wildcards allowed in the answers).
+    connectCredentials: createConnectTransport({ baseUrl, fetch: withCookies }),
+    grpcWebCredentials: createGrpcWebTransport({ baseUrl, fetch: withCookies }),
   };
   const out = {};
   for (const [name, transport] of Object.entries(transports)) {
@@ -172,6 +177,8 @@ test("connect-web in Chromium, from another origin: Connect and gRPC-Web get the
     connectBinary: expected,
     grpcWebBinary: expected,
     grpcWebJson: expected,
+    connectCredentials: expected,
+    grpcWebCredentials: expected,
   });
 
   // The calls came from the page's origin (so each rested on the mock's CORS answers), over both
@@ -179,7 +186,7 @@ test("connect-web in Chromium, from another origin: Connect and gRPC-Web get the
   const log = (await (await fetch(`${mock.url}/.protocall/mock/calls`)).json()) as {
     calls: { method: string; protocol: string; headers: Record<string, string> }[];
   };
-  assert.equal(log.calls.length, 12);
+  assert.equal(log.calls.length, 18);
   for (const call of log.calls) assert.equal(call.headers.origin, pageOrigin, call.method);
   assert.deepEqual(new Set(log.calls.map((c) => c.protocol)), new Set(["connect", "grpc-web"]));
 });

@@ -1,6 +1,8 @@
 // What the mock answers before a call reaches its handler: CORS (preflight requests answered, the
-// origin allowed and every header exposed, so pages can call with Connect or gRPC-Web) and the admin
-// path (the call log, the stubs, reset), plain HTTP/JSON on the same port.
+// origin allowed, with credentials too, and every header exposed, so pages can call with Connect or
+// gRPC-Web, cookies or not) and the admin path (the call log, the stubs, reset), plain HTTP/JSON on
+// the same port.
+import type { OutgoingHttpHeaders } from "node:http";
 import { cors } from "@connectrpc/connect";
 import type { CallLog } from "./call-log";
 import type { NodeHandler } from "./listen";
@@ -16,6 +18,7 @@ export function withCorsAndAdmin(handler: NodeHandler, admin: NodeHandler): Node
     if (origin) {
       res.setHeader("access-control-allow-origin", origin);
       res.setHeader("vary", "origin");
+      res.setHeader("access-control-allow-credentials", "true");
       if (req.method === "OPTIONS") {
         res.writeHead(204, {
           "access-control-allow-methods": cors.allowedMethods.join(", "),
@@ -27,13 +30,38 @@ export function withCorsAndAdmin(handler: NodeHandler, admin: NodeHandler): Node
         res.end();
         return;
       }
-      res.setHeader("access-control-expose-headers", `*, ${cors.exposedHeaders.join(", ")}`);
+      exposeEveryHeader(res);
     }
     if ((req.url ?? "").startsWith(adminPrefix)) {
       admin(req, res);
       return;
     }
     handler(req, res);
+  };
+}
+
+/**
+ * Lets the page read every header of the answer: `*` for a page without credentials, and each header
+ * by name (connect's protocol headers and those the answer has when it writes them), because for a
+ * page that sends its cookies `*` is no wildcard.
+ */
+function exposeEveryHeader(res: Parameters<NodeHandler>[1]): void {
+  const names = (extra: OutgoingHttpHeaders | undefined) => {
+    const all = new Set(["*", ...cors.exposedHeaders.map((h) => h.toLowerCase())]);
+    for (const name of [...res.getHeaderNames(), ...Object.keys(extra ?? {})]) {
+      const lower = name.toLowerCase();
+      if (!lower.startsWith("access-control-") && lower !== "vary") all.add(lower);
+    }
+    return [...all].join(", ");
+  };
+  res.setHeader("access-control-expose-headers", names(undefined));
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => unknown;
+  (res as { writeHead: (...args: unknown[]) => unknown }).writeHead = (...args: unknown[]) => {
+    const headers = args.find(
+      (a): a is OutgoingHttpHeaders => typeof a === "object" && a !== null && !Array.isArray(a),
+    );
+    res.setHeader("access-control-expose-headers", names(headers));
+    return writeHead(...args);
   };
 }
 
