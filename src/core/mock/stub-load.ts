@@ -17,6 +17,7 @@ import {
   type JsonValue,
   toJson,
 } from "@bufbuild/protobuf";
+import { stubDocumentProblems, unknownDetailTypeProblem, unknownMethodProblem } from "../analysis/stub-check";
 import { closest } from "../closest";
 import { errorMessage } from "../errors";
 import {
@@ -29,7 +30,6 @@ import {
 import type { Diagnostic, RpcVariable } from "../rpcfile/types";
 import { VariableResolver } from "../rpcfile/variables";
 import type { MockSchema } from "./mock-schema";
-import { stubDocumentProblems, unknownDetailTypeProblem, unknownMethodProblem } from "../analysis/stub-check";
 
 export interface LoadedAnswer extends StubAnswer {
   /** `# @when {subset}`, normalized. */
