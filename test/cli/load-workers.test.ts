@@ -7,7 +7,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
+import type { LoadWorkerData } from "../../src/cli/commands/load";
+import { runLoadWorkers } from "../../src/core/load/load-workers";
 import type { LoadReport } from "../../src/core/load/report";
+import type { LoadShape } from "../../src/core/load/shape";
+import { workerShape } from "../../src/core/load/worker-split";
 import { cliPath, runCli } from "../support/cli";
 import { type LoadServer, startLoadServer } from "../support/load-server";
 
@@ -165,6 +169,49 @@ describe("protocall load --workers", { timeout: 300_000 }, () => {
     const bad = await runCli(["load", greet(), "--rate", "5", "--workers", "two"], { cwd: dir });
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /invalid --workers "two": write a whole number above 0, or auto/);
+  });
+
+  test("live progress merges the workers' snapshots: requests and latencies of both", async () => {
+    const file = greet();
+    const shape: LoadShape = {
+      model: "open",
+      start: 40,
+      stages: [{ durationMs: 2500, target: 40 }],
+      warmupMs: 0,
+    };
+    const seen: { requests: number; latencyCount: number; elapsedMs: number }[] = [];
+    const { result } = await runLoadWorkers({
+      script: cliPath,
+      workers: 2,
+      shape,
+      env: process.env,
+      progressMs: 200,
+      onProgress: (p) =>
+        seen.push({
+          requests: p.recorder.requests,
+          latencyCount: p.recorder.latency.count,
+          elapsedMs: p.elapsedMs,
+        }),
+      workerData: (i): LoadWorkerData => ({
+        protocallLoadWorker: true,
+        args: [file],
+        cwd: dir,
+        index: i,
+        workers: 2,
+        shape: workerShape(shape, 2, i),
+        connections: 1,
+        maxInFlight: 1000,
+        progress: true,
+      }),
+    });
+    assert.equal(result.total.requests, 100);
+    assert.ok(seen.length >= 1, "progress was shown");
+    for (const p of seen) assert.equal(p.latencyCount, p.requests);
+    // Snapshots of both workers: more than one worker's share (50) was seen before the end.
+    assert.ok(
+      seen.some((p) => p.requests > 50),
+      JSON.stringify(seen.map((p) => p.requests)),
+    );
   });
 
   test("Ctrl-C with workers stops them all and still writes the merged report of what ran", async () => {
