@@ -214,6 +214,37 @@ describe("protocall load --workers", { timeout: 300_000 }, () => {
     );
   });
 
+  test("a worker that fails stops the others, and its message is the run's error", async () => {
+    const shape: LoadShape = {
+      model: "open",
+      start: 10,
+      stages: [{ durationMs: 30_000, target: 10 }],
+      warmupMs: 0,
+    };
+    const file = greet();
+    await assert.rejects(
+      runLoadWorkers({
+        script: cliPath,
+        workers: 2,
+        shape,
+        env: process.env,
+        workerData: (i): LoadWorkerData => ({
+          protocallLoadWorker: true,
+          // The second worker's request file is not there: it fails at once, the first is stopped.
+          args: [i === 0 ? file : join(dir, "gone.rpc")],
+          cwd: dir,
+          index: i,
+          workers: 2,
+          shape: workerShape(shape, 2, i),
+          connections: 1,
+          maxInFlight: 1000,
+          progress: false,
+        }),
+      }),
+      /cannot read .*gone\.rpc: no such file/,
+    );
+  });
+
   test("Ctrl-C with workers stops them all and still writes the merged report of what ran", async () => {
     const out = join(dir, "interrupted.json");
     const child = spawn(
