@@ -116,7 +116,20 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
   }
 }
 
-if (require.main === module) {
+// A worker thread of `protocall load --workers N` runs this bundle with its share of the run
+// (load-workers.ts starts it with this argument; node:worker_threads is loaded only then).
+const loadWorker = (() => {
+  if (process.argv[2] !== "--protocall-load-worker") return undefined;
+  const threads = require("node:worker_threads") as typeof import("node:worker_threads");
+  return threads.isMainThread
+    ? undefined
+    : threads.workerData?.protocallLoadWorker
+      ? threads.workerData
+      : undefined;
+})();
+if (loadWorker) {
+  void import("./commands/load-worker").then((m) => m.runLoadWorker(loadWorker));
+} else if (require.main === module) {
   const ctx = processContext();
   exitWith(main(process.argv.slice(2), ctx), ctx);
 }

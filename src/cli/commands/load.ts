@@ -5,8 +5,11 @@
 // waits briefly for the requests in flight and writes the report of what ran.
 
 import { readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { relative, resolve } from "node:path";
 import { ProtocallError } from "../../core/errors";
+import type { LoadResult } from "../../core/load/generator";
+import type { LoadShape } from "../../core/load/shape";
 import type { Threshold } from "../../core/load/thresholds";
 import { cliTokens } from "../auth-interaction";
 import type { CliContext, Command } from "../context";
@@ -29,6 +32,10 @@ const loadFlags: Record<string, { value?: string; help: string }> = {
   connections: {
     value: "K",
     help: "spread the requests over K connections (HTTP/2 connections or HTTP/1.1 pools); default 1",
+  },
+  workers: {
+    value: "N|auto",
+    help: "spread the load over N worker threads (auto: one per core, at most one per connection); default 1",
   },
   warmup: { value: "D", help: "run at the starting level for D first, not counted in the report" },
   threshold: {
@@ -87,14 +94,14 @@ ${Object.entries(loadFlags)
   (and, with a URL, every flag of protocall curl: see protocall curl --help)
 `;
 
-interface LoadArgs {
+export interface LoadArgs {
   values: Map<string, string[]>;
   rest: string[];
   help: boolean;
 }
 
 /** Takes the load flags out of the arguments; the rest are a file or a URL and curl flags. */
-function splitArgs(args: string[]): LoadArgs {
+export function splitArgs(args: string[]): LoadArgs {
   const values = new Map<string, string[]>();
   const rest: string[] = [];
   let help = false;
@@ -167,10 +174,17 @@ export const command: Command = {
       ? shapeMod.positiveNumber(one("max-in-flight") as string, "max-in-flight", true)
       : undefined;
 
-    const [{ runLoadTest }, { loadSummaryText }] = await Promise.all([
+    const [{ runLoadTest, finishReport }, { loadSummaryText }, split] = await Promise.all([
       import("../../core/load/load-test"),
       import("../../core/load/report"),
+      import("../../core/load/worker-split"),
     ]);
+    const workers = split.workerCount(one("workers"), connections, availableParallelism());
+    if (workers > 1 && source.kind === "file" && source.rows && source.rows.length < workers) {
+      throw new ProtocallError(
+        `--data has ${source.rows.length} rows and --workers ${workers} deals them out round-robin: give at least ${workers} rows, or fewer workers`,
+      );
+    }
     const stop = new AbortController();
     const interrupted = ctx.interrupted();
     const onInterrupt = () => stop.abort();
@@ -193,32 +207,73 @@ export const command: Command = {
             .join(", then "),
       shape.requests !== undefined ? `${shape.requests} requests at most` : "",
       connections > 1 ? `over ${connections} connections` : "",
+      workers > 1 ? `in ${workers} worker threads` : "",
     ].filter((x) => x !== "");
     ctx.stderr.write(`load ${label}: ${plan.join("; ")} (Ctrl-C stops and reports)\n`);
-    let run: Awaited<ReturnType<typeof runLoadTest>>;
+    const onProgress = tty
+      ? (p: import("../../core/load/generator").LoadProgress) => {
+          const t = p.recorder;
+          const secs = p.elapsedMs / 1000;
+          ctx.stderr.write(
+            `\r\x1b[K${secs.toFixed(0)}s/${(p.totalMs / 1000).toFixed(0)}s  ${(t.requests / Math.max(secs, 0.001)).toFixed(0)} req/s  p50 ${(t.latency.percentile(50) / 1000).toFixed(1)} ms  p99 ${(t.latency.percentile(99) / 1000).toFixed(1)} ms  errors ${t.requests - t.passed}  in flight ${p.inFlight}`,
+          );
+        }
+      : undefined;
+    const product = `protocall/${version}`;
+    let run: { report: import("../../core/load/report").LoadReport; result: LoadResult };
     try {
-      run = await runLoadTest({
-        source,
-        label,
-        shape,
-        thresholds,
-        connections,
-        maxInFlight,
-        env: ctx.env,
-        homedir: homeDirectory(ctx),
-        tokens: cliTokens(ctx),
-        product: `protocall/${version}`,
-        signal: stop.signal,
-        onProgress: tty
-          ? (p) => {
-              const t = p.recorder;
-              const secs = p.elapsedMs / 1000;
-              ctx.stderr.write(
-                `\r\x1b[K${secs.toFixed(0)}s/${(p.totalMs / 1000).toFixed(0)}s  ${(t.requests / Math.max(secs, 0.001)).toFixed(0)} req/s  p50 ${(t.latency.percentile(50) / 1000).toFixed(1)} ms  p99 ${(t.latency.percentile(99) / 1000).toFixed(1)} ms  errors ${t.requests - t.passed}  in flight ${p.inFlight}`,
-              );
-            }
-          : undefined,
-      });
+      if (workers > 1) {
+        const { runLoadWorkers } = await import("../../core/load/load-workers");
+        const startedAt = new Date();
+        const { checkSource } = await import("../../core/load/checked-send");
+        const problem = checkSource(source);
+        if (problem) throw new ProtocallError(problem);
+        const merged = await runLoadWorkers({
+          // The CLI bundle itself, in worker mode (main.ts).
+          script: __filename,
+          workers,
+          shape,
+          env: ctx.env,
+          signal: stop.signal,
+          onProgress,
+          workerData: (i): LoadWorkerData => ({
+            protocallLoadWorker: true,
+            args,
+            cwd: ctx.cwd,
+            index: i,
+            workers,
+            shape: split.workerShape(shape, workers, i),
+            connections: split.workerConnections(connections, workers, i),
+            maxInFlight: Math.max(1, split.splitEvenly(maxInFlight ?? 10_000, workers, i)),
+            progress: onProgress !== undefined,
+          }),
+        });
+        run = {
+          result: merged.result,
+          report: finishReport(
+            merged.result,
+            merged.lightPath,
+            { label, product, thresholds },
+            startedAt,
+            workers,
+          ),
+        };
+      } else {
+        run = await runLoadTest({
+          source,
+          label,
+          shape,
+          thresholds,
+          connections,
+          maxInFlight,
+          env: ctx.env,
+          homedir: homeDirectory(ctx),
+          tokens: cliTokens(ctx),
+          product,
+          signal: stop.signal,
+          onProgress,
+        });
+      }
     } finally {
       interrupted.removeEventListener("abort", onInterrupt);
     }
@@ -245,7 +300,23 @@ export const command: Command = {
   },
 };
 
-async function requestSource(
+/** What a worker thread of `--workers N` is given (load-worker.ts runs it). */
+export interface LoadWorkerData {
+  protocallLoadWorker: true;
+  /** The arguments of `protocall load`: the worker reads the request as the main thread did. */
+  args: string[];
+  cwd: string;
+  index: number;
+  workers: number;
+  /** This worker's share of the run. */
+  shape: LoadShape;
+  connections: number;
+  maxInFlight: number;
+  /** Whether to post progress (the main thread shows it). */
+  progress: boolean;
+}
+
+export async function requestSource(
   a: LoadArgs,
   one: (name: string) => string | undefined,
   many: (name: string) => string[],

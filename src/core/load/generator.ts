@@ -8,6 +8,7 @@
 // the last answered; latency from the send. A warmup runs before the stages and counts nothing.
 
 import { setMaxListeners } from "node:events";
+import type { Histogram } from "./histogram";
 import { type Outcome, Recorder, Timeline } from "./recorder";
 import { type LoadShape, openSchedule, shapeDurationMs, stageAt, targetAt } from "./shape";
 
@@ -32,6 +33,8 @@ export interface LoadRunOptions {
    * canceled), ms: default 10 s, 1 s after an interrupt.
    */
   drainMs?: number;
+  /** Sees each second of the timeline as it closes, with its latencies (a worker thread's merge). */
+  onTick?(tick: Tick, latency: Histogram): void;
 }
 
 export interface LoadProgress {
@@ -76,7 +79,7 @@ export async function runLoad(o: LoadRunOptions): Promise<LoadResult> {
   const shape = o.shape;
   const total = new Recorder();
   const stages = shape.stages.map(() => new Recorder());
-  const timeline = new Timeline();
+  const timeline = new Timeline(o.onTick);
   const measuredMs = shapeDurationMs(shape);
   const target = (ms: number) => targetAt(shape, ms);
   let inFlight = 0;
@@ -235,7 +238,7 @@ async function drainPending(pending: Set<Promise<void>>, ms: number, cancel: Abo
 }
 
 /** Why the generator could not keep the rate (open model), or undefined when it kept it. */
-function behindReason(r: LoadResult): string | undefined {
+export function behindReason(r: LoadResult): string | undefined {
   if (r.shape.model !== "open" || r.due === 0) return undefined;
   const lag = r.total.lag;
   const lateP90 = lag.percentile(90) / 1000;

@@ -21,6 +21,7 @@ export const loadOptionNames = [
   "warmup",
   "threshold",
   "max-in-flight",
+  "workers",
 ] as const;
 
 export type LoadOptionName = (typeof loadOptionNames)[number];
@@ -93,6 +94,8 @@ function loadValueProblem(name: LoadOptionName, value: string): string | undefin
     case "connections":
     case "max-in-flight":
       return count(true);
+    case "workers":
+      return value === "auto" ? undefined : count(true);
     case "duration":
     case "warmup": {
       const ms = durationMsOf(value);

@@ -5,7 +5,7 @@
 import { ProtocallError } from "../errors";
 import { type CallIo, type CallSessionOptions, createCallSession } from "../invoke/call-session";
 import { checkedSend, checkSource, type RequestSource } from "./checked-send";
-import { type LoadProgress, type LoadResult, runLoad } from "./generator";
+import { type LoadProgress, type LoadResult, type LoadRunOptions, runLoad } from "./generator";
 import { type LoadReport, loadReport } from "./report";
 import type { LoadShape } from "./shape";
 import { checkThresholds, type Threshold } from "./thresholds";
@@ -34,6 +34,18 @@ export interface LoadTestOptions {
 
 /** Runs the load test; throws ProtocallError when the request cannot be prepared. */
 export async function runLoadTest(o: LoadTestOptions): Promise<{ report: LoadReport; result: LoadResult }> {
+  const startedAt = new Date();
+  const { result, lightPath } = await runLoadPart(o);
+  return { report: finishReport(result, lightPath, o, startedAt, 1), result };
+}
+
+/**
+ * The run without its report: what one worker thread of `--workers N` runs (its share of the shape),
+ * and what runLoadTest reports on.
+ */
+export async function runLoadPart(
+  o: Omit<LoadTestOptions, "label" | "thresholds"> & { onTick?: LoadRunOptions["onTick"] },
+): Promise<{ result: LoadResult; lightPath?: { light: boolean; why?: string } }> {
   const problem = checkSource(o.source);
   if (problem) throw new ProtocallError(problem);
   const sessions = Array.from({ length: o.connections }, () =>
@@ -45,7 +57,6 @@ export async function runLoadTest(o: LoadTestOptions): Promise<{ report: LoadRep
     { env: o.env, homedir: o.homedir, tokens: o.tokens },
     o.product,
   );
-  const startedAt = new Date();
   let result: LoadResult;
   try {
     result = await runLoad({
@@ -55,14 +66,26 @@ export async function runLoadTest(o: LoadTestOptions): Promise<{ report: LoadRep
       maxInFlight: o.maxInFlight,
       onProgress: o.onProgress,
       progressMs: o.progressMs,
+      onTick: o.onTick,
     });
   } finally {
     sender.close();
     await Promise.all(sessions.map((s) => s.close()));
   }
+  return { result, lightPath: sender.lightPath() };
+}
+
+/** The report of a run (in-process or merged from worker threads), with its thresholds checked. */
+export function finishReport(
+  result: LoadResult,
+  lightPath: { light: boolean; why?: string } | undefined,
+  o: Pick<LoadTestOptions, "label" | "product" | "thresholds">,
+  startedAt: Date,
+  workers: number,
+): LoadReport {
   const report = loadReport(result, { request: o.label, tool: o.product, startedAt });
+  report.workers = workers;
   report.thresholds = checkThresholds(report, o.thresholds);
-  const path = sender.lightPath();
-  if (path) report.requestPath = path;
-  return { report, result };
+  if (lightPath) report.requestPath = lightPath;
+  return report;
 }

@@ -92,6 +92,9 @@ export class Timeline {
   private failed = 0;
   private second = 1;
 
+  /** `onClose` sees each second's latencies as it closes (a worker sends them to be merged). */
+  constructor(private readonly onClose?: (tick: Tick, latency: Histogram) => void) {}
+
   record(latencyUs: number, passed: boolean, atMs: number, targetAt: (ms: number) => number): void {
     this.advance(atMs, targetAt);
     this.current.record(latencyUs);
@@ -108,7 +111,7 @@ export class Timeline {
   /** Closes every whole second before `atMs`. */
   advance(atMs: number, targetAt: (ms: number) => number): void {
     while (atMs >= this.second * 1000) {
-      this.ticks.push({
+      const tick = {
         second: this.second,
         requests: this.requests,
         failed: this.failed,
@@ -116,7 +119,9 @@ export class Timeline {
         p99: this.current.percentile(99) / 1000,
         max: this.current.max / 1000,
         target: targetAt(this.second * 1000 - 1),
-      });
+      };
+      this.ticks.push(tick);
+      this.onClose?.(tick, this.current);
       this.current.reset();
       this.requests = 0;
       this.failed = 0;

@@ -78,6 +78,8 @@ export interface LoadReport {
    * pipeline, and why not the light path. Absent when no request resolved the method.
    */
   requestPath?: { light: boolean; why?: string };
+  /** How many worker threads generated the load (`--workers`; 1: the main thread alone). */
+  workers?: number;
 }
 
 const ms = (us: number) => Math.round(us) / 1000;
@@ -188,6 +190,8 @@ export function loadSummaryText(r: LoadReport): string {
     }`,
     `  bytes      ${fmtBytes(t.bytes.sent)} sent, ${fmtBytes(t.bytes.received)} received (messages as JSON)`,
   ];
+  if ((r.workers ?? 1) > 1)
+    lines.push(`  workers    ${r.workers} threads generated the load (their results merged)`);
   if (r.maxInFlight > 1) lines.push(`  in flight  at most ${r.maxInFlight} requests (streams held open)`);
   if (t.sendLag)
     lines.push(

@@ -1,0 +1,55 @@
+// How `--workers N` splits a run: shares that add up to the whole, rows dealt round-robin.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { LoadShape } from "../../../src/core/load/shape";
+import {
+  splitEvenly,
+  workerConnections,
+  workerCount,
+  workerRows,
+  workerShape,
+} from "../../../src/core/load/worker-split";
+
+test("shares add up to the whole: the rate divided, callers, requests and connections split evenly", () => {
+  const open: LoadShape = {
+    model: "open",
+    start: 0,
+    stages: [{ durationMs: 1000, target: 90 }],
+    warmupMs: 500,
+    requests: 10,
+  };
+  const parts = [0, 1, 2].map((i) => workerShape(open, 3, i));
+  assert.deepEqual(
+    parts.map((p) => [p.stages[0].target, p.requests, p.warmupMs]),
+    [
+      [30, 4, 500],
+      [30, 3, 500],
+      [30, 3, 500],
+    ],
+  );
+  const closed: LoadShape = {
+    model: "closed",
+    start: 5,
+    stages: [{ durationMs: 1000, target: 5 }],
+    warmupMs: 0,
+  };
+  assert.deepEqual(
+    [0, 1].map((i) => workerShape(closed, 2, i).stages[0].target),
+    [3, 2],
+  );
+  assert.equal(splitEvenly(7, 3, 0) + splitEvenly(7, 3, 1) + splitEvenly(7, 3, 2), 7);
+  assert.deepEqual(
+    [0, 1, 2].map((i) => workerConnections(2, 3, i)),
+    [1, 1, 1],
+  );
+  assert.deepEqual(workerRows(["a", "b", "c", "d", "e"], 2, 1), ["b", "d"]);
+  assert.equal(workerShape(open, 1, 0), open);
+});
+
+test("the worker count: a whole number, or auto (one per core, at most one per connection)", () => {
+  assert.equal(workerCount(undefined, 4, 8), 1);
+  assert.equal(workerCount("3", 1, 2), 3);
+  assert.equal(workerCount("auto", 4, 2), 2);
+  assert.equal(workerCount("auto", 1, 8), 1);
+  assert.throws(() => workerCount("0", 1, 2), /invalid --workers "0": write a whole number above 0, or auto/);
+});
