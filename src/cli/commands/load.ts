@@ -191,24 +191,7 @@ export const command: Command = {
     if (interrupted.aborted) stop.abort();
     else interrupted.addEventListener("abort", onInterrupt, { once: true });
     const tty = (ctx.stderr as { isTTY?: boolean }).isTTY === true;
-    const level = (n: number) => (shape.model === "open" ? `${n} requests/s` : `${n} callers`);
-    const plan = [
-      shape.warmupMs > 0
-        ? `warmup ${shape.warmupMs / 1000} s at ${level(shape.start || shape.stages[0].target)}`
-        : "",
-      // Bounded by --requests alone: the run's length is theirs, not a stage's.
-      shape.requests !== undefined && one("duration") === undefined && one("stages") === undefined
-        ? `at ${level(shape.start)}`
-        : shape.stages
-            .map((st, i) => {
-              const from = i === 0 ? shape.start : shape.stages[i - 1].target;
-              return `${st.durationMs / 1000} s ${from === st.target ? "at" : "ramping to"} ${level(st.target)}`;
-            })
-            .join(", then "),
-      shape.requests !== undefined ? `${shape.requests} requests at most` : "",
-      connections > 1 ? `over ${connections} connections` : "",
-      workers > 1 ? `in ${workers} worker threads` : "",
-    ].filter((x) => x !== "");
+    const plan = runPlan(shape, one, connections, workers);
     ctx.stderr.write(`load ${label}: ${plan.join("; ")} (Ctrl-C stops and reports)\n`);
     const onProgress = tty
       ? (p: import("../../core/load/generator").LoadProgress) => {
@@ -279,21 +262,7 @@ export const command: Command = {
     }
     if (tty) ctx.stderr.write("\r\x1b[K");
     const { report, result } = run;
-    for (const rep of reporters) {
-      const body =
-        rep.kind === "json"
-          ? `${JSON.stringify(report, null, 2)}\n`
-          : (await import("../../core/load/html-report")).htmlReport(report);
-      const path = resolve(ctx.cwd, rep.file);
-      try {
-        writeFileSync(path, body);
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        throw new ProtocallError(
-          `--reporter ${rep.kind}=${rep.file}: cannot write ${path}: ${code === "ENOENT" ? "no such directory" : (code ?? String(err))}`,
-        );
-      }
-    }
+    await writeReports(reporters, report, ctx);
     await new Promise<void>((done) => ctx.stderr.write(loadSummaryText(report), () => done()));
     if (result.interrupted) return 130;
     return report.thresholds.every((t) => t.passed) ? 0 : 1;
@@ -435,4 +404,55 @@ export async function requestSource(
     source: { kind: "file", text, parsed, filePath: full, request, context, rows },
     label: `${shown}: ${request.name?.text ?? `request at line ${request.range.start.line + 1}`}`,
   };
+}
+
+/** What the run will do, in words (the first line it prints). */
+function runPlan(
+  shape: LoadShape,
+  one: (name: string) => string | undefined,
+  connections: number,
+  workers: number,
+): string[] {
+  const level = (n: number) => (shape.model === "open" ? `${n} requests/s` : `${n} callers`);
+  const plan = [
+    shape.warmupMs > 0
+      ? `warmup ${shape.warmupMs / 1000} s at ${level(shape.start || shape.stages[0].target)}`
+      : "",
+    // Bounded by --requests alone: the run's length is theirs, not a stage's.
+    shape.requests !== undefined && one("duration") === undefined && one("stages") === undefined
+      ? `at ${level(shape.start)}`
+      : shape.stages
+          .map((st, i) => {
+            const from = i === 0 ? shape.start : shape.stages[i - 1].target;
+            return `${st.durationMs / 1000} s ${from === st.target ? "at" : "ramping to"} ${level(st.target)}`;
+          })
+          .join(", then "),
+    shape.requests !== undefined ? `${shape.requests} requests at most` : "",
+    connections > 1 ? `over ${connections} connections` : "",
+    workers > 1 ? `in ${workers} worker threads` : "",
+  ].filter((x) => x !== "");
+  return plan;
+}
+
+/** Writes the `--reporter` files: the JSON report, or the self-contained HTML page. */
+async function writeReports(
+  reporters: { kind: string; file: string }[],
+  report: import("../../core/load/report").LoadReport,
+  ctx: CliContext,
+): Promise<void> {
+  for (const rep of reporters) {
+    const body =
+      rep.kind === "json"
+        ? `${JSON.stringify(report, null, 2)}\n`
+        : (await import("../../core/load/html-report")).htmlReport(report);
+    const path = resolve(ctx.cwd, rep.file);
+    try {
+      writeFileSync(path, body);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new ProtocallError(
+        `--reporter ${rep.kind}=${rep.file}: cannot write ${path}: ${code === "ENOENT" ? "no such directory" : (code ?? String(err))}`,
+      );
+    }
+  }
 }
