@@ -57,9 +57,8 @@ test("the Services view lists the demo services from the workspace build and fro
   await item.waitFor({ state: "visible" });
   await item.click();
   await wb.openView("Services");
-  // Room for the tree: the other two views of the container folded.
-  await collapseView("Webhooks");
-  await collapseView("Deliveries");
+  // Room for the tree: the other views of the container folded.
+  for (const other of ["Webhooks", "Deliveries", "Traffic", "Mock Calls"]) await collapseView(other);
   await wb.screenshot("view-opened");
 
   // Sources: the workspace build (the folder's name) and the configured server.
