@@ -116,8 +116,11 @@ test("Send signs in through the browser and calls with the token; the next Send 
   assert.equal(op.tokenRequests.length, 1, "no second sign-in");
 
   // After a reload (a new extension host), the token comes from the secret storage.
+  // The old page stays on screen until the reload navigates: wait for the new page's load, or the
+  // steps below would act on the old workbench while it goes away.
+  const reloaded = wb.page.waitForEvent("load", { timeout: 60_000 });
   await wb.runCommand("Developer: Reload Window");
-  await wb.page.waitForLoadState();
+  await reloaded;
   await wb.page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
   await wb.openFile("requests/signin.rpc");
   await wb.clickCodeLens("▶ Send", 0);
