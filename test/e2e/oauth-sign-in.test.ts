@@ -15,7 +15,7 @@ import type { Page } from "playwright-core";
 import { type BearerServer, startBearerServer } from "../support/bearer-server";
 import { type CodeServer, copyExamplesWorkspace, repoRoot, startCodeServer } from "../support/code-server";
 import { publicClientId, startOidcProvider, type TestProvider, user } from "../support/oidc-provider";
-import { openWorkbench, poll, type Workbench } from "../support/workbench";
+import { activeEditor, openWorkbench, poll, type Workbench } from "../support/workbench";
 
 const artifacts = join(repoRoot, "test-results/oauth-sign-in");
 let op: TestProvider;
@@ -122,7 +122,24 @@ test("Send signs in through the browser and calls with the token; the next Send 
   await wb.runCommand("Developer: Reload Window");
   await reloaded;
   await wb.page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
-  await wb.openFile("requests/signin.rpc");
+  // The reloaded window restores the response panel's group (empty: the panel is not kept across a
+  // reload), and that group can take the focus after the file is opened: close every group first,
+  // and open the file again while its editor is not the active one.
+  await wb.runCommand("View: Close All Editor Groups");
+  await poll(
+    "the file's Send lens in the active editor",
+    async () => {
+      await wb.openFile("requests/signin.rpc");
+      const lens = activeEditor(wb.page).locator(".codelens-decoration a", { hasText: "▶ Send" }).first();
+      return (await lens
+        .waitFor({ state: "visible", timeout: 10_000 })
+        .then(() => true)
+        .catch(() => false))
+        ? true
+        : undefined;
+    },
+    90_000,
+  );
   await wb.clickCodeLens("▶ Send", 0);
   await poll(
     "the call after the reload",
