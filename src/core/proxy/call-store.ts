@@ -77,6 +77,8 @@ export class CallStore {
     });
     const opened = await RecordLog.open(file, {
       magic: MAGIC,
+      // Calls pass through while earlier ones are being stored: keep the durable writes off the loop.
+      writeOnLoop: false,
       notThis: notAStore(file),
       prune: (log) => {
         if (log.size <= maxBytes) return undefined;
@@ -93,6 +95,11 @@ export class CallStore {
       calls.map(([c]) => c),
       opened.damaged.length,
     );
+  }
+
+  /** How the store's durable writes ran: all in the thread pool (see `writeOnLoop` above). */
+  get writes(): { readonly inline: number; readonly pool: number } {
+    return this.log.writes;
   }
 
   allocateId(): number {

@@ -91,6 +91,25 @@ test("after a slow write the next groups go to the thread pool, and back to the 
   assert.deepEqual(scan(path).ns, [1, 2, 3, 4]);
 });
 
+test("writeOnLoop: false sends every group to the thread pool, however fast the writes are", async () => {
+  const path = file();
+  let pooled = 0;
+  await withWrite(
+    (real, args) => {
+      pooled++;
+      real(...args);
+    },
+    async () => {
+      const { log } = await open(path, { inlineSlowMs: 60_000, writeOnLoop: false });
+      for (let n = 1; n <= 5; n++) await log.append(record(n), n);
+      assert.deepEqual(log.writes, { inline: 0, pool: 5 });
+      assert.ok(pooled >= 5, `${pooled} writes through the pool`);
+      await log.close();
+    },
+  );
+  assert.deepEqual(scan(path).ns, [1, 2, 3, 4, 5]);
+});
+
 test("zeros are written ahead of the records; readers stop at them and close cuts them off", async () => {
   const path = file();
   const { log } = await open(path);
