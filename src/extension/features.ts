@@ -43,6 +43,6 @@ export function createFeatures(ctx: ProtocallContext): Features {
     traffic: new TrafficFeature(ctx),
     mock: new MockFeature(ctx, send),
     agentTools: new AgentToolsFeature(ctx, send.engine),
-    load: new LoadFeature(ctx),
+    load: new LoadFeature(ctx, send),
   };
 }

@@ -2,12 +2,15 @@
 // `protocall load` makes), shaped by the request's `# @load` line or, without one, by the rate and
 // duration asked for; its progress and report go to the load panel (load-panel.ts), whose Stop ends
 // the run and still reports what ran. The command returns the report (tests and other extensions).
+// Its calls resolve and authorize as Send's do: the same session options (workspace schemas,
+// registries) and the same OAuth2 tokens (a sign-in kept from Send serves the load test).
 import { homedir } from "node:os";
 import * as vscode from "vscode";
 import { errorMessage } from "../../core/errors";
 import type { LoadReport } from "../../core/load/report";
 import type { ProtocallContext } from "../context";
 import { workspaceEnvironmentFile } from "../send/environment-status";
+import type { SendFeature } from "../send/send-feature";
 import { resolveSendTarget } from "../send/send-target";
 import { LoadPanel } from "./load-panel";
 
@@ -20,7 +23,14 @@ export interface LoadAnswers {
 export class LoadFeature implements vscode.Disposable {
   private readonly running = new Set<AbortController>();
 
-  constructor(private readonly ctx: ProtocallContext) {
+  /**
+   * `send`: the schemas and the OAuth2 tokens a request is sent with, so a load test resolves and
+   * authorizes its request as Send does.
+   */
+  constructor(
+    private readonly ctx: ProtocallContext,
+    private readonly send: Pick<SendFeature, "engine" | "tokens">,
+  ) {
     ctx.subscriptions.push(this);
   }
 
@@ -118,11 +128,9 @@ export class LoadFeature implements vscode.Disposable {
         maxInFlight,
         env: this.ctx.settings.connectionEnv(),
         homedir: homedir(),
+        tokens: this.send.tokens,
         product: `protocall/${this.ctx.version}`,
-        session: {
-          reflectionTimeoutMs: () => this.ctx.settings.reflectionTimeoutMs(),
-          registries: () => this.ctx.registryAccess(),
-        },
+        session: this.send.engine.sessionOptions(),
         signal: controller.signal,
         progressMs: 500,
         onProgress: (p) => panel.progress(p),

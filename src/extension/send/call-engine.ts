@@ -3,7 +3,7 @@
 // and resolved schemas stay warm, and given the workspace build as its fallback schema source and the
 // registries signed in to (Webhooks view) for `@schema REMOTE/owner/module`.
 import type * as vscode from "vscode";
-import type { CallSession } from "../../core/invoke/call-session";
+import type { CallSession, CallSessionOptions } from "../../core/invoke/call-session";
 import type { ProtocallContext } from "../context";
 import type { WorkspaceSources } from "./workspace-sources";
 
@@ -16,15 +16,23 @@ export class CallEngine implements vscode.Disposable {
     private readonly workspace: WorkspaceSources,
   ) {}
 
+  /**
+   * What every call session of the editor is made with: Send's, and the load test's (which makes its
+   * own, one per connection), so both resolve a request against the same schemas.
+   */
+  sessionOptions(): CallSessionOptions {
+    return {
+      product: `protocall/${this.ctx.version}`,
+      fallbackSources: () => this.workspace.sources(),
+      reflectionTimeoutMs: () => this.ctx.settings.reflectionTimeoutMs(),
+      registries: () => this.ctx.registryAccess(),
+    };
+  }
+
   /** The session, created on first use. */
   session(): Promise<CallSession> {
     this.loading ??= import("../../core/invoke/call-session").then(({ createCallSession }) => {
-      this.current = createCallSession({
-        product: `protocall/${this.ctx.version}`,
-        fallbackSources: () => this.workspace.sources(),
-        reflectionTimeoutMs: () => this.ctx.settings.reflectionTimeoutMs(),
-        registries: () => this.ctx.registryAccess(),
-      });
+      this.current = createCallSession(this.sessionOptions());
       return this.current;
     });
     return this.loading;

@@ -80,8 +80,8 @@ export class SendFeature {
   /** Requests (key and URL) the user confirmed in a restricted workspace. */
   private readonly confirmed = new Set<string>();
   private nextId = 1;
-  /** `--auth` tokens: sign-ins through the browser, kept in the secret storage. */
-  private readonly tokens: BearerTokens;
+  /** `--auth` tokens: sign-ins through the browser, kept in the secret storage (the load test's too). */
+  readonly tokens: BearerTokens;
 
   constructor(private readonly ctx: ProtocallContext) {
     this.tokens = editorTokens(ctx);
