@@ -30,7 +30,15 @@ export interface TokenInteraction {
 /** Where tokens outlive the process: the opt-in cache file (token-cache-file.ts), the editor's secrets. */
 export interface TokenStore {
   get(key: string): Promise<StoredToken | undefined>;
-  set(key: string, token: StoredToken): Promise<void>;
+  /** `about`: whose token it is, for a person (`signInLabel`), e.g. in a list of kept sign-ins. */
+  set(key: string, token: StoredToken, about: string): Promise<void>;
+}
+
+/** Whose token a spec gets, for a person: the provider, the client and the grant (never a secret). */
+export function signInLabel(spec: AuthSpec): string {
+  const provider = spec.issuer ?? spec.tokenUrl ?? "the provider";
+  const who = spec.username ? `${spec.username} with ${spec.clientId}` : spec.clientId;
+  return `${provider} · ${who} (${spec.grant.replaceAll("_", " ")})`;
 }
 
 export interface StoredToken {
@@ -144,7 +152,7 @@ class TokenSource {
       }
     }
     token ??= await this.grant(ctx, this.spec.grant, refreshToken);
-    for (const store of stores) await store.set(key, token);
+    for (const store of stores) await store.set(key, token, signInLabel(this.spec));
     return token;
   }
 

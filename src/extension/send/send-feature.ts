@@ -33,7 +33,7 @@ import type { CopyFormat, SendApi, SendOutcome } from "./api";
 import { CallEngine } from "./call-engine";
 import { CapturedValues } from "./captured-values";
 import { createEnvironmentStatus, type EnvironmentStatus } from "./environment-status";
-import { editorTokens } from "./oauth-sign-in";
+import { editorTokens, signOutOAuth } from "./oauth-sign-in";
 import { preparedProblems, prepareTarget, restrictedProblem } from "./prepare";
 import { ResponseHistory } from "./response-history";
 import { requestKey, resolveSendTarget, type SendTarget } from "./send-target";
@@ -181,6 +181,11 @@ export class SendFeature {
     if (!this.history.panel.reveal()) {
       void vscode.window.showInformationMessage("Protocall: no response yet. Send a request first.");
     }
+  }
+
+  /** protocall.oauth.signOut: removes kept OAuth2 sign-ins (chosen, or "all"); how many. */
+  signOutOAuth(which?: unknown): Promise<number> {
+    return signOutOAuth(this.ctx, which);
   }
 
   /** Schemas change with the workspace's .proto files and the settings: drop what is cached. */
