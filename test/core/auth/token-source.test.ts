@@ -43,6 +43,19 @@ beforeEach(() => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("OAuth2 token source", { timeout: 120_000 }, () => {
+  test("a token given to a store says whose it is (provider, client, grant), never a secret", async () => {
+    const spec = `oauth2 client_credentials issuer=${op.issuer} client-id=${clientId} client-secret=${clientSecret}`;
+    const stored: string[] = [];
+    const store = {
+      get: async () => undefined,
+      set: async (_k: string, _t: unknown, about: string) => {
+        stored.push(about);
+      },
+    };
+    await get(spec, { store });
+    assert.deepEqual(stored, [`${op.issuer} · ${clientId} (client credentials)`]);
+  });
+
   test("client_credentials through discovery: fetched once, kept, renewed before it expires", async () => {
     const spec = `oauth2 client_credentials issuer=${op.issuer} client-id=${clientId} client-secret=${clientSecret}`;
     const first = await get(spec);
