@@ -1,6 +1,6 @@
 // A client nobody here wrote gets the answers the stubs say: grpc-go (Debian's golang-google-grpc-dev)
 // runs the gRPC interop test cases (test/support/interop/grpc-go-client/main.go, built by
-// scripts/build-interop-client.sh) against `protocall mock` serving the interop schema with stubs
+// scripts/build-interop.sh) against `protocall mock` serving the interop schema with stubs
 // that answer as an interop server would: all four streaming shapes, an error status, and request
 // metadata echoed into response headers and trailers.
 import assert from "node:assert/strict";
@@ -109,11 +109,7 @@ test("a grpc-go client passes the interop test cases against stubs: every stream
   timeout: 300_000,
 }, async () => {
   const build = await buildInteropServers();
-  const client = await runProcess("bash", [join(repoRoot, "scripts/build-interop-client.sh")], {
-    timeoutMs: 10 * 60_000,
-  });
-  assert.equal(client.code, 0, client.stderr);
-  const goClient = join(client.stdout.trim().split("\n").pop() ?? "", "grpc-go-interop-client");
+  const goClient = build.goClient;
   const dir = mkdtempSync(join(tmpdir(), "protocall-mock-go-"));
   writeFileSync(join(dir, "interop.rpc"), stubs);
   const mock = await startCliServer(["mock", dir, "--schema", build.descriptorSet, "--no-watch"], {}, 60_000);

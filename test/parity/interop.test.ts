@@ -1,7 +1,7 @@
 // Parity with `buf curl` against servers nobody on this project wrote: the gRPC interop TestService on
 // grpc-go (with its reflection service) and on grpc Python (C-core; no reflection in Debian, so the
 // schema is a descriptor set of the same protos), built from Debian's packages by
-// scripts/build-interop-servers.sh. Every interop test case that curl flags can express runs through
+// scripts/build-interop.sh. Every interop test case that curl flags can express runs through
 // both tools, over h2c and TLS, and must give the same stdout, exit code and error JSON. The servers
 // speak gRPC only (neither grpc-go nor grpc Python serves gRPC-Web or Connect).
 //

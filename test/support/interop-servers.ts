@@ -1,6 +1,6 @@
-// Third-party gRPC servers for the interop parity tests: the gRPC interop TestService on grpc-go (with
-// grpc-go's reflection service) and on grpc Python (C-core, no reflection), built from Debian packages
-// by scripts/build-interop-servers.sh (once; the script caches by a hash of its inputs). Each server
+// Third-party gRPC peers for the interop tests: the gRPC interop TestService on grpc-go (with grpc-go's
+// reflection service) and on grpc Python (C-core, no reflection), and grpc-go's interop client, built
+// from Debian packages by scripts/build-interop.sh (once; the script caches by a hash of its inputs). Each server
 // process listens on two ephemeral loopback ports, plain text and TLS (the test PKI's server
 // certificate), and stops when its stdin closes or when it is killed.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
@@ -11,6 +11,8 @@ import type { TestPki } from "./tls";
 export interface InteropBuild {
   /** The grpc-go server executable. */
   goServer: string;
+  /** The grpc-go interop client executable. */
+  goClient: string;
   /** The directory holding the Python modules generated from grpc/testing/*.proto. */
   pythonGenerated: string;
   /** A descriptor set of grpc/testing/{empty,messages,test}.proto, for --schema. */
@@ -22,15 +24,16 @@ let build: Promise<InteropBuild> | undefined;
 /** Builds the servers (or finds the cached build); once per process. */
 export function buildInteropServers(): Promise<InteropBuild> {
   build ??= (async () => {
-    const r = await runProcess("bash", [join(repoRoot, "scripts/build-interop-servers.sh")], {
+    const r = await runProcess("bash", [join(repoRoot, "scripts/build-interop.sh")], {
       timeoutMs: 15 * 60_000,
     });
     const dir = r.stdout.trim().split("\n").pop() ?? "";
     if (r.code !== 0 || !dir) {
-      throw new Error(`scripts/build-interop-servers.sh failed (exit ${r.code}):\n${r.stderr}${r.stdout}`);
+      throw new Error(`scripts/build-interop.sh failed (exit ${r.code}):\n${r.stderr}${r.stdout}`);
     }
     return {
       goServer: join(dir, "grpc-go-interop-server"),
+      goClient: join(dir, "grpc-go-interop-client"),
       pythonGenerated: join(dir, "python"),
       descriptorSet: join(dir, "interop.binpb"),
     };
