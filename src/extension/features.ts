@@ -10,6 +10,7 @@ import { MockFeature } from "./mock/mock-feature";
 import { RequestFilesFeature } from "./request-files/request-files-feature";
 import { SendFeature } from "./send/send-feature";
 import { ServicesFeature } from "./services/services-feature";
+import { closeStalePanels } from "./stale-panels";
 import { TestsFeature } from "./test-explorer/tests-feature";
 import { TrafficFeature } from "./traffic/traffic-feature";
 import { WebhooksFeature } from "./webhooks/webhooks-feature";
@@ -30,6 +31,7 @@ export interface Features {
 }
 
 export function createFeatures(ctx: ProtocallContext): Features {
+  closeStalePanels(ctx.subscriptions);
   const send = new SendFeature(ctx);
   return {
     ctx,
