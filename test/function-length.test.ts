@@ -21,7 +21,6 @@ const generated = join(root, "gen");
 const allowed: Record<string, number> = {
   "src/core/invoke/call-session.ts: createCallSession": 216,
   "src/core/invoke/pipeline.ts: runPipeline": 174,
-  "src/core/rpcfile/parse.ts: parseBody": 151,
   "src/core/schema/reflection-client.ts: createReflectionSource": 211,
   "src/core/schema/resolver.ts: createResolver": 188,
   "src/core/registry-emulator/webhook-api.ts: registerWebhookApi": 199,

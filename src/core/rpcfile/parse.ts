@@ -513,6 +513,48 @@ function parseHeader(l: Line, req: RpcRequest, out: RpcFile): void {
  * JSON.parse unless it holds `{{...}}` references, which are checked after they are resolved), file
  * includes (`< path`) and comment lines between documents.
  */
+/**
+ * A body line outside any JSON document that is not the start of one: blank, an include (`< ./path`),
+ * a comment, or an assertion written as `??` (told where assertions go). Undefined: a document starts.
+ */
+function lineBetweenDocuments(l: Line, req: RpcRequest, out: RpcFile): "include" | "other" | undefined {
+  const s = l.text;
+  if (isBlank(s)) return "other";
+  const trimmed = s.trimStart();
+  const lead = s.length - trimmed.length;
+  if (/^<(\s|$)/.test(trimmed)) {
+    const path = trimmed.slice(1).trim();
+    const pathStart = s.indexOf(path, lead + 1);
+    const whole = range(l.line, lead, l.line, s.trimEnd().length);
+    if (path === "") {
+      diag(out, "error", "an include line names a file: write `< ./path.json`", whole, "missing-path");
+    } else {
+      req.body.push({
+        kind: "include",
+        path: token(l, pathStart, pathStart + path.length),
+        range: whole,
+      });
+    }
+    return "include";
+  }
+  if (isComment(s)) {
+    req.comments.push(commentToken(l));
+    misplacedCheck(l, out);
+    return "other";
+  }
+  if (trimmed.startsWith("??")) {
+    diag(
+      out,
+      "error",
+      "assertions are request options: write `# @assert <path> <operator> <value>` (such as # @assert status == ok) before the request line",
+      range(l.line, lead, l.line, s.trimEnd().length),
+      "misplaced-assertion",
+    );
+    return "other";
+  }
+  return undefined;
+}
+
 function parseBody(lines: Line[], req: RpcRequest, out: RpcFile): void {
   let depth = 0;
   let open: { start: Position; parts: string[]; scalar: boolean } | undefined;
@@ -533,42 +575,13 @@ function parseBody(lines: Line[], req: RpcRequest, out: RpcFile): void {
   for (const l of lines) {
     const s = l.text;
     if (!open) {
-      if (isBlank(s)) continue;
-      const trimmed = s.trimStart();
-      const lead = s.length - trimmed.length;
-      if (/^<(\s|$)/.test(trimmed)) {
-        const path = trimmed.slice(1).trim();
-        const pathStart = s.indexOf(path, lead + 1);
-        const whole = range(l.line, lead, l.line, s.trimEnd().length);
-        if (path === "") {
-          diag(out, "error", "an include line names a file: write `< ./path.json`", whole, "missing-path");
-        } else {
-          req.body.push({
-            kind: "include",
-            path: token(l, pathStart, pathStart + path.length),
-            range: whole,
-          });
-        }
+      const kind = lineBetweenDocuments(l, req, out);
+      if (kind === "include") {
         if (firstLine < 0) firstLine = l.line;
         lastLine = l.line;
         lastEnd = s.trimEnd().length;
-        continue;
       }
-      if (isComment(s)) {
-        req.comments.push(commentToken(l));
-        misplacedCheck(l, out);
-        continue;
-      }
-      if (trimmed.startsWith("??")) {
-        diag(
-          out,
-          "error",
-          "assertions are request options: write `# @assert <path> <operator> <value>` (such as # @assert status == ok) before the request line",
-          range(l.line, lead, l.line, s.trimEnd().length),
-          "misplaced-assertion",
-        );
-        continue;
-      }
+      if (kind) continue;
     }
     if (firstLine < 0) firstLine = l.line;
     let inString = false;
