@@ -129,44 +129,7 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
       ? await bound(p.connections.transport(connection, log, target.splitHeader), "connecting")
       : undefined;
 
-    // Schema sources, in the one order (resolution-order.ts): reflection unless --schema without
-    // --reflect, then each --schema, then (without --schema) the front end's workspace sources.
-    const steps = schemaResolutionOrder(o, { workspace: (p.fallbackSources?.length ?? 0) > 0 });
-    const fallback = steps.some((s) => s.kind === "workspace") ? (p.fallbackSources ?? []) : [];
-    const settings: ResolverSettings = { ...target.schema, fallbackSources: fallback.length };
-    const reflects = target.schema.reflection !== undefined && transport !== undefined;
-    const open = async (sourceLog: VerboseLog): Promise<Resolver> => {
-      const sources: SchemaSource[] = [];
-      for (const step of steps) {
-        if (step.kind === "reflection") {
-          if (!reflects || !target.schema.reflection || !transport) continue;
-          sources.push(
-            await reflectionSource(target.schema.reflection, transport, {
-              log: (line) => sourceLog.line(line),
-              timeoutMs: p.reflectionTimeoutMs,
-              signal: p.connections.exclusive ? bounds.signal : undefined,
-            }),
-          );
-        } else if (step.kind === "schema") {
-          const { openSchema } = await import("../schema/open-schema");
-          sources.push(
-            await openSchema(step.spec, {
-              cwd: io.cwd,
-              stdin: io.stdin,
-              // A registry module's registry is reached through the call's --proxy as well.
-              env: o.proxy ? withProxyOverride(io.env, { proxy: o.proxy }) : io.env,
-              signal: p.connections.exclusive ? bounds.signal : undefined,
-              // A registry module's registry is trusted as the call's server is.
-              cacert: o.cacert,
-              registryTokens: p.registries?.tokens,
-              registryCas: p.registries?.cas,
-            }),
-          );
-        } else for (const s of fallback) sources.push(borrowed(s));
-      }
-      const { createResolver } = await import("../schema/resolver");
-      return createResolver(sources);
-    };
+    const { settings, reflects, open } = schemaSources(o, io, p, target, transport, bounds.signal);
     let resolver = p.connections.resolver(settings, reflects ? connection : undefined, log, open);
     res = await bound(resolver.ready, "loading the schema");
 
@@ -281,6 +244,58 @@ export async function runPipeline(o: CurlOptions, io: InputIo, p: PipelineOption
     bounds.dispose();
     await p.connections.end(failed);
   }
+}
+
+/**
+ * The call's schema sources, in the one order (resolution-order.ts): reflection unless --schema
+ * without --reflect, then each --schema, then (without --schema) the front end's workspace sources.
+ * `open` makes the resolver over them (the connections keep it for the settings it is made from).
+ */
+function schemaSources(
+  o: CurlOptions,
+  io: InputIo,
+  p: PipelineOptions,
+  target: CallTarget,
+  transport: CurlTransport | undefined,
+  signal: AbortSignal,
+): { settings: ResolverSettings; reflects: boolean; open: (sourceLog: VerboseLog) => Promise<Resolver> } {
+  const steps = schemaResolutionOrder(o, { workspace: (p.fallbackSources?.length ?? 0) > 0 });
+  const fallback = steps.some((s) => s.kind === "workspace") ? (p.fallbackSources ?? []) : [];
+  const settings: ResolverSettings = { ...target.schema, fallbackSources: fallback.length };
+  const reflects = target.schema.reflection !== undefined && transport !== undefined;
+  const open = async (sourceLog: VerboseLog): Promise<Resolver> => {
+    const sources: SchemaSource[] = [];
+    for (const step of steps) {
+      if (step.kind === "reflection") {
+        if (!reflects || !target.schema.reflection || !transport) continue;
+        sources.push(
+          await reflectionSource(target.schema.reflection, transport, {
+            log: (line) => sourceLog.line(line),
+            timeoutMs: p.reflectionTimeoutMs,
+            signal: p.connections.exclusive ? signal : undefined,
+          }),
+        );
+      } else if (step.kind === "schema") {
+        const { openSchema } = await import("../schema/open-schema");
+        sources.push(
+          await openSchema(step.spec, {
+            cwd: io.cwd,
+            stdin: io.stdin,
+            // A registry module's registry is reached through the call's --proxy as well.
+            env: o.proxy ? withProxyOverride(io.env, { proxy: o.proxy }) : io.env,
+            signal: p.connections.exclusive ? signal : undefined,
+            // A registry module's registry is trusted as the call's server is.
+            cacert: o.cacert,
+            registryTokens: p.registries?.tokens,
+            registryCas: p.registries?.cas,
+          }),
+        );
+      } else for (const s of fallback) sources.push(borrowed(s));
+    }
+    const { createResolver } = await import("../schema/resolver");
+    return createResolver(sources);
+  };
+  return { settings, reflects, open };
 }
 
 /** Where the request messages come from, as errors about them name it. */
