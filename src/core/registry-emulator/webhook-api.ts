@@ -38,56 +38,36 @@ export interface WebhookApiContext {
 }
 
 export function registerWebhookApi(router: ConnectRouter, api: WebhookApiContext): void {
+  registerWebhookService(router, api);
+  // `buf registry login` checks the token with this call before writing ~/.netrc.
+  router.service(AuthnService, {
+    getCurrentUser(_req, ctx) {
+      const user = api.caller(ctx);
+      const epoch = timestampFromDate(new Date(0));
+      return {
+        user: { id: ownerIdFor(user.name), username: user.name, createTime: epoch, updateTime: epoch },
+      };
+    },
+  });
+
+  registerRegistryService(router, api);
+}
+
+/** WebhookService: Create, List (paged) and Delete, with the registry's rules. */
+function registerWebhookService(router: ConnectRouter, api: WebhookApiContext): void {
   const { state, access, log } = api;
-
-  function findRepository(owner: string, name: string): ModuleData {
-    if (!owner || !name) {
-      throw new ConnectError("owner_name and repository_name are required", Code.InvalidArgument);
-    }
-    const module = state.module(owner, name);
-    if (!module) throw new ConnectError(`repository ${owner}/${name} does not exist`, Code.NotFound);
-    return module;
-  }
-
-  function requireAdmin(user: RegistryUser, module: ModuleData): void {
-    if (access.roleOn(user, module) !== "admin") {
-      throw new ConnectError(
-        `user ${user.name} does not have the Admin role on repository ${module.owner}/${module.name}`,
-        Code.PermissionDenied,
-      );
-    }
-  }
-
-  function requireEnabled(): void {
-    if (!api.enabled) {
-      throw new ConnectError("webhooks are disabled on this instance", Code.FailedPrecondition);
-    }
-  }
-
-  function toWebhook(w: StoredWebhook): Webhook {
-    return create(WebhookSchema, {
-      event: w.event,
-      webhookId: w.webhookId,
-      createTime: timestampFromDate(new Date(w.createTime)),
-      updateTime: timestampFromDate(new Date(w.updateTime)),
-      repositoryName: w.repository,
-      ownerName: w.owner,
-      callbackUrl: w.callbackUrl,
-    });
-  }
-
   router.service(WebhookService, {
     async createWebhook(req, ctx) {
       const user = api.caller(ctx);
-      requireEnabled();
+      requireEnabled(api);
       if (req.webhookEvent !== WebhookEvent.REPOSITORY_PUSH) {
         throw new ConnectError(
           "webhook_event must be WEBHOOK_EVENT_REPOSITORY_PUSH, the only event",
           Code.InvalidArgument,
         );
       }
-      const repo = findRepository(req.ownerName, req.repositoryName);
-      requireAdmin(user, repo);
+      const repo = findRepository(api, req.ownerName, req.repositoryName);
+      requireAdmin(api, user, repo);
       const problems = callbackUrlProblems(req.callbackUrl, api.prefix);
       if (problems.length) throw new ConnectError(problems.join("; "), Code.InvalidArgument);
       if (
@@ -118,7 +98,7 @@ export function registerWebhookApi(router: ConnectRouter, api: WebhookApiContext
     },
     async listWebhooks(req, ctx) {
       const user = api.caller(ctx);
-      requireEnabled();
+      requireEnabled(api);
       let all: StoredWebhook[];
       if (req.ownerName && !req.repositoryName) {
         // Emulator extension: the owner's webhooks across the repositories the caller administers.
@@ -128,8 +108,8 @@ export function registerWebhookApi(router: ConnectRouter, api: WebhookApiContext
           return m !== undefined && access.roleOn(user, m) === "admin";
         });
       } else {
-        const repo = findRepository(req.ownerName, req.repositoryName);
-        requireAdmin(user, repo);
+        const repo = findRepository(api, req.ownerName, req.repositoryName);
+        requireAdmin(api, user, repo);
         all = state.webhooks.filter((w) => w.owner === repo.owner && w.repository === repo.name);
       }
       let start = 0;
@@ -148,32 +128,25 @@ export function registerWebhookApi(router: ConnectRouter, api: WebhookApiContext
     },
     async deleteWebhook(req, ctx) {
       const user = api.caller(ctx);
-      requireEnabled();
+      requireEnabled(api);
       if (!req.webhookId) throw new ConnectError("webhook_id is required", Code.InvalidArgument);
       const w = state.webhooks.find((x) => x.webhookId === req.webhookId);
       if (!w) throw new ConnectError(`webhook ${req.webhookId} does not exist`, Code.NotFound);
-      requireAdmin(user, findRepository(w.owner, w.repository));
+      requireAdmin(api, user, findRepository(api, w.owner, w.repository));
       await persist(state.commit([{ t: "webhook-deleted", webhookId: w.webhookId }]));
       log?.(`DeleteWebhook ${w.webhookId} of ${w.owner}/${w.repository} by ${user.name}`);
       return {};
     },
   });
+}
 
-  // `buf registry login` checks the token with this call before writing ~/.netrc.
-  router.service(AuthnService, {
-    getCurrentUser(_req, ctx) {
-      const user = api.caller(ctx);
-      const epoch = timestampFromDate(new Date(0));
-      return {
-        user: { id: ownerIdFor(user.name), username: user.name, createTime: epoch, updateTime: epoch },
-      };
-    },
-  });
-
+/** protocall.registry.v1.RegistryService: Push (a commit without content) and ListDeliveries. */
+function registerRegistryService(router: ConnectRouter, api: WebhookApiContext): void {
+  const { state, access, log } = api;
   router.service(RegistryService, {
     async push(req, ctx) {
       const user = api.caller(ctx);
-      const repo = findRepository(req.ownerName, req.repositoryName);
+      const repo = findRepository(api, req.ownerName, req.repositoryName);
       if (!access.roleOn(user, repo)) {
         throw new ConnectError(
           `user ${user.name} is neither a member nor an Admin of repository ${repo.owner}/${repo.name}: add "${user.name}" to its "members" in the registry config`,
@@ -234,5 +207,41 @@ export function registerWebhookApi(router: ConnectRouter, api: WebhookApiContext
         );
       return { deliveries };
     },
+  });
+}
+
+function findRepository({ state }: WebhookApiContext, owner: string, name: string): ModuleData {
+  if (!owner || !name) {
+    throw new ConnectError("owner_name and repository_name are required", Code.InvalidArgument);
+  }
+  const module = state.module(owner, name);
+  if (!module) throw new ConnectError(`repository ${owner}/${name} does not exist`, Code.NotFound);
+  return module;
+}
+
+function requireAdmin({ access }: WebhookApiContext, user: RegistryUser, module: ModuleData): void {
+  if (access.roleOn(user, module) !== "admin") {
+    throw new ConnectError(
+      `user ${user.name} does not have the Admin role on repository ${module.owner}/${module.name}`,
+      Code.PermissionDenied,
+    );
+  }
+}
+
+function requireEnabled(api: WebhookApiContext): void {
+  if (!api.enabled) {
+    throw new ConnectError("webhooks are disabled on this instance", Code.FailedPrecondition);
+  }
+}
+
+function toWebhook(w: StoredWebhook): Webhook {
+  return create(WebhookSchema, {
+    event: w.event,
+    webhookId: w.webhookId,
+    createTime: timestampFromDate(new Date(w.createTime)),
+    updateTime: timestampFromDate(new Date(w.updateTime)),
+    repositoryName: w.repository,
+    ownerName: w.owner,
+    callbackUrl: w.callbackUrl,
   });
 }
