@@ -82,38 +82,7 @@ export function startLanguageServer(connection: Connection): void {
       }, debounceMs),
     );
   };
-  // Compiler errors of the workspace build go to the .proto files they are about.
-  let protoUris = new Set<string>();
-  let compilerRound = 0;
-  const publishCompilerErrors = async () => {
-    const round = ++compilerRound;
-    const errors = await store.compilerErrors();
-    if (round !== compilerRound) return;
-    const byUri = new Map<string, Diagnostic[]>();
-    for (const e of errors) {
-      for (const d of e.diagnostics) {
-        const uri = pathToFileURL(isAbsolute(d.file) ? d.file : resolve(d.file)).href;
-        const line = Math.max(d.line - 1, 0);
-        const character = Math.max(d.column - 1, 0);
-        const end =
-          d.endLine !== undefined && d.endColumn !== undefined
-            ? { line: d.endLine - 1, character: d.endColumn - 1 }
-            : { line, character: character + 1 };
-        const list = byUri.get(uri) ?? [];
-        list.push({
-          range: { start: { line, character }, end },
-          severity: DiagnosticSeverity.Error,
-          message: d.message,
-          source: "buf",
-        });
-        byUri.set(uri, list);
-      }
-    }
-    for (const uri of protoUris)
-      if (!byUri.has(uri)) void connection.sendDiagnostics({ uri, diagnostics: [] });
-    for (const [uri, diagnostics] of byUri) void connection.sendDiagnostics({ uri, diagnostics });
-    protoUris = new Set(byUri.keys());
-  };
+  const publishCompilerErrors = compilerErrorPublisher(connection, store);
   const checkAll = () => {
     analyzer.reset();
     for (const doc of documents.all()) check(doc);
@@ -214,6 +183,65 @@ export function startLanguageServer(connection: Connection): void {
     void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
   });
 
+  registerDocumentRequests(connection, documents, analyzer, store, log, completionOptions);
+
+  connection.onShutdown(async () => {
+    for (const t of timers.values()) clearTimeout(t);
+    await store.close();
+  });
+
+  documents.listen(connection);
+  connection.listen();
+}
+
+/**
+ * Compiler errors of the workspace build go to the .proto files they are about; a file whose errors
+ * are gone is cleared. Returns the function that publishes the latest build's (an older build's
+ * results, arriving late, are dropped).
+ */
+function compilerErrorPublisher(connection: Connection, store: SchemaStore): () => Promise<void> {
+  let protoUris = new Set<string>();
+  let compilerRound = 0;
+  return async () => {
+    const round = ++compilerRound;
+    const errors = await store.compilerErrors();
+    if (round !== compilerRound) return;
+    const byUri = new Map<string, Diagnostic[]>();
+    for (const e of errors) {
+      for (const d of e.diagnostics) {
+        const uri = pathToFileURL(isAbsolute(d.file) ? d.file : resolve(d.file)).href;
+        const line = Math.max(d.line - 1, 0);
+        const character = Math.max(d.column - 1, 0);
+        const end =
+          d.endLine !== undefined && d.endColumn !== undefined
+            ? { line: d.endLine - 1, character: d.endColumn - 1 }
+            : { line, character: character + 1 };
+        const list = byUri.get(uri) ?? [];
+        list.push({
+          range: { start: { line, character }, end },
+          severity: DiagnosticSeverity.Error,
+          message: d.message,
+          source: "buf",
+        });
+        byUri.set(uri, list);
+      }
+    }
+    for (const uri of protoUris)
+      if (!byUri.has(uri)) void connection.sendDiagnostics({ uri, diagnostics: [] });
+    for (const [uri, diagnostics] of byUri) void connection.sendDiagnostics({ uri, diagnostics });
+    protoUris = new Set(byUri.keys());
+  };
+}
+
+/** The requests about one open document: hover, completion, quick fixes, code lenses, symbols. */
+function registerDocumentRequests(
+  connection: Connection,
+  documents: TextDocuments<TextDocument>,
+  analyzer: Analyzer,
+  store: SchemaStore,
+  log: (line: string) => void,
+  completionOptions: { editRangeDefault: boolean },
+): void {
   connection.onHover(async (params) => {
     const doc = documents.get(params.textDocument.uri);
     if (!doc) return null;
@@ -247,12 +275,4 @@ export function startLanguageServer(connection: Connection): void {
     const doc = documents.get(params.textDocument.uri);
     return doc ? documentSymbols(analyzer.get(doc).file) : [];
   });
-
-  connection.onShutdown(async () => {
-    for (const t of timers.values()) clearTimeout(t);
-    await store.close();
-  });
-
-  documents.listen(connection);
-  connection.listen();
 }
