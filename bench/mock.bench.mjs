@@ -8,10 +8,12 @@
 //   2. added latency: 1,000 calls/s at a fixed pace, the two servers taking turns in short windows
 //      (A B B A …) so the machine's noise falls on both alike; pooled p50 and p99 per server, the median
 //      of the per-window p99 differences, the floor's own window-to-window p99 spread, and each server
-//      process's CPU time per call (/proc/PID/stat: steady where latency is not).
+//      process's CPU time per call (/proc/PID/stat: steady where latency is not). With --control a
+//      second bare server takes turns as well, to show what the method reads for no difference.
 //   3. start-up with the google-proto-files descriptor set (about 83 MB): time to the printed URL and
 //      the peak resident memory of the mock process (--skip-large to leave it out).
-// Usage: node bench/mock.bench.mjs [--seconds N] [--rounds N] [--windows N] [--window-seconds N] [--skip-large]   (builds dist/cli.js when missing)
+// Usage: node bench/mock.bench.mjs [--seconds N] [--rounds N] [--windows N] [--window-seconds N]
+//                                   [--control] [--cli FILE] [--skip-large]   (builds dist/cli.js when missing)
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http2 from "node:http2";
@@ -23,7 +25,15 @@ import * as esbuild from "esbuild";
 import { bufBinary, ensureLargeSchemaSet } from "./lib/large-set.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const cli = join(root, "dist/cli.js");
+const argText = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+// --cli FILE: another build of protocall to measure (to compare a change with what came before).
+const cli = resolve(argText("--cli", join(root, "dist/cli.js")));
+// --control: a second bare server takes its turns too; its p99 "added" to the first's is what the
+// method reads for two identical servers, the noise a real difference must stand above.
+const CONTROL = process.argv.includes("--control");
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
@@ -146,9 +156,9 @@ async function latencyWindow(target, rate, seconds) {
 /**
  * Added latency that survives a noisy machine: the servers take turns in short windows (A B B A …, each
  * on its own warmed connection), so that the machine's slow moments fall on both alike. Per server:
- * the pooled p50 and p99 and the CPU time per call; between them, the median over window pairs of the
- * p99 difference. The floor's own spread (its per-window p99, and the difference between its two
- * windows of a pair when A B B A puts them side by side) says how much of a difference is noise.
+ * the pooled p50 and p99 and the CPU time per call; against the first, the median over windows of the
+ * p99 difference. The floor's own spread (its per-window p99, how far it moves from one of its
+ * windows to the next, and with --control an identical server's "added" p99) says what is noise.
  */
 async function interleavedLatency(targets, windows, windowSeconds, rate = 1000) {
   for (const t of targets) {
@@ -227,17 +237,19 @@ try {
     `| protocall mock, generated demo.v1.Everything | ${fmt(median(rates.generated))} | ${(median(rates.generated) / floor).toFixed(2)} |`,
   );
 
-  const [lb, lm] = await interleavedLatency(
+  const control = CONTROL ? await serve(process.execPath, [bareJs]) : undefined;
+  const [lb, lm, lc] = await interleavedLatency(
     [
       { ...bare, path: greet, payload: body },
       { ...mock, path: greet, payload: body },
+      ...(control ? [{ ...control, path: greet, payload: body }] : []),
     ],
     WINDOWS,
     WINDOW_SECONDS,
   );
-  const diffs = lm.windowP99.map((p, i) => p - lb.windowP99[i]);
+  const addedP99 = (l) => median(l.windowP99.map((p, i) => p - lb.windowP99[i]));
   console.log(
-    `\nLatency at 1,000 calls/s, the two servers taking turns in ${WINDOWS} windows of ${WINDOW_SECONDS} s each (ms; CPU from /proc/PID/stat):\n`,
+    `\nLatency at 1,000 calls/s, the servers taking turns in ${WINDOWS} windows of ${WINDOW_SECONDS} s each (ms; CPU from /proc/PID/stat):\n`,
   );
   console.log("| server | p50 | p99 | per-window p99 (min / median / max) | CPU per call (µs) |");
   console.log("|---|---:|---:|---:|---:|");
@@ -247,14 +259,21 @@ try {
     );
   row("bare connect-node", lb);
   row("protocall mock, stub", lm);
+  if (lc) row("bare connect-node again (control)", lc);
   console.log(
-    `\np99 added by the mock: ${median(diffs).toFixed(2)} ms (median of the ${WINDOWS} per-window differences; pooled ${(lm.p99 - lb.p99).toFixed(2)} ms); p50 added ${(lm.p50 - lb.p50).toFixed(2)} ms; CPU per call ${(lm.cpuUsPerCall / lb.cpuUsPerCall).toFixed(2)}× the floor's`,
+    `\np99 added by the mock: ${addedP99(lm).toFixed(2)} ms (median of the ${WINDOWS} per-window differences; pooled ${(lm.p99 - lb.p99).toFixed(2)} ms); p50 added ${(lm.p50 - lb.p50).toFixed(2)} ms; CPU per call ${(lm.cpuUsPerCall / lb.cpuUsPerCall).toFixed(2)}× the floor's`,
   );
+  if (lc) {
+    console.log(
+      `p99 "added" by an identical bare server (the method's noise): ${addedP99(lc).toFixed(2)} ms (pooled ${(lc.p99 - lb.p99).toFixed(2)} ms); CPU per call ${(lc.cpuUsPerCall / lb.cpuUsPerCall).toFixed(2)}×`,
+    );
+  }
   // The noise: the floor against itself, window to window (the same server, seconds apart).
   const floorSteps = lb.windowP99.slice(1).map((p, i) => Math.abs(p - lb.windowP99[i]));
   console.log(
     `The floor's own p99 moves ${median(floorSteps).toFixed(2)} ms from one window to the next (median; max ${Math.max(...floorSteps).toFixed(2)} ms)`,
   );
+  await control?.stop();
   await Promise.all([bare.stop(), mock.stop()]);
 
   if (!process.argv.includes("--skip-large")) {
