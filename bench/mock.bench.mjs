@@ -165,13 +165,14 @@ async function interleavedLatency(targets, windows, windowSeconds, rate = 1000) 
     t.session = http2.connect(t.url);
     for (let i = 0; i < 500; i++) await call(t.session, t.path, t.payload);
   }
-  const per = targets.map(() => ({ times: [], windowP99: [], cpuMs: 0, calls: 0 }));
+  const per = targets.map(() => ({ times: [], windowP99: [], windowCpu: [], cpuMs: 0, calls: 0 }));
   for (let w = 0; w < windows; w++) {
     const order = w % 2 === 0 ? targets.map((_, i) => i) : targets.map((_, i) => targets.length - 1 - i);
     for (const i of order) {
       const r = await latencyWindow(targets[i], rate, windowSeconds);
       r.times.sort((a, b) => a - b);
       per[i].windowP99.push(quantile(r.times, 0.99));
+      per[i].windowCpu.push(r.cpuMs / r.calls);
       for (const t of r.times) per[i].times.push(t);
       per[i].cpuMs += r.cpuMs;
       per[i].calls += r.calls;
@@ -184,6 +185,7 @@ async function interleavedLatency(targets, windows, windowSeconds, rate = 1000) 
       p50: quantile(p.times, 0.5),
       p99: quantile(p.times, 0.99),
       windowP99: p.windowP99,
+      windowCpu: p.windowCpu,
       cpuUsPerCall: (p.cpuMs * 1000) / p.calls,
     };
   });
@@ -217,11 +219,15 @@ try {
     "--quiet",
   ]);
   const greet = "/demo.v1.GreetService/Greet";
-  const rates = { bare: [], stub: [], generated: [] };
+  // The control takes the same throughput rounds, so that it is as warm as the others (its code as
+  // optimized) when the latency turns start.
+  const control = CONTROL ? await serve(process.execPath, [bareJs]) : undefined;
+  const rates = { bare: [], stub: [], generated: [], control: [] };
   for (let round = 0; round < ROUNDS; round++) {
     rates.bare.push(await throughput(bare.url, greet, body));
     rates.stub.push(await throughput(mock.url, greet, body));
     rates.generated.push(await throughput(mock.url, "/demo.v1.DemoService/Sample", emptyBody));
+    if (control) rates.control.push(await throughput(control.url, greet, body));
   }
   const floor = median(rates.bare);
   console.log(
@@ -236,8 +242,12 @@ try {
   console.log(
     `| protocall mock, generated demo.v1.Everything | ${fmt(median(rates.generated))} | ${(median(rates.generated) / floor).toFixed(2)} |`,
   );
+  if (control) {
+    console.log(
+      `| bare connect-node again (control) | ${fmt(median(rates.control))} | ${(median(rates.control) / floor).toFixed(2)} |`,
+    );
+  }
 
-  const control = CONTROL ? await serve(process.execPath, [bareJs]) : undefined;
   const [lb, lm, lc] = await interleavedLatency(
     [
       { ...bare, path: greet, payload: body },
@@ -248,6 +258,8 @@ try {
     WINDOW_SECONDS,
   );
   const addedP99 = (l) => median(l.windowP99.map((p, i) => p - lb.windowP99[i]));
+  // CPU per call against the floor's, window by window (the machine's load changes between windows).
+  const cpuRatio = (l) => median(l.windowCpu.map((c, i) => c / lb.windowCpu[i]));
   console.log(
     `\nLatency at 1,000 calls/s, the servers taking turns in ${WINDOWS} windows of ${WINDOW_SECONDS} s each (ms; CPU from /proc/PID/stat):\n`,
   );
@@ -261,11 +273,11 @@ try {
   row("protocall mock, stub", lm);
   if (lc) row("bare connect-node again (control)", lc);
   console.log(
-    `\np99 added by the mock: ${addedP99(lm).toFixed(2)} ms (median of the ${WINDOWS} per-window differences; pooled ${(lm.p99 - lb.p99).toFixed(2)} ms); p50 added ${(lm.p50 - lb.p50).toFixed(2)} ms; CPU per call ${(lm.cpuUsPerCall / lb.cpuUsPerCall).toFixed(2)}× the floor's`,
+    `\np99 added by the mock: ${addedP99(lm).toFixed(2)} ms (median of the ${WINDOWS} per-window differences; pooled ${(lm.p99 - lb.p99).toFixed(2)} ms); p50 added ${(lm.p50 - lb.p50).toFixed(2)} ms; CPU per call ${cpuRatio(lm).toFixed(2)}× the floor's (median of the per-window ratios)`,
   );
   if (lc) {
     console.log(
-      `p99 "added" by an identical bare server (the method's noise): ${addedP99(lc).toFixed(2)} ms (pooled ${(lc.p99 - lb.p99).toFixed(2)} ms); CPU per call ${(lc.cpuUsPerCall / lb.cpuUsPerCall).toFixed(2)}×`,
+      `p99 "added" by an identical bare server (the method's noise): ${addedP99(lc).toFixed(2)} ms (pooled ${(lc.p99 - lb.p99).toFixed(2)} ms); CPU per call ${cpuRatio(lc).toFixed(2)}×`,
     );
   }
   // The noise: the floor against itself, window to window (the same server, seconds apart).
