@@ -9,7 +9,7 @@ import { errorMessage } from "../errors";
 import { statusCodeNames } from "../rpcfile/assertion-syntax";
 import type { StubDocument } from "../rpcfile/stub-syntax";
 import type { MockSchema } from "./mock-schema";
-import type { LoadedAnswer, Stub } from "./stub-load";
+import type { LoadedAnswer } from "./stub-load";
 import { fillTemplate, type TemplateScope } from "./template";
 
 /** Waits `ms`, or fails with deadline_exceeded (or canceled) when the call ends first. */
@@ -63,41 +63,87 @@ export function messageOf(desc: DescMessage, json: JsonValue, schema: MockSchema
   return fromJson(desc, json, { registry: schema.registry });
 }
 
-/** Messages without references, read once: the same text is the same message on every call. */
-const staticMessages = new WeakMap<StubDocument, { message: Message; json: JsonValue }>();
+/**
+ * The message a document of an answer stands for, filled from the call, and its JSON (for the call
+ * log). Read from JSON again only when the filled text differs from the last call's: a fixed
+ * answer is read once, not once per call.
+ */
+const messagesRead = new WeakMap<StubDocument, { text: string; message: Message; json: JsonValue }>();
 
-function staticMessage(
+function answerMessage(
   doc: StubDocument,
   output: DescMessage,
+  scope: TemplateScope,
   schema: MockSchema,
-  stub: Stub,
 ): { message: Message; json: JsonValue } {
-  let found = staticMessages.get(doc);
-  if (!found) {
-    const message = messageFrom(output, doc.text, schema, `${stub.file}:${doc.line + 1}`);
-    found = { message, json: toJson(output, message, { registry: schema.registry }) };
-    staticMessages.set(doc, found);
-  }
-  return found;
+  const text = fillTemplate(doc.text, scope, true, doc.line + 1);
+  const known = messagesRead.get(doc);
+  if (known?.text === text) return known;
+  const message = messageFrom(output, text, schema, `${scope.where}:${doc.line + 1}`);
+  const read = { text, message, json: toJson(output, message, { registry: schema.registry }) };
+  messagesRead.set(doc, read);
+  return read;
 }
 
 /** The error an answer ends with, details included. */
-export function answerError(
-  answer: LoadedAnswer,
-  stub: Stub,
-  scope: TemplateScope,
-  schema: MockSchema,
-): ConnectError {
+export function answerError(answer: LoadedAnswer, scope: TemplateScope, schema: MockSchema): ConnectError {
   const details = answer.details.map((d) => {
     const desc = schema.message(d.type) as DescMessage;
-    const where = `${stub.file}:${d.json.line + 1}`;
+    const line = d.json.line + 1;
     return {
       desc,
-      value: messageFrom(desc, fillTemplate(d.json.text, { ...scope, where }, true), schema, where),
+      value: messageFrom(
+        desc,
+        fillTemplate(d.json.text, scope, true, line),
+        schema,
+        `${scope.where}:${line}`,
+      ),
     };
   });
-  const message = fillTemplate(answer.message, { ...scope, where: `${stub.file}:${answer.line + 1}` }, false);
+  const message = fillTemplate(answer.message, scope, false, answer.line + 1);
   return new ConnectError(message, codeOf(answer.status), undefined, details as never);
+}
+
+function setHeaders(answer: LoadedAnswer, ctx: HandlerContext, scope: TemplateScope): void {
+  for (const h of answer.headers) {
+    ctx.responseHeader.append(h.name.text, fillTemplate(h.value.text, scope, false, h.range.start.line + 1));
+  }
+}
+
+function setTrailers(answer: LoadedAnswer, ctx: HandlerContext, scope: TemplateScope): void {
+  for (const t of answer.trailers) {
+    ctx.responseTrailer.append(t.name.text, fillTemplate(t.value.text, scope, false, t.range.start.line + 1));
+  }
+}
+
+/** Whether an answer has no delay anywhere, so that it can be played at once (answerAtOnce). */
+export function isImmediate(answer: LoadedAnswer): boolean {
+  return answer.delayMs <= 0 && answer.messages.every((doc) => doc.delayMs <= 0);
+}
+
+/**
+ * Plays an answer without delays in one step, as playAnswer would: headers, messages (their JSON to
+ * `sent`), trailers; returns the last message (undefined when there is none) or throws its error.
+ * A unary call answered this way makes no generator and waits for nothing.
+ */
+export function answerAtOnce(
+  answer: LoadedAnswer,
+  ctx: HandlerContext,
+  output: DescMessage,
+  scope: TemplateScope,
+  schema: MockSchema,
+  sent: JsonValue[],
+): Message | undefined {
+  setHeaders(answer, ctx, scope);
+  let last: Message | undefined;
+  for (const doc of answer.messages) {
+    const { message, json } = answerMessage(doc, output, scope, schema);
+    sent.push(json);
+    last = message;
+  }
+  setTrailers(answer, ctx, scope);
+  if (answer.status !== "ok") throw answerError(answer, scope, schema);
+  return last;
 }
 
 /**
@@ -107,7 +153,6 @@ export function answerError(
  */
 export async function* playAnswer(
   answer: LoadedAnswer,
-  stub: Stub,
   ctx: HandlerContext,
   output: DescMessage,
   scope: TemplateScope,
@@ -115,30 +160,13 @@ export async function* playAnswer(
   sent: JsonValue[],
 ): AsyncGenerator<Message> {
   await wait(answer.delayMs, ctx);
-  for (const h of answer.headers) {
-    ctx.responseHeader.append(
-      h.name.text,
-      fillTemplate(h.value.text, { ...scope, where: `${stub.file}:${h.range.start.line + 1}` }, false),
-    );
-  }
+  setHeaders(answer, ctx, scope);
   for (const doc of answer.messages) {
     await wait(doc.delayMs, ctx);
-    const fixed = doc.text.includes("{{") ? undefined : staticMessage(doc, output, schema, stub);
-    if (fixed) {
-      sent.push(fixed.json);
-      yield fixed.message;
-      continue;
-    }
-    const where = `${stub.file}:${doc.line + 1}`;
-    const message = messageFrom(output, fillTemplate(doc.text, { ...scope, where }, true), schema, where);
-    sent.push(toJson(output, message, { registry: schema.registry }));
+    const { message, json } = answerMessage(doc, output, scope, schema);
+    sent.push(json);
     yield message;
   }
-  for (const t of answer.trailers) {
-    ctx.responseTrailer.append(
-      t.name.text,
-      fillTemplate(t.value.text, { ...scope, where: `${stub.file}:${t.range.start.line + 1}` }, false),
-    );
-  }
-  if (answer.status !== "ok") throw answerError(answer, stub, scope, schema);
+  setTrailers(answer, ctx, scope);
+  if (answer.status !== "ok") throw answerError(answer, scope, schema);
 }

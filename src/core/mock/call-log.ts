@@ -28,7 +28,9 @@ export interface MockCall {
 }
 
 export class CallLog {
+  /** The last `limit` calls, oldest at `start` (a ring, so that keeping the last ones moves nothing). */
   private calls: MockCall[] = [];
+  private start = 0;
   private next = 1;
 
   constructor(
@@ -38,18 +40,25 @@ export class CallLog {
 
   add(call: Omit<MockCall, "id">): MockCall {
     const entry = { id: this.next++, ...call };
-    this.calls.push(entry);
-    if (this.calls.length > this.limit) this.calls.splice(0, this.calls.length - this.limit);
+    if (this.calls.length < this.limit) this.calls.push(entry);
+    else {
+      this.calls[this.start] = entry;
+      this.start = (this.start + 1) % this.limit;
+    }
     this.onCall?.(entry);
     return entry;
   }
 
+  /** The calls kept, oldest first. */
   list(): readonly MockCall[] {
-    return this.calls;
+    return this.start === 0
+      ? this.calls
+      : [...this.calls.slice(this.start), ...this.calls.slice(0, this.start)];
   }
 
   clear(): void {
     this.calls = [];
+    this.start = 0;
   }
 }
 

@@ -23,7 +23,7 @@ import {
 import type { HeaderPair } from "../assertions/outcome";
 import { registerReflection } from "../schema/reflection-server";
 import type { ConnectionLimits } from "../serve/connection-guard";
-import { messageOf, playAnswer } from "./answer";
+import { answerAtOnce, isImmediate, messageOf, playAnswer } from "./answer";
 import { CallLog, type MockCall } from "./call-log";
 import { generateMessage } from "./generate";
 import { adminHandler, withCorsAndAdmin } from "./http-front";
@@ -80,6 +80,10 @@ interface CallState {
   readonly time: string;
   readonly ctx: HandlerContext;
   readonly method: DescMethod;
+  /** `package.Service/Method`. */
+  readonly key: string;
+  /** The request headers, read once per call (for stubs and the call log). */
+  readonly headers: HeaderPair[];
   source: string;
   readonly requests: JsonValue[];
   /** The request messages as received (what goes upstream). */
@@ -103,6 +107,11 @@ interface MockContext {
   readonly log: CallLog;
   /** The generated answer number `index` of a method. */
   readonly generated: (method: DescMethod, index: number) => { message: Message; json: JsonValue };
+  /** How requests are written as JSON: with default values, as stubs match them. */
+  readonly requestJsonOptions: {
+    readonly registry: MockSchema["registry"];
+    readonly alwaysEmitImplicit: true;
+  };
 }
 
 export async function startMockServer(options: MockServerOptions): Promise<MockServer> {
@@ -117,6 +126,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     recorder: options.recorder,
     log,
     generated: generatedAnswers(schema, options.seed ?? 1),
+    requestJsonOptions: { registry: schema.registry, alwaysEmitImplicit: true },
   };
   const handler = routeHandler(mock, options.maxMessageBytes ?? 4 * 1024 * 1024);
   const node = withCorsAndAdmin(handler, adminHandler(log, stubs));
@@ -154,19 +164,21 @@ function generatedAnswers(schema: MockSchema, seed: number): MockContext["genera
 }
 
 function requestJson(mock: MockContext, method: DescMethod, message: Message): JsonValue {
-  return toJson(method.input, message as never, { registry: mock.schema.registry, alwaysEmitImplicit: true });
+  return toJson(method.input, message as never, mock.requestJsonOptions);
 }
 
 function responseJson(mock: MockContext, method: DescMethod, message: Message): JsonValue {
   return toJson(method.output, message as never, { registry: mock.schema.registry });
 }
 
-function begin(method: DescMethod, ctx: HandlerContext): CallState {
+function begin(method: DescMethod, key: string, ctx: HandlerContext): CallState {
   return {
     started: performance.now(),
     time: new Date().toISOString(),
     ctx,
     method,
+    key,
+    headers: headerPairs(ctx.requestHeader),
     source: "generated",
     requests: [],
     inputs: [],
@@ -188,12 +200,10 @@ function finish(mock: MockContext, state: CallState, err?: unknown): void {
     });
   }
   const headers: Record<string, string> = {};
-  state.ctx.requestHeader.forEach((v, k) => {
-    headers[k] = v;
-  });
+  for (const [name, value] of state.headers) headers[name] = value;
   mock.log.add({
     time: state.time,
-    method: methodKey(state.method),
+    method: state.key,
     protocol: state.ctx.protocolName,
     source: state.source,
     status: e ? Code[e.code].replace(/[A-Z]/g, (c, i) => (i > 0 ? "_" : "") + c.toLowerCase()) : "ok",
@@ -219,7 +229,7 @@ function scopeOf(mock: MockContext, stub: Stub, request: RequestView): TemplateS
  * the error when there is none.
  */
 function choose(mock: MockContext, state: CallState, request: RequestView): Stub | "upstream" | undefined {
-  const key = methodKey(state.method);
+  const { key } = state;
   const candidates = mock.stubs.forMethod(key);
   const toUpstream = () => {
     state.source = "upstream";
@@ -244,39 +254,45 @@ function choose(mock: MockContext, state: CallState, request: RequestView): Stub
   return selection.stub;
 }
 
-/** The messages of one answer (or generated ones), collected for a unary or client-streaming reply. */
-async function single(mock: MockContext, state: CallState, request: RequestView): Promise<Message> {
+/**
+ * The reply of a unary or client-streaming call: the last message of its answer (or a generated
+ * one, or upstream's). An answer without delays is played at once, so that such a call (the common
+ * case) is answered without a promise of its own.
+ */
+function single(mock: MockContext, state: CallState, request: RequestView): Message | Promise<Message> {
   const { method, ctx } = state;
   const stub = choose(mock, state, request);
-  if (stub === "upstream") {
-    let last: Message | undefined;
-    const input = method.methodKind === "unary" ? (state.inputs[0] as Message) : iterate(state.inputs);
-    for await (const m of forward(mock.upstream as Upstream, method, ctx, input, (r) =>
-      state.responses.push(responseJson(mock, method, r)),
-    )) {
-      last = m;
-    }
-    return last ?? create(method.output);
-  }
+  if (stub === "upstream") return singleUpstream(mock, state);
   if (!stub) {
     const { json, message } = mock.generated(method, 0);
     state.responses.push(json);
     return message;
   }
   const { answer } = mock.stubs.nextAnswer(stub);
-  let last: Message | undefined;
-  for await (const m of playAnswer(
-    answer,
-    stub,
-    ctx,
-    method.output,
-    scopeOf(mock, stub, request),
-    mock.schema,
-    state.responses,
-  )) {
-    last = m;
+  const scope = scopeOf(mock, stub, request);
+  if (isImmediate(answer)) {
+    return (
+      answerAtOnce(answer, ctx, method.output, scope, mock.schema, state.responses) ?? create(method.output)
+    );
   }
+  return lastOf(playAnswer(answer, ctx, method.output, scope, mock.schema, state.responses), method);
+}
+
+async function lastOf(messages: AsyncIterable<Message>, method: DescMethod): Promise<Message> {
+  let last: Message | undefined;
+  for await (const m of messages) last = m;
   return last ?? create(method.output);
+}
+
+function singleUpstream(mock: MockContext, state: CallState): Promise<Message> {
+  const { method, ctx } = state;
+  const input = method.methodKind === "unary" ? (state.inputs[0] as Message) : iterate(state.inputs);
+  return lastOf(
+    forward(mock.upstream as Upstream, method, ctx, input, (r) =>
+      state.responses.push(responseJson(mock, method, r)),
+    ),
+    method,
+  );
 }
 
 async function* stream(
@@ -304,15 +320,7 @@ async function* stream(
     return;
   }
   const { answer } = mock.stubs.nextAnswer(stub);
-  yield* playAnswer(
-    answer,
-    stub,
-    ctx,
-    method.output,
-    scopeOf(mock, stub, request),
-    mock.schema,
-    state.responses,
-  );
+  yield* playAnswer(answer, ctx, method.output, scopeOf(mock, stub, request), mock.schema, state.responses);
 }
 
 /** A handler per method of a service (all four shapes). */
@@ -337,32 +345,55 @@ function serviceRoutes(mock: MockContext, service: DescService) {
   };
 }
 
-function unaryHandler(mock: MockContext, method: DescMethod) {
-  return async (req: Message, ctx: HandlerContext) => {
-    const state = begin(method, ctx);
-    try {
-      state.requests.push(requestJson(mock, method, req));
-      state.inputs.push(req);
-      const res = await single(mock, state, {
-        headers: headerPairs(ctx.requestHeader),
-        messages: state.requests,
-      });
+/** Runs the reply of a call and logs its end, whether the reply comes at once or later. */
+function settled(
+  mock: MockContext,
+  state: CallState,
+  reply: () => Message | Promise<Message>,
+): Message | Promise<Message> {
+  let result: Message | Promise<Message>;
+  try {
+    result = reply();
+  } catch (err) {
+    finish(mock, state, err);
+    throw err;
+  }
+  if (!(result instanceof Promise)) {
+    finish(mock, state);
+    return result;
+  }
+  return result.then(
+    (res) => {
       finish(mock, state);
       return res;
-    } catch (err) {
+    },
+    (err: unknown) => {
       finish(mock, state, err);
       throw err;
-    }
+    },
+  );
+}
+
+function unaryHandler(mock: MockContext, method: DescMethod) {
+  const key = methodKey(method);
+  return (req: Message, ctx: HandlerContext): Message | Promise<Message> => {
+    const state = begin(method, key, ctx);
+    return settled(mock, state, () => {
+      state.requests.push(requestJson(mock, method, req));
+      state.inputs.push(req);
+      return single(mock, state, { headers: state.headers, messages: state.requests });
+    });
   };
 }
 
 function serverStreamingHandler(mock: MockContext, method: DescMethod) {
+  const key = methodKey(method);
   return async function* (req: Message, ctx: HandlerContext) {
-    const state = begin(method, ctx);
+    const state = begin(method, key, ctx);
     try {
       state.requests.push(requestJson(mock, method, req));
       state.inputs.push(req);
-      yield* stream(mock, state, { headers: headerPairs(ctx.requestHeader), messages: state.requests }, 3);
+      yield* stream(mock, state, { headers: state.headers, messages: state.requests }, 3);
       finish(mock, state);
     } catch (err) {
       finish(mock, state, err);
@@ -372,29 +403,28 @@ function serverStreamingHandler(mock: MockContext, method: DescMethod) {
 }
 
 function clientStreamingHandler(mock: MockContext, method: DescMethod) {
+  const key = methodKey(method);
   return async (reqs: AsyncIterable<Message>, ctx: HandlerContext) => {
-    const state = begin(method, ctx);
+    const state = begin(method, key, ctx);
     try {
       for await (const r of reqs) {
         state.requests.push(requestJson(mock, method, r));
         state.inputs.push(r);
       }
-      const res = await single(mock, state, {
-        headers: headerPairs(ctx.requestHeader),
-        messages: state.requests,
-      });
-      finish(mock, state);
-      return res;
     } catch (err) {
       finish(mock, state, err);
       throw err;
     }
+    return settled(mock, state, () =>
+      single(mock, state, { headers: state.headers, messages: state.requests }),
+    );
   };
 }
 
 function bidiHandler(mock: MockContext, method: DescMethod) {
+  const key = methodKey(method);
   return async function* (reqs: AsyncIterable<Message>, ctx: HandlerContext) {
-    const state = begin(method, ctx);
+    const state = begin(method, key, ctx);
     try {
       yield* bidi(mock, state, reqs);
       finish(mock, state);
@@ -415,8 +445,7 @@ async function* bidi(
   state: CallState,
   reqs: AsyncIterable<Message>,
 ): AsyncGenerator<Message> {
-  const { method, ctx } = state;
-  const headers = headerPairs(ctx.requestHeader);
+  const { method, ctx, headers } = state;
   const it = reqs[Symbol.asyncIterator]();
   const first = await it.next();
   if (first.done) {
@@ -457,7 +486,6 @@ async function* bidi(
     const { answer } = mock.stubs.nextAnswer(stub);
     yield* playAnswer(
       answer,
-      stub,
       ctx,
       method.output,
       scopeOf(mock, stub, { headers, messages: state.requests }),
@@ -491,7 +519,6 @@ async function* perMessage(
     if (answer) {
       yield* playAnswer(
         answer,
-        stub,
         ctx,
         method.output,
         scopeOf(mock, stub, { headers, messages: [message] }),
@@ -513,17 +540,21 @@ async function* perMessage(
 function routeHandler(mock: MockContext, readMaxBytes: number): NodeHandler {
   const { schema } = mock;
   const adapters = new Map<string, Promise<NodeHandler | undefined>>();
+  // The adapters made so far, to call without a promise's turn (every call after a service's first).
+  const ready = new Map<string, NodeHandler | undefined>();
   const adapterFor = (name: string): Promise<NodeHandler | undefined> => {
     let found = adapters.get(name);
     if (!found) {
-      found = schema.resolve(name).then((service) =>
-        service
+      found = schema.resolve(name).then((service) => {
+        const adapter = service
           ? (connectNodeAdapter({
               routes: serviceRoutes(mock, service),
               readMaxBytes,
             }) as unknown as NodeHandler)
-          : undefined,
-      );
+          : undefined;
+        if (service) ready.set(name, adapter);
+        return adapter;
+      });
       adapters.set(name, found);
     }
     return found;
@@ -544,6 +575,8 @@ function routeHandler(mock: MockContext, readMaxBytes: number): NodeHandler {
       reflection().then((h) => h(req, res), fail);
       return;
     }
+    const adapter = ready.get(service);
+    if (adapter) return adapter(req, res);
     adapterFor(service).then((h) => (h ?? notFound)(req, res), fail);
   };
   for (const s of schema.services) void adapterFor(s.typeName);
