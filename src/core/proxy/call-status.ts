@@ -105,6 +105,28 @@ function trailerLines(controls: readonly Buffer[]): Record<string, string> {
   return out;
 }
 
+/**
+ * The status of a call whose stream was reset before it ended with one: the caller's reset is its
+ * cancel; the upstream's is mapped from the HTTP/2 error code as gRPC maps it (CANCEL → canceled,
+ * REFUSED_STREAM → unavailable, ENHANCE_YOUR_CALM → resource_exhausted, INADEQUATE_SECURITY →
+ * permission_denied, anything else → internal).
+ */
+export function resetStatus(reset: { by: "client" | "upstream"; code: number }): string {
+  if (reset.by === "client") return "canceled";
+  switch (reset.code) {
+    case 0x7:
+      return "unavailable";
+    case 0x8:
+      return "canceled";
+    case 0xb:
+      return "resource_exhausted";
+    case 0xc:
+      return "permission_denied";
+    default:
+      return "internal";
+  }
+}
+
 export function callEnd(c: {
   protocol: ProxyProtocol;
   httpStatus: number;
@@ -115,6 +137,8 @@ export function callEnd(c: {
   /** The response messages (a Connect unary error body is the one message). */
   messages: readonly Buffer[];
   error?: string;
+  /** The stream was reset (by the caller or the upstream) before the answer ended. */
+  reset?: { by: "client" | "upstream"; code: number };
 }): CallEnd {
   const plain = (status: string): CallEnd => ({ status, trailers: c.trailers, details: [] });
   if (c.protocol === "grpc") {
@@ -134,14 +158,18 @@ export function callEnd(c: {
         trailers[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : String(v);
       return connectError(end?.error, trailers) ?? { status: "ok", trailers, details: [] };
     } catch {}
-  } else if (c.httpStatus === 200) {
-    return plain("ok");
-  } else if (c.httpStatus > 0) {
-    try {
-      const found = connectError(JSON.parse(Buffer.concat(c.messages).toString("utf8")), c.trailers);
-      if (found) return found;
-    } catch {}
-    return plain(`http ${c.httpStatus}`);
+  }
+  // Cut off before its status came: by whom, and how.
+  if (c.reset) return plain(resetStatus(c.reset));
+  if (c.protocol === "connect" && c.controls.length === 0) {
+    if (c.httpStatus === 200) return plain("ok");
+    if (c.httpStatus > 0) {
+      try {
+        const found = connectError(JSON.parse(Buffer.concat(c.messages).toString("utf8")), c.trailers);
+        if (found) return found;
+      } catch {}
+      return plain(`http ${c.httpStatus}`);
+    }
   }
   // No answer at all: the upstream failed, or the client gave up first (cancelled, or its deadline).
   if (c.httpStatus === 0) return plain(c.error ? "unavailable" : "canceled");

@@ -185,6 +185,8 @@ interface CallRecord {
   responseHeaders: Record<string, string>;
   trailers: Record<string, string>;
   error?: string;
+  /** The stream was reset before the answer ended: by the caller, or by the upstream (with its code). */
+  reset?: { by: "client" | "upstream"; code: number };
   finish(): void;
 }
 
@@ -214,7 +216,7 @@ function recordCall(
     finish: () => {
       if (finished) return;
       finished = true;
-      const { sent, received, httpStatus, responseHeaders, trailers, error } = rec;
+      const { sent, received, httpStatus, responseHeaders, trailers, error, reset } = rec;
       sent.end();
       received.end();
       const end = callEnd({
@@ -225,6 +227,7 @@ function recordCall(
         controls: received.controls,
         messages: received.messages,
         error,
+        reset,
       });
       const call: Omit<ProxiedCall, "id"> = {
         startedAt,
@@ -324,17 +327,23 @@ function proxyHttp2(
         down.respond(answer.headers);
         down.end(answer.body ?? "");
       }
-    } else down.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    } else {
+      rec.reset ??= { by: "upstream", code: up.rstCode || http2.constants.NGHTTP2_INTERNAL_ERROR };
+      down.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    }
   });
   up.on("close", () => {
     const code = up.rstCode;
-    if (code && code !== http2.constants.NGHTTP2_NO_ERROR && !answered && !down.destroyed) {
-      down.close(code);
+    if (code && code !== http2.constants.NGHTTP2_NO_ERROR && !answered) {
+      rec.reset ??= { by: "upstream", code };
+      if (!down.destroyed) down.close(code);
     }
     rec.finish();
   });
   down.on("close", () => {
-    if (!up.closed) up.close(down.rstCode || http2.constants.NGHTTP2_CANCEL);
+    const code = down.rstCode;
+    if (code && code !== http2.constants.NGHTTP2_NO_ERROR) rec.reset ??= { by: "client", code };
+    if (!up.closed) up.close(code || http2.constants.NGHTTP2_CANCEL);
     rec.finish();
   });
 }

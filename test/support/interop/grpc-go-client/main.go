@@ -2,7 +2,7 @@
 // (test/cli/mock-go-client.test.ts): the interop test cases named as grpc-go's own interop client
 // names them (--test_case=large_unary, ...), each sending the requests that case sends and checking
 // the answers that case expects, against --server_host and --server_port (h2c). It is built from
-// Debian's grpc-go sources by scripts/build-interop-client.sh. Prints "ok <case>" per case passed;
+// Debian's grpc-go sources by scripts/build-interop.sh. Prints "ok <case>" per case passed;
 // exits 1 with the reason on the first failure.
 package main
 

@@ -1,7 +1,7 @@
 // The gRPC interop TestService on grpc-go, for the third-party parity tests
 // (test/parity/interop.test.ts). Debian's grpc-go source package leaves out grpc-go's interop/
 // directory, so this is a port of its server (interop/test_utils.go, testServer) with the reflection
-// service that grpc-go ships (v1alpha). scripts/build-interop-servers.sh generates the messages from
+// service that grpc-go ships (v1alpha). scripts/build-interop.sh generates the messages from
 // the grpc-proto package's grpc/testing/*.proto and builds this file offline from Debian's sources.
 //
 // It listens on 127.0.0.1 with an ephemeral plain-text port and, with -cert and -key, a second TLS

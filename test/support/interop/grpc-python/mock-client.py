@@ -1,6 +1,6 @@
 """A grpc Python (C-core) client of the interop TestService, for the mock server's tests
 (test/cli/mock-clients.test.ts): a unary call, a unary call that fails, and a server stream against
-the address given, printed as one line of JSON. Its messages are those scripts/build-interop-servers.sh
+the address given, printed as one line of JSON. Its messages are those scripts/build-interop.sh
 generates (the directory is the first argument), as for server.py beside it.
 
 Run with Debian's Python (/usr/bin/python3), which has the grpc and protobuf modules.
