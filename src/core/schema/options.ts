@@ -63,8 +63,19 @@ export function decodeOptionsMessage(options: Message | undefined, registry?: Re
   if (options === undefined) return [];
   const schema = optionsSchemas.get(options.$typeName);
   if (schema === undefined) return [];
-  const text = toText(schema, options, { registry, printUnknownFields: true });
   const entries: OptionEntry[] = [];
+  let text: string;
+  try {
+    text = toText(schema, options, { registry, printUnknownFields: true });
+  } catch {
+    // A custom option whose bytes do not decode as its extension's type (a damaged descriptor): the
+    // options are listed without the registry, custom ones by field number with their raw value.
+    try {
+      text = toText(schema, options, { printUnknownFields: true });
+    } catch {
+      return entries;
+    }
+  }
   for (const node of group(parseText(text))) {
     if (node.name === "uninterpreted_option") continue;
     if (node.name === "features" && "children" in node) {

@@ -331,29 +331,39 @@ function decodeFile(label: string, bytes: Uint8Array, what: string): FileDescrip
 }
 
 /** Creates a schema source backed by server reflection. Nothing is sent until the first look-up. */
-export function createReflectionSource(options: ReflectionSourceOptions): ReflectionSource {
-  const label = options.label ?? "server reflection";
-  const log = options.log ?? (() => {});
-  const channel = reflectionChannel(options, label, log);
-  const send = channel.send;
-
-  const files = new Map<string, FileDescriptorProto>();
-  const knownTypes = new Map<string, DescService | DescMessage | DescEnum | DescExtension>();
-  const knownExtensions = new Map<string, DescExtension>();
-  const rememberedFiles = new Set<string>();
+/**
+ * What a reflection source has received and linked: the files (each decoded once), the types and
+ * extensions of the linked ones (so later look-ups need no round trip), and the names the server did
+ * not know. Look-ups that answer with files go through `fetchFiles`, which also asks for the files
+ * they import and, for a name they use that no file received defines, the file of each name it may
+ * stand for.
+ */
+class ReflectedFiles {
+  readonly files = new Map<string, FileDescriptorProto>();
+  readonly knownTypes = new Map<string, DescService | DescMessage | DescEnum | DescExtension>();
+  readonly knownExtensions = new Map<string, DescExtension>();
+  private readonly rememberedFiles = new Set<string>();
   /** Received files not handed to the linker yet. */
-  const unlinked: FileDescriptorProto[] = [];
+  private readonly unlinked: FileDescriptorProto[] = [];
   /** Received files whose imports have not been checked yet. */
-  const depsToCheck: FileDescriptorProto[] = [];
-  const linker = createLinker({ label, owned: true });
-  const missingSymbols = new Set<string>();
+  private readonly depsToCheck: FileDescriptorProto[] = [];
+  private readonly linker: ReturnType<typeof createLinker>;
+  readonly missingSymbols = new Set<string>();
   /** Names asked for to complete a reference (each at most once). */
-  const askedFor = new Set<string>();
-  const missingExtensions = new Set<string>();
-  let services: string[] | undefined;
+  private readonly askedFor = new Set<string>();
+  readonly missingExtensions = new Set<string>();
+
+  constructor(
+    private readonly label: string,
+    private readonly log: (line: string) => void,
+    private readonly send: (request: Lookup) => Promise<ServerReflectionResponse>,
+  ) {
+    this.linker = createLinker({ label, owned: true });
+  }
 
   /** Decodes the files of a file_descriptor_response and stores the new ones. */
-  const addFiles = (response: ServerReflectionResponse, what: string): FileDescriptorProto[] => {
+  addFiles(response: ServerReflectionResponse, what: string): FileDescriptorProto[] {
+    const label = this.label;
     if (response.messageResponse.case !== "fileDescriptorResponse") {
       throw new ProtocallError(
         `${label}: the server answered ${what} with ${response.messageResponse.case ?? "an empty response"} instead of file descriptors`,
@@ -362,24 +372,25 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
     const out: FileDescriptorProto[] = [];
     for (const bytes of response.messageResponse.value.fileDescriptorProto) {
       const file = decodeFile(label, bytes, what);
-      if (!files.has(file.name)) {
-        files.set(file.name, file);
-        log(`* Server reflection has resolved file "${file.name}"`);
-        unlinked.push(file);
-        depsToCheck.push(file);
+      if (!this.files.has(file.name)) {
+        this.files.set(file.name, file);
+        this.log(`* Server reflection has resolved file "${file.name}"`);
+        this.unlinked.push(file);
+        this.depsToCheck.push(file);
       }
       out.push(file);
     }
     return out;
-  };
+  }
 
   /** Asks for every dependency that has not arrived yet (well-known files come from the runtime). */
-  const fetchMissingDependencies = async () => {
-    for (let file = depsToCheck.shift(); file !== undefined; file = depsToCheck.shift()) {
+  async fetchMissingDependencies(): Promise<void> {
+    const label = this.label;
+    for (let file = this.depsToCheck.shift(); file !== undefined; file = this.depsToCheck.shift()) {
       for (const dep of file.dependency) {
-        if (files.has(dep) || wellKnownFiles().has(dep)) continue;
+        if (this.files.has(dep) || wellKnownFiles().has(dep)) continue;
         const what = `file_by_filename ${dep}`;
-        const response = await send({ case: "fileByFilename", value: dep });
+        const response = await this.send({ case: "fileByFilename", value: dep });
         if (
           response.messageResponse.case === "errorResponse" &&
           response.messageResponse.value.errorCode === Code.NotFound
@@ -389,55 +400,55 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
           );
         }
         checkError(label, response, what);
-        addFiles(response, what);
-        if (!files.has(dep)) {
+        this.addFiles(response, what);
+        if (!this.files.has(dep)) {
           throw new ProtocallError(
             `${label}: the server answered ${what} without the file "${dep}", imported by "${file.name}"`,
           );
         }
       }
     }
-  };
+  }
 
   /** Remembers every type of the files of a linked registry, so later look-ups need no round trip. */
-  const remember = (registry: FileRegistry) => {
+  private remember(registry: FileRegistry): void {
     for (const file of registry.files) {
-      if (rememberedFiles.has(file.proto.name)) continue;
-      rememberedFiles.add(file.proto.name);
+      if (this.rememberedFiles.has(file.proto.name)) continue;
+      this.rememberedFiles.add(file.proto.name);
       for (const desc of nestedTypes(file)) {
         if (desc.kind === "extension") {
           const key = `${desc.extendee.typeName}#${desc.number}`;
-          if (!knownExtensions.has(key)) knownExtensions.set(key, desc);
-        } else if (!knownTypes.has(desc.typeName)) {
-          knownTypes.set(desc.typeName, desc);
+          if (!this.knownExtensions.has(key)) this.knownExtensions.set(key, desc);
+        } else if (!this.knownTypes.has(desc.typeName)) {
+          this.knownTypes.set(desc.typeName, desc);
         }
       }
     }
-  };
+  }
 
   /** Asks for the file of each candidate name until one arrives; returns the names of new files. */
-  const fetchCandidates = async (candidates: string[]): Promise<string[]> => {
+  private async fetchCandidates(candidates: string[]): Promise<string[]> {
     for (const candidate of candidates) {
-      if (missingSymbols.has(candidate) || askedFor.has(candidate)) continue;
-      askedFor.add(candidate);
-      const before = new Set(files.keys());
-      const response = await send({ case: "fileContainingSymbol", value: candidate });
+      if (this.missingSymbols.has(candidate) || this.askedFor.has(candidate)) continue;
+      this.askedFor.add(candidate);
+      const before = new Set(this.files.keys());
+      const response = await this.send({ case: "fileContainingSymbol", value: candidate });
       if (
         response.messageResponse.case === "errorResponse" &&
         response.messageResponse.value.errorCode === Code.NotFound
       ) {
-        missingSymbols.add(candidate);
+        this.missingSymbols.add(candidate);
         continue;
       }
       const what = `file_containing_symbol ${candidate}`;
-      checkError(label, response, what);
-      addFiles(response, what);
-      await fetchMissingDependencies();
-      const added = [...files.keys()].filter((n) => !before.has(n));
+      checkError(this.label, response, what);
+      this.addFiles(response, what);
+      await this.fetchMissingDependencies();
+      const added = [...this.files.keys()].filter((n) => !before.has(n));
       if (added.length > 0) return added;
     }
     return [];
-  };
+  }
 
   /**
    * Links the files a look-up needs: the files of its response and what they import (only these, so a
@@ -445,35 +456,45 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
    * reused). A name those files use but no file received defines (servers that leave imports out) is
    * looked up with file_containing_symbol, trying each name it may stand for.
    */
-  const linkFor = async (roots: string[]): Promise<FileRegistry> => {
+  private async linkFor(roots: string[]): Promise<FileRegistry> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const registry = linker.link(unlinked.splice(0), roots);
-        remember(registry);
+        const registry = this.linker.link(this.unlinked.splice(0), roots);
+        this.remember(registry);
         return registry;
       } catch (err) {
         if (!(err instanceof UnresolvedReferenceError)) throw err;
-        const added = attempt < 16 ? await fetchCandidates(err.candidates) : [];
+        const added = attempt < 16 ? await this.fetchCandidates(err.candidates) : [];
         if (added.length === 0) throw err;
       }
     }
-  };
+  }
 
   /** Runs one look-up that answers with files; undefined when the server says NOT_FOUND. */
-  const fetchFiles = async (request: Lookup): Promise<FileRegistry | undefined> => {
+  async fetchFiles(request: Lookup): Promise<FileRegistry | undefined> {
     const what = describeLookup(request);
-    const response = await send(request);
+    const response = await this.send(request);
     if (
       response.messageResponse.case === "errorResponse" &&
       response.messageResponse.value.errorCode === Code.NotFound
     ) {
       return undefined;
     }
-    checkError(label, response, what);
-    const received = addFiles(response, what);
-    await fetchMissingDependencies();
-    return linkFor(received.map((f) => f.name));
-  };
+    checkError(this.label, response, what);
+    const received = this.addFiles(response, what);
+    await this.fetchMissingDependencies();
+    return this.linkFor(received.map((f) => f.name));
+  }
+}
+
+export function createReflectionSource(options: ReflectionSourceOptions): ReflectionSource {
+  const label = options.label ?? "server reflection";
+  const log = options.log ?? (() => {});
+  const channel = reflectionChannel(options, label, log);
+  const send = channel.send;
+  const reflected = new ReflectedFiles(label, log, send);
+  const { knownTypes, knownExtensions, missingSymbols, missingExtensions } = reflected;
+  let services: string[] | undefined;
 
   /**
    * Runs look-ups one after another: each may take several requests (dependencies, names to
@@ -493,7 +514,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
       const again = knownTypes.get(name);
       if (again) return again;
       if (missingSymbols.has(name)) return undefined;
-      const registry = await fetchFiles({ case: "fileContainingSymbol", value: name });
+      const registry = await reflected.fetchFiles({ case: "fileContainingSymbol", value: name });
       const desc = registry?.get(name);
       if (!desc) missingSymbols.add(name);
       return desc;
@@ -525,7 +546,7 @@ export function createReflectionSource(options: ReflectionSourceOptions): Reflec
         const known = knownExtensions.get(key);
         if (known) return known;
         if (missingExtensions.has(key)) return undefined;
-        const registry = await fetchFiles({
+        const registry = await reflected.fetchFiles({
           case: "fileContainingExtension",
           value: { containingType: extendee, extensionNumber: number },
         });

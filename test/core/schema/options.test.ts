@@ -154,4 +154,19 @@ describe("decodeOptions: custom options", () => {
       ["50002", "50012"],
     );
   });
+
+  test("a custom option whose bytes do not decode as its type is listed raw, never thrown", async () => {
+    const { create } = await import("@bufbuild/protobuf");
+    const { MessageOptionsSchema } = await import("@bufbuild/protobuf/wkt");
+    // (fixtures.options.message_rule) = 50002 is a message: its bytes hold a tag that overflows.
+    const options = create(MessageOptionsSchema, {});
+    options.$unknown = [
+      { no: 50002, wireType: 2, data: Uint8Array.from([6, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f]) },
+    ];
+    const entries = decodeOptionsMessage(options, registry);
+    assert.deepEqual(
+      entries.map((e) => [e.name, e.custom]),
+      [["50002", true]],
+    );
+  });
 });
