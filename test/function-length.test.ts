@@ -19,7 +19,6 @@ const generated = join(root, "gen");
 
 /** Functions longer than the limit, keyed "file: name", with the length they may not exceed. */
 const allowed: Record<string, number> = {
-  "src/core/invoke/call-session.ts: createCallSession": 216,
   "src/core/schema/resolver.ts: createResolver": 188,
 };
 

@@ -22,7 +22,7 @@ import { requestFromJson } from "./invoke";
 import type { InputIo } from "./io";
 import type { LiveRequests } from "./live-requests";
 import type { CurlOptions } from "./options";
-import { runPipeline } from "./pipeline";
+import { type PipelineResult, runPipeline } from "./pipeline";
 import type { HeaderSplitter } from "./repeated-headers";
 import { settingsKey } from "./settings-key";
 import type { StreamProgress } from "./stream-progress";
@@ -240,7 +240,6 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
 
   const heldTransports = new Holds<TransportEntry>();
   const heldResolvers = new Holds<Promise<Resolver>>();
-  const closeResolver = (r: Promise<Resolver>) => r.then((res) => res.close()).catch(() => {});
 
   const dropTransport = (key: string) => {
     const entry = transports.get(key);
@@ -251,39 +250,6 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       for (const r of entry.resolvers.values()) void closeResolver(r);
       await entry.ready.then((t) => t.close()).catch(() => {});
     });
-  };
-
-  /** The cached resolver for `key` (made by `create` when there is none), held by `held` of a call. */
-  const cached = (
-    map: Map<string, Promise<Resolver>>,
-    key: string,
-    create: () => Promise<Resolver>,
-    held: Set<Promise<Resolver>>,
-  ): CachedResolver => {
-    let r = map.get(key);
-    const fresh = !r;
-    if (!r) {
-      r = create();
-      map.set(key, r);
-      const made = r;
-      made.catch(() => {
-        if (map.get(key) === made) map.delete(key);
-      });
-    }
-    const ready = r;
-    if (!held.has(ready)) {
-      held.add(ready);
-      heldResolvers.hold(ready);
-    }
-    return {
-      ready,
-      fresh,
-      renew() {
-        if (map.get(key) === ready) map.delete(key);
-        void heldResolvers.retire(ready, () => closeResolver(ready));
-        return cached(map, key, create, held);
-      },
-    };
   };
 
   /** The session's caches, as the pipeline sees them during one call. */
@@ -316,7 +282,7 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       },
       resolver(settings, via, _log, open) {
         const map = (via && transports.get(settingsKey(via))?.resolvers) ?? schemaResolvers;
-        return cached(map, settingsKey(settings), () => open(sharedLog), resolvers);
+        return cachedResolver(map, settingsKey(settings), () => open(sharedLog), resolvers, heldResolvers);
       },
       async end(failure) {
         if (current === log) current = quiet;
@@ -354,67 +320,22 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
       const fallback = asksWorkspace ? options.fallbackSources?.() : undefined;
       const fallbackSources =
         fallback === undefined ? [] : "release" in fallback ? fallback.sources : fallback;
-      const r = await runPipeline(
-        o,
-        // Without io.stdin (the editor): `-d @-` and `-H @-` read nothing, and no password prompt.
-        {
-          cwd: io.cwd,
-          env: io.env,
-          homedir: io.homedir,
-          stdin: io.stdin?.stdin ?? Readable.from([]),
-          stdinIsTTY: io.stdin?.stdinIsTTY ?? false,
-          promptPassword: io.stdin?.promptPassword,
-          tokens: io.tokens,
-        },
-        {
-          log,
-          connections: connectionsFor(log),
-          product: options.product,
-          signal,
-          fallbackSources,
-          reflectionTimeoutMs: typeof timeout === "function" ? timeout() : timeout,
-          registries,
-          decodeDetails: true,
-          requests: live,
-          onMethod: (method) => {
-            const info = methodInfo(method);
-            result.method = info.name;
-            result.methodKind = info.kind;
-            observer.method?.(info);
-          },
-          onHeaders: (headers) => {
-            result.headers = pairs(headers);
-            observer.headers?.(result.headers);
-          },
-          onMessage: (json) => {
-            result.messages.push(json);
-            observer.message?.(json, result.messages.length - 1);
-          },
-          onMessageValue: observer.value && ((value) => observer.value?.(value, result.messages.length)),
-          onStreamProgress: observer.streamProgress,
-        },
-      ).finally(() => {
+      const r = await runPipeline(o, pipelineIo(io), {
+        log,
+        connections: connectionsFor(log),
+        product: options.product,
+        signal,
+        fallbackSources,
+        reflectionTimeoutMs: typeof timeout === "function" ? timeout() : timeout,
+        registries,
+        decodeDetails: true,
+        requests: live,
+        ...observing(result, observer),
+      }).finally(() => {
         if (fallback !== undefined && "release" in fallback) fallback.release();
       });
       live?.end();
-      result.warnings = r.warnings;
-      result.listing = r.listing;
-      if (r.trailers) result.trailers = pairs(r.trailers);
-      const failure = r.failure;
-      if (failure) {
-        result.code = failure.code;
-        result.exitCode = failure.exitCode;
-        result.error = { message: failure.message, details: failure.details, text: failure.text };
-        // A failed call that sent no headers of its own (a unary error, a trailers-only response)
-        // carries what the server sent in the error's metadata.
-        if (result.headers.length === 0 && failure.metadata) result.headers = pairs(failure.metadata);
-      } else {
-        result.ok = true;
-        result.code = "ok";
-        result.exitCode = 0;
-      }
-      result.durationMs = performance.now() - started;
-      return result;
+      return finishResult(result, r, started);
     },
     async refresh() {
       for (const k of [...transports.keys()]) dropTransport(k);
@@ -434,6 +355,101 @@ export function createCallSession(options: CallSessionOptions = {}): CallSession
     },
   };
   return session;
+}
+
+/** The cached resolver for `key` (made by `create` when there is none), held by `held` of a call. */
+function cachedResolver(
+  map: Map<string, Promise<Resolver>>,
+  key: string,
+  create: () => Promise<Resolver>,
+  held: Set<Promise<Resolver>>,
+  holds: Holds<Promise<Resolver>>,
+): CachedResolver {
+  let r = map.get(key);
+  const fresh = !r;
+  if (!r) {
+    r = create();
+    map.set(key, r);
+    const made = r;
+    made.catch(() => {
+      if (map.get(key) === made) map.delete(key);
+    });
+  }
+  const ready = r;
+  if (!held.has(ready)) {
+    held.add(ready);
+    holds.hold(ready);
+  }
+  return {
+    ready,
+    fresh,
+    renew() {
+      if (map.get(key) === ready) map.delete(key);
+      void holds.retire(ready, () => closeResolver(ready));
+      return cachedResolver(map, key, create, held, holds);
+    },
+  };
+}
+
+function closeResolver(r: Promise<Resolver>): Promise<void> {
+  return r.then((res) => res.close()).catch(() => {});
+}
+
+/** The pipeline's input side of a session call. Without io.stdin (the editor): `-d @-` and `-H @-` read nothing, and no password prompt. */
+function pipelineIo(io: CallIo): InputIo {
+  return {
+    cwd: io.cwd,
+    env: io.env,
+    homedir: io.homedir,
+    stdin: io.stdin?.stdin ?? Readable.from([]),
+    stdinIsTTY: io.stdin?.stdinIsTTY ?? false,
+    promptPassword: io.stdin?.promptPassword,
+    tokens: io.tokens,
+  };
+}
+
+/** The pipeline's callbacks of a session call: each fills `result` and tells the observer. */
+function observing(result: CallResult, observer: CallObserver) {
+  return {
+    onMethod: (method: DescMethod) => {
+      const info = methodInfo(method);
+      result.method = info.name;
+      result.methodKind = info.kind;
+      observer.method?.(info);
+    },
+    onHeaders: (headers: Headers) => {
+      result.headers = pairs(headers);
+      observer.headers?.(result.headers);
+    },
+    onMessage: (json: string) => {
+      result.messages.push(json);
+      observer.message?.(json, result.messages.length - 1);
+    },
+    onMessageValue: observer.value && ((value: JsonValue) => observer.value?.(value, result.messages.length)),
+    onStreamProgress: observer.streamProgress,
+  };
+}
+
+/** A session call's result from what the pipeline said. */
+function finishResult(result: CallResult, r: PipelineResult, started: number): CallResult {
+  result.warnings = r.warnings;
+  result.listing = r.listing;
+  if (r.trailers) result.trailers = pairs(r.trailers);
+  const failure = r.failure;
+  if (failure) {
+    result.code = failure.code;
+    result.exitCode = failure.exitCode;
+    result.error = { message: failure.message, details: failure.details, text: failure.text };
+    // A failed call that sent no headers of its own (a unary error, a trailers-only response)
+    // carries what the server sent in the error's metadata.
+    if (result.headers.length === 0 && failure.metadata) result.headers = pairs(failure.metadata);
+  } else {
+    result.ok = true;
+    result.code = "ok";
+    result.exitCode = 0;
+  }
+  result.durationMs = performance.now() - started;
+  return result;
 }
 
 /** Why a JSON value is not a valid request of the method, or undefined when it is. */
