@@ -1,7 +1,7 @@
 // No function in src (generated src/gen aside) is longer than 150 lines: wiring that grows past a
-// screen is split into small named functions (one feature per module, one method per command). The
-// functions that were already longer are listed with their length; the list may only shrink: a listed
-// function that grows fails, as does one that is split below the limit but still listed. Measured with the
+// screen is split into small named functions (one feature per module, one method per command). A
+// function that has to stay longer would be listed with its length (none is now); the list may only
+// shrink: a listed function that grows fails, as does one that is split below the limit but still listed. Measured with the
 // TypeScript compiler's parser: every function declaration, method, accessor, constructor, function
 // expression and arrow function, from its first line to its last (nested functions count in their
 // parent's length too).
@@ -18,9 +18,7 @@ const root = join(repoRoot, "src");
 const generated = join(root, "gen");
 
 /** Functions longer than the limit, keyed "file: name", with the length they may not exceed. */
-const allowed: Record<string, number> = {
-  "src/core/schema/resolver.ts: createResolver": 188,
-};
+const allowed: Record<string, number> = {};
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

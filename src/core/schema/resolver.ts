@@ -51,16 +51,6 @@ export function createResolver(sources: SchemaSource[]): Resolver {
   const typeCache = new Map<string, Promise<Lookup>>();
   let closed: Promise<void> | undefined;
 
-  interface Lookup {
-    found?: Found;
-    /** Index in `ordered` of the source that defined it. */
-    foundBy?: number;
-    /** One line per source that did not have it: `label: reason`. */
-    misses: string[];
-    /** Errors thrown by sources (unreachable, unreadable), in order. */
-    errors: unknown[];
-  }
-
   const lookupType = (fullName: string, accept: (d: Found) => boolean, kind: string): Promise<Lookup> => {
     const name = fullName.startsWith(".") ? fullName.slice(1) : fullName; // `.pkg.Type` as in descriptors
     const key = `${kind}:${name}`;
@@ -92,77 +82,25 @@ export function createResolver(sources: SchemaSource[]): Resolver {
     return cached;
   };
 
-  /** Service names from every source that can list them; failures are ignored here. */
-  const knownServices = async (): Promise<string[]> => {
-    const names = new Set<string>();
-    for (const source of ordered) {
-      try {
-        for (const name of await source.listServices()) names.add(name);
-      } catch {
-        // a source that cannot list simply contributes nothing to suggestions
-      }
-    }
-    return [...names];
-  };
-
-  const failure = (lookup: Lookup, what: string, suggestions: string[]): Error => {
-    const hint =
-      suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?` : "";
-    // When every real source failed to answer (an unreachable server, for instance), say so and keep
-    // the RPC code of the first failure.
-    const realSources = ordered.length - 1;
-    const first = lookup.errors[0];
-    if (realSources > 0 && lookup.errors.length === realSources) {
-      const message = `cannot look up ${what}: ${lookup.misses.slice(0, realSources).join("; ")}`;
-      if (first instanceof ConnectError)
-        return new ConnectError(message, first.code, first.metadata, undefined, first);
-      return new ProtocallError(message);
-    }
-    return new ProtocallError(`${what} not found. Tried ${lookup.misses.join("; ")}.${hint}`);
-  };
-
   const findService = async (name: string): Promise<DescService> => {
     const lookup = await lookupType(name, (d) => d.kind === "service", "service");
     if (lookup.found) return lookup.found as DescService;
-    throw failure(lookup, `service "${name}"`, closest(name, await knownServices()));
+    throw lookupFailure(ordered, lookup, `service "${name}"`, closest(name, await knownServices(ordered)));
   };
 
   const resolver: Resolver = {
     sources: ordered,
-    async listServices() {
-      const names = new Set<string>();
-      const problems: string[] = [];
-      let listed = 0;
-      let firstError: unknown;
-      for (const source of ordered) {
-        if (isWellKnownSource(source)) continue;
-        try {
-          for (const name of await source.listServices()) names.add(name);
-          listed++;
-        } catch (err) {
-          problems.push(describeFailure(source, err));
-          if (firstError === undefined) firstError = err;
-        }
-      }
-      if (listed === 0) {
-        if (problems.length === 0) {
-          throw new ProtocallError(
-            "no schema to list services from: use server reflection or give a schema (--schema)",
-          );
-        }
-        const message = `cannot list services: ${problems.join("; ")}`;
-        if (problems.length === 1 && firstError instanceof ConnectError) {
-          throw new ConnectError(message, firstError.code, firstError.metadata, undefined, firstError);
-        }
-        throw new ProtocallError(message);
-      }
-      return [...names].sort();
-    },
+    listServices: () => listAllServices(ordered),
     findService,
     async findMethod(serviceName: string, methodName: string) {
       const lookup = await lookupType(serviceName, (d) => d.kind === "service", "service");
       if (!lookup.found) {
-        throw failure(lookup, `service "${serviceName}"`, closest(serviceName, await knownServices()));
+        throw lookupFailure(
+          ordered,
+          lookup,
+          `service "${serviceName}"`,
+          closest(serviceName, await knownServices(ordered)),
+        );
       }
       const first = lookup.found as DescService;
       const method = first.methods.find((m) => m.name === methodName);
@@ -190,12 +128,12 @@ export function createResolver(sources: SchemaSource[]): Resolver {
     async findMessage(name: string) {
       const lookup = await lookupType(name, (d) => d.kind === "message", "message");
       if (lookup.found) return lookup.found as DescMessage;
-      throw failure(lookup, `message "${name}"`, []);
+      throw lookupFailure(ordered, lookup, `message "${name}"`, []);
     },
     async findEnum(name: string) {
       const lookup = await lookupType(name, (d) => d.kind === "enum", "enum");
       if (lookup.found) return lookup.found as DescEnum;
-      throw failure(lookup, `enum "${name}"`, []);
+      throw lookupFailure(ordered, lookup, `enum "${name}"`, []);
     },
     async findExtension(extendee: string, number: number) {
       for (const source of ordered) {
@@ -232,6 +170,79 @@ export function createResolver(sources: SchemaSource[]): Resolver {
   };
 
   return resolver;
+}
+
+/** A type looked up in the sources, in order. */
+interface Lookup {
+  found?: Found;
+  /** Index in `ordered` of the source that defined it. */
+  foundBy?: number;
+  /** One line per source that did not have it: `label: reason`. */
+  misses: string[];
+  /** Errors thrown by sources (unreachable, unreadable), in order. */
+  errors: unknown[];
+}
+
+/** Service names from every source that can list them; failures are ignored here. */
+async function knownServices(ordered: SchemaSource[]): Promise<string[]> {
+  const names = new Set<string>();
+  for (const source of ordered) {
+    try {
+      for (const name of await source.listServices()) names.add(name);
+    } catch {
+      // a source that cannot list simply contributes nothing to suggestions
+    }
+  }
+  return [...names];
+}
+
+/**
+ * The error for a type no source had: each source's reason, or, when every source failed to answer
+ * (an unreachable server, for instance), that, with the RPC code of the first failure.
+ */
+function lookupFailure(ordered: SchemaSource[], lookup: Lookup, what: string, suggestions: string[]): Error {
+  const hint =
+    suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?` : "";
+  const realSources = ordered.length - 1;
+  const first = lookup.errors[0];
+  if (realSources > 0 && lookup.errors.length === realSources) {
+    const message = `cannot look up ${what}: ${lookup.misses.slice(0, realSources).join("; ")}`;
+    if (first instanceof ConnectError)
+      return new ConnectError(message, first.code, first.metadata, undefined, first);
+    return new ProtocallError(message);
+  }
+  return new ProtocallError(`${what} not found. Tried ${lookup.misses.join("; ")}.${hint}`);
+}
+
+/** Every service the sources list (the well-known types aside); an error when none could list. */
+async function listAllServices(ordered: SchemaSource[]): Promise<string[]> {
+  const names = new Set<string>();
+  const problems: string[] = [];
+  let listed = 0;
+  let firstError: unknown;
+  for (const source of ordered) {
+    if (isWellKnownSource(source)) continue;
+    try {
+      for (const name of await source.listServices()) names.add(name);
+      listed++;
+    } catch (err) {
+      problems.push(describeFailure(source, err));
+      if (firstError === undefined) firstError = err;
+    }
+  }
+  if (listed === 0) {
+    if (problems.length === 0) {
+      throw new ProtocallError(
+        "no schema to list services from: use server reflection or give a schema (--schema)",
+      );
+    }
+    const message = `cannot list services: ${problems.join("; ")}`;
+    if (problems.length === 1 && firstError instanceof ConnectError) {
+      throw new ConnectError(message, firstError.code, firstError.metadata, undefined, firstError);
+    }
+    throw new ProtocallError(message);
+  }
+  return [...names].sort();
 }
 
 /** `label: reason`, without repeating the label when the reason already starts with it. */
