@@ -47,6 +47,8 @@ const PRIORITY = 0x20;
 /** The receive window this side offers per stream and for the connection; refilled at half. */
 const WINDOW = 16 * 1024 * 1024;
 const MAX_ID = 2 ** 31 - 1;
+/** The largest frame a server may send here (this side announces no larger SETTINGS_MAX_FRAME_SIZE). */
+const MAX_FRAME = 16_384;
 
 interface Stream {
   id: number;
@@ -77,6 +79,8 @@ export class H2cConnection {
   /** The header block being read (HEADERS then CONTINUATION frames), and its stream. */
   private headerBlock: { id: number; parts: Buffer[]; endStream: boolean } | undefined;
   private goneAway = false;
+  /** The server's first SETTINGS arrived: until then requests wait (its stream limit is not known). */
+  private ready = false;
   private ended: string | undefined;
   private onEnd: (() => void) | undefined;
 
@@ -125,7 +129,11 @@ export class H2cConnection {
       done({ kind: "connection", message: this.ended });
       return;
     }
-    if (this.streams.size >= this.peerMaxStreams || this.queued.length > 0) {
+    if (this.goneAway) {
+      done({ kind: "reset", code: REFUSED_STREAM });
+      return;
+    }
+    if (!this.ready || this.streams.size >= this.peerMaxStreams || this.queued.length > 0) {
       this.queued.push({ headers, body, stream });
       return;
     }
@@ -233,15 +241,20 @@ export class H2cConnection {
 
   private finish(s: Stream, failure: H2cFailure | undefined, response?: H2cResponse): void {
     if (!this.streams.delete(s.id)) return;
-    while (this.queued.length > 0 && this.streams.size < this.peerMaxStreams && this.usable) {
-      const q = this.queued.shift() as (typeof this.queued)[number];
-      this.open(q.headers, q.stream);
-    }
+    this.dequeue();
     if (this.goneAway && this.streams.size === 0 && this.ended === undefined) {
       this.end("the server closed the connection");
       this.socket.end();
     }
     s.done(failure, response);
+  }
+
+  /** Opens the queued streams the server's limit allows. */
+  private dequeue(): void {
+    while (this.queued.length > 0 && this.streams.size < this.peerMaxStreams && this.usable) {
+      const q = this.queued.shift() as (typeof this.queued)[number];
+      this.open(q.headers, q.stream);
+    }
   }
 
   /** The connection is over: every stream still open (or queued) ends with `why`. */
@@ -278,7 +291,7 @@ export class H2cConnection {
     let at = 0;
     while (buf.length - at >= 9 && this.ended === undefined) {
       const length = buf.readUIntBE(at, 3);
-      if (length > WINDOW) {
+      if (length > MAX_FRAME) {
         this.fail(`a frame of ${length} bytes`);
         return;
       }
@@ -404,6 +417,8 @@ export class H2cConnection {
     frameHeader(ack, 0, 0, SETTINGS, ACK, 0);
     this.send(ack);
     for (const s of this.streams.values()) if (s.pending) this.pump(s);
+    this.ready = true;
+    this.dequeue();
   }
 
   private data(flags: number, id: number, payload: Buffer): void {
