@@ -122,13 +122,18 @@ export async function openFastUnary(
     }
     return h;
   };
+  // Every connection not yet over: one that took no more requests (after GOAWAY) may still carry
+  // some, and a canceled run must end those too.
+  const live = new Set<H2cConnection>();
   const connection = (i: number): H2cConnection => {
     const open = connections_[i];
     if (open?.usable) return open;
+    for (const h of live) if (h.finished) live.delete(h);
     const h2c: H2cConnection = new H2cConnection(host, port, () => {
       if (connections_[i] === h2c) connections_[i] = undefined;
     });
     connections_[i] = h2c;
+    live.add(h2c);
     return h2c;
   };
 
@@ -144,7 +149,7 @@ export async function openFastUnary(
     if (!watched.has(signal)) {
       watched.add(signal);
       signal.addEventListener("abort", () => {
-        for (const h of connections_) h?.cancelAll();
+        for (const h of live) h.cancelAll();
       });
     }
     const data = request.options.data;
@@ -184,7 +189,7 @@ export async function openFastUnary(
   return {
     call,
     close() {
-      for (const h of connections_) h?.close();
+      for (const h of live) h.close();
     },
   };
 }

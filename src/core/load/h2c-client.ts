@@ -106,6 +106,11 @@ export class H2cConnection {
     this.socket.on("close", () => this.end("the connection closed before the response"));
   }
 
+  /** Whether the connection is over (closed, failed, or drained after GOAWAY). */
+  get finished(): boolean {
+    return this.ended !== undefined;
+  }
+
   /** Whether new requests may go on this connection. */
   get usable(): boolean {
     return this.ended === undefined && !this.goneAway && this.nextId < MAX_ID;
@@ -242,7 +247,7 @@ export class H2cConnection {
   private finish(s: Stream, failure: H2cFailure | undefined, response?: H2cResponse): void {
     if (!this.streams.delete(s.id)) return;
     this.dequeue();
-    if (this.goneAway && this.streams.size === 0 && this.ended === undefined) {
+    if (!this.usable && this.streams.size === 0 && this.ended === undefined) {
       this.end("the server closed the connection");
       this.socket.end();
     }
