@@ -374,6 +374,43 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.match(stderr, /error {6}error: .*(refused|connect)/i);
   });
 
+  test("a server that goes away during a light path run: its requests are counted as unavailable, and the run ends", async () => {
+    const gone = await startLoadServer();
+    let closed = false;
+    try {
+      const file = join(dir, `gone${++n}.rpc`);
+      writeFileSync(
+        file,
+        `# @http2-prior-knowledge\n${gone.url}/demo.v1.GreetService/Greet\n\n{"name": "g"}\n`,
+      );
+      const run = load([
+        file,
+        "--concurrency",
+        "8",
+        "--duration",
+        "4s",
+        "--warmup",
+        "1s",
+        "--threshold",
+        "errors<1%",
+      ]);
+      // Past the warmup (which counts nothing), with answered requests in the measured part.
+      while (gone.greets() < 100) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 2000));
+      await gone.close();
+      closed = true;
+      const { code, stderr, report } = await run;
+      assert.equal(code, 1, stderr);
+      assert.deepEqual(report.requestPath, { light: true });
+      assert.ok((report.total.statuses.ok ?? 0) > 0, stderr);
+      assert.ok((report.total.statuses.unavailable ?? 0) > 0, stderr);
+      assert.equal(report.total.failed, report.total.statuses.unavailable, stderr);
+      assert.match(stderr, /unavailable: /);
+    } finally {
+      if (!closed) await gone.close();
+    }
+  });
+
   test("bad shapes are refused with what to write", async () => {
     const both = await runCli(["load", greet(), "--rate", "5", "--concurrency", "2"], { cwd: dir });
     assert.equal(both.code, 1);

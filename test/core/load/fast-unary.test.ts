@@ -4,11 +4,14 @@
 // status, error details, headers and messages must agree. Requests it cannot carry alike are refused.
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import type { DescMethod } from "@bufbuild/protobuf";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
 import {
   type CheckedCall,
   type CheckedRequest,
@@ -20,6 +23,7 @@ import { fastUnaryRefusal, openFastUnary } from "../../../src/core/load/fast-una
 import { openRpcContext } from "../../../src/core/rpcfile/context";
 import { parseRpcFile } from "../../../src/core/rpcfile/parse";
 import { prepareSend } from "../../../src/core/rpcfile/prepare-send";
+import { GreetService } from "../../../src/gen/demo/v1/greet_pb";
 import { type LoadServer, startLoadServer } from "../../support/load-server";
 
 const dir = mkdtempSync(join(tmpdir(), "protocall-fast-unary-"));
@@ -206,6 +210,76 @@ HOST/demo.v1.GreetService/Greet
       assert.equal(c.verdict, "failed");
     } finally {
       light.close();
+    }
+  });
+
+  test("a canceled run also ends the calls left on a connection the server sent GOAWAY on", async () => {
+    // A server of its own: Greet with the name "stall" never answers; GOAWAY is sent on demand.
+    const sessions = new Set<http2.ServerHttp2Session>();
+    const names: string[] = [];
+    const own = http2.createServer(
+      connectNodeAdapter({
+        routes: (router) =>
+          router.service(GreetService, {
+            async greet(req) {
+              names.push(req.name);
+              if (req.name === "stall") await new Promise(() => {});
+              return { greeting: `Hello, ${req.name}!` };
+            },
+          }),
+      }) as never,
+    );
+    own.on("session", (x) => sessions.add(x));
+    await new Promise<void>((res) => own.listen(0, "127.0.0.1", res));
+    const url = `http://127.0.0.1:${(own.address() as AddressInfo).port}`;
+    const [stall, next] = requests(`### stall
+# @http2-prior-knowledge
+${url}/demo.v1.GreetService/Greet
+
+{"name": "stall"}
+
+### next
+# @http2-prior-knowledge
+${url}/demo.v1.GreetService/Greet
+
+{"name": "next"}
+`);
+    const light = await openFastUnary(stall, GreetService.method.greet, inputIo, "protocall/test", 1);
+    assert.ok(typeof light !== "string", String(light));
+    const controller = new AbortController();
+    try {
+      const stalled = light.call(stall, 0, controller.signal);
+      assert.ok(stalled);
+      while (!names.includes("stall")) await new Promise((res) => setTimeout(res, 10));
+      // The server takes no stream after the stalled one (the connection's first) but still owes it.
+      for (const x of sessions) x.goaway(http2.constants.NGHTTP2_NO_ERROR, 1);
+      // Later calls go over a new connection once the client has read the GOAWAY (one sent before
+      // it did is refused).
+      let passed = false;
+      for (let i = 0; i < 50 && !passed; i++) {
+        const c: Promise<CheckedCall> | undefined = light.call(
+          { ...stall, options: { ...stall.options, data: next.options.data } },
+          0,
+          controller.signal,
+        );
+        assert.ok(c);
+        const r: CheckedCall = await c;
+        passed = r.verdict === "passed";
+        if (!passed) assert.equal(r.call.code, "unavailable", r.call.error?.message);
+      }
+      assert.ok(passed);
+      assert.equal(sessions.size, 2);
+      controller.abort();
+      const ended = await Promise.race([
+        stalled,
+        new Promise<"hung">((res) => setTimeout(() => res("hung"), 10_000)),
+      ]);
+      assert.notEqual(ended, "hung", "the stalled call was left running");
+      if (ended !== "hung") assert.equal(ended.call.code, "canceled");
+    } finally {
+      light.close();
+      for (const x of sessions) x.destroy();
+      await new Promise<void>((res) => own.close(() => res()));
     }
   });
 
