@@ -2,7 +2,8 @@
 // response header blocks a server sends (its dynamic table, integers, literals, Huffman-coded
 // strings) and an encoder for the request headers, which the light path encodes once per run and
 // sends unchanged, so it writes literals that touch no table. Kept here rather than taken from a
-// library: no HPACK package is among the project's dependencies, and this is all the light path needs.
+// library: the HPACK packages on the npm registry (hpack.js, hpack) have had no release in years, and
+// this is all the light path needs; the RFC's own examples test it (test/core/load/hpack.test.ts).
 
 /** An HPACK block that cannot be decoded; the connection it came on cannot be used any more. */
 export class HpackError extends Error {}
