@@ -1,14 +1,13 @@
-// Where the mock listens: HTTP/1.1 and HTTP/2 on one port, over TLS (ALPN h2 and http/1.1) or in the
-// clear (the first bytes of a connection tell the HTTP/2 preface from HTTP/1.1, so gRPC h2c and
-// Connect over HTTP/1.1 share the port). Connections are bounded by the listener's ConnectionGuard
-// (headers and idle timeouts, a cap on open connections), so slow or silent clients cannot hold the
-// mock. Request bodies are not given the guard's body timeout: a client stream is a body that may
+// Where the mock listens: the front every server of ours has (serve/front-server.ts: HTTP/1.1 and
+// HTTP/2 on one port, TLS or cleartext, every connection under the ConnectionGuard's cap and
+// timeouts), so slow or silent clients cannot hold the mock. Request bodies are not given the guard's body timeout: a client stream is a body that may
 // rightly stay open for as long as the call lasts; the call's own deadline bounds it.
-import http from "node:http";
-import http2 from "node:http2";
-import net from "node:net";
+import type http from "node:http";
+import type http2 from "node:http2";
+import type net from "node:net";
 import { ProtocallError } from "../errors";
 import { ConnectionGuard, type ConnectionLimits } from "../serve/connection-guard";
+import { createFrontServer } from "../serve/front-server";
 import { baseUrlOf, listenOn } from "../serve/listen";
 
 export type NodeHandler = (
@@ -44,56 +43,14 @@ function listenFailure(err: NodeJS.ErrnoException, where: string): Error {
   return err;
 }
 
-function finiteOrZero(ms: number): number {
-  return Number.isFinite(ms) ? ms : 0;
-}
-
 export async function startMockListener(options: MockListenerOptions): Promise<MockListener> {
   const guard = new ConnectionGuard({ bodyTimeoutMs: Number.POSITIVE_INFINITY, ...options.limits });
-  const onRequest: NodeHandler = (req, res) => {
-    if (req.httpVersionMajor !== 2) {
-      const conn = guard.of(req.socket);
-      guard.requestStarted(conn);
-      res.once("close", () => guard.requestFinished(conn));
-    }
-    options.handler(req, res);
-  };
-  const h2Settings = { maxConcurrentStreams: 1000 };
-  let server: net.Server;
-  if (options.tls) {
-    const secure = http2.createSecureServer(
-      {
-        cert: options.tls.cert,
-        key: options.tls.key,
-        allowHTTP1: true,
-        handshakeTimeout: finiteOrZero(guard.headersTimeoutMs),
-        settings: h2Settings,
-      },
-      onRequest as never,
-    );
-    secure.on("session", (session) => guard.attachSession(session));
-    secure.on("connection", (socket: net.Socket) => guard.accept(socket));
-    server = secure;
-  } else {
-    const h1 = http.createServer({ keepAliveTimeout: finiteOrZero(guard.idleTimeoutMs) }, onRequest as never);
-    const h2 = http2.createServer({ settings: h2Settings }, onRequest as never);
-    h2.on("session", (session) => guard.attachSession(session));
-    server = net.createServer({ noDelay: true }, (socket) => {
-      guard.accept(socket);
-      if (socket.destroyed) return;
-      socket.once("data", (chunk: Buffer) => {
-        socket.pause();
-        socket.unshift(chunk);
-        if (chunk.subarray(0, 4).toString("latin1") === "PRI ") {
-          h2.emit("connection", socket);
-        } else {
-          h1.emit("connection", socket);
-          socket.resume();
-        }
-      });
-      socket.on("error", () => {});
-    });
-  }
+  const server = createFrontServer({
+    guard,
+    tls: options.tls,
+    onRequest: options.handler,
+    h2Settings: { maxConcurrentStreams: 1000 },
+  });
   let address: net.AddressInfo;
   try {
     address = await listenOn(server, options.port, options.host);

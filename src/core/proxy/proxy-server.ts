@@ -2,16 +2,16 @@
 // through byte for byte (headers, body as it flows with back-pressure, trailers; cancellation by
 // either side resets the other), on HTTP/1.1 and h2c (or TLS) on one port. HTTP/2 calls go upstream
 // over HTTP/2, HTTP/1.1 calls over HTTP/1.1. Messages are read on the side (envelopes.ts), and each
-// completed call is stored durably before its line is printed. Accepted connections share the listener's
-// limits (ConnectionGuard: max connections, header and idle timeouts); request bodies, which may
-// be long streams, are not timed.
+// completed call is stored durably before its line is printed. Connections come through the front every
+// server of ours has (serve/front-server.ts: the ConnectionGuard's cap, header and idle timeouts);
+// request bodies, which may be long streams, are not timed.
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
-import * as net from "node:net";
-import * as tls from "node:tls";
 import { ConnectionGuard, defaultLimits } from "../serve/connection-guard";
+import { createFrontServer } from "../serve/front-server";
+import { baseUrlOf, listenOn } from "../serve/listen";
 import { callEnd, detectProtocol, type ProxyProtocol } from "./call-status";
 import type { ProxiedCall } from "./call-store";
 import { envelopeReader } from "./envelopes";
@@ -397,92 +397,28 @@ function proxyHttp1(
   });
 }
 
-/**
- * The server that accepts the proxy's connections, each under the guard: TLS (ALPN h2 and
- * http/1.1), or one cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge. Either way an
- * HTTP/2 connection goes to a server whose streams are proxied as they are, and an HTTP/1.1 one to
- * an HTTP/1.1 server.
- */
-function frontServer(
-  options: ProxyOptions,
-  onStream: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void,
-  onRequest: (req: http.IncomingMessage, res: http.ServerResponse) => void,
-  guard: ConnectionGuard,
-): net.Server {
-  const h1 = http.createServer({ keepAliveTimeout: guard.idleTimeoutMs }, (req, res) => {
-    const conn = guard.of(req.socket);
-    guard.requestStarted(conn);
-    res.once("close", () => guard.requestFinished(conn));
-    onRequest(req, res);
-  });
-  const h2 = http2.createServer();
-  h2.on("session", (session) => guard.attachSession(session));
-  h2.on("stream", onStream);
-  if (options.tls) {
-    const secure = tls.createServer({
-      ...options.tls,
-      ALPNProtocols: ["h2", "http/1.1"],
-      handshakeTimeout: guard.headersTimeoutMs,
-    });
-    secure.on("connection", (socket: net.Socket) => guard.accept(socket));
-    secure.on("secureConnection", (socket: tls.TLSSocket) => {
-      socket.on("error", () => {});
-      if (socket.alpnProtocol === "h2") h2.emit("connection", socket);
-      else h1.emit("connection", socket);
-    });
-    secure.on("tlsClientError", () => {});
-    return secure;
-  }
-  // The first bytes of a connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface), as the
-  // listener does.
-  return net.createServer((socket) => {
-    socket.on("error", () => {});
-    if (!guard.accept(socket, true)) return;
-    socket.once("data", (chunk: Buffer) => {
-      if (!guard.admit(socket, chunk)) return;
-      socket.pause();
-      socket.unshift(chunk);
-      if (chunk.subarray(0, 4).toString("latin1") === "PRI ") h2.emit("connection", socket);
-      else {
-        h1.emit("connection", socket);
-        socket.resume();
-      }
-    });
-  });
-}
-
-function listen(server: net.Server, port: number, host: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-}
-
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const upstream = connectUpstream(options);
   const guard = new ConnectionGuard(defaultLimits);
-  const server = frontServer(
-    options,
-    (stream, headers) => proxyHttp2(stream, headers, upstream, options),
-    (req, res) => proxyHttp1(req, res, upstream, options),
+  // HTTP/2 calls pass on as streams; HTTP/1.1 ones as requests.
+  const server = createFrontServer({
     guard,
-  );
-  const host = options.host ?? "127.0.0.1";
+    tls: options.tls,
+    onStream: (stream, headers) => proxyHttp2(stream, headers, upstream, options),
+    onRequest: (req, res) =>
+      proxyHttp1(req as http.IncomingMessage, res as http.ServerResponse, upstream, options),
+  });
+  let address: AddressInfo;
   try {
-    await listen(server, options.port ?? 0, host);
+    address = await listenOn(server, options.port, options.host);
   } catch (e) {
     guard.close();
     upstream.close();
     throw e;
   }
-  const port = (server.address() as AddressInfo).port;
-  const shownHost = host.includes(":") ? `[${host}]` : host;
   return {
-    url: `${options.tls ? "https" : "http"}://${shownHost}:${port}`,
-    port,
+    url: baseUrlOf(address, Boolean(options.tls)),
+    port: address.port,
     close: () =>
       new Promise<void>((resolve) => {
         upstream.close();

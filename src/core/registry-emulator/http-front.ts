@@ -8,15 +8,17 @@
 // request's body is never buffered: the connection is closed (HTTP/1.1) or the stream reset (HTTP/2).
 // The bytes then go to the Connect handler of the RPC (Connect unary binary and JSON, gRPC, gRPC-Web),
 // with the signed-in user in the call's context values.
-import http from "node:http";
-import http2 from "node:http2";
-import net from "node:net";
+import type http from "node:http";
+import type http2 from "node:http2";
+import type net from "node:net";
 import { Code, type ContextValues, createContextKey, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { errorMessage } from "../errors";
+import { ConnectionGuard, defaultLimits } from "../serve/connection-guard";
+import { createFrontServer } from "../serve/front-server";
 import { baseUrlOf, listenOn } from "../serve/listen";
-import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
+import { continueBody, endRefusedStream, lingerOnClose } from "../serve/refusal";
 import type { RegistryUser } from "./config";
 import { asClientFault } from "./decode-errors";
 
@@ -208,33 +210,10 @@ export async function startFront(options: FrontOptions): Promise<Front> {
   };
 
   const sockets = new Set<net.Socket>();
-  let server: net.Server;
-  if (options.tls) {
-    const secure = http2.createSecureServer(
-      { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true },
-      onRequest as never,
-    );
-    expectContinue(secure, onRequest);
-    server = secure;
-  } else {
-    // One cleartext port for HTTP/1.1 and HTTP/2 with prior knowledge ("PRI * HTTP/2.0" preface).
-    const h1 = http.createServer(onRequest as never);
-    const h2 = http2.createServer(onRequest as never);
-    expectContinue(h1, onRequest);
-    expectContinue(h2, onRequest);
-    server = net.createServer({ noDelay: true }, (socket) => {
-      socket.once("data", (chunk: Buffer) => {
-        socket.pause();
-        socket.unshift(chunk);
-        if (chunk.subarray(0, 4).toString("latin1") === "PRI ") {
-          h2.emit("connection", socket);
-        } else {
-          h1.emit("connection", socket);
-          socket.resume();
-        }
-      });
-    });
-  }
+  // The front every server of ours has: the connection cap, header and idle timeouts (a push's body
+  // is read without the guard's body timeout: readBody bounds its size).
+  const guard = new ConnectionGuard(defaultLimits);
+  const server = createFrontServer({ guard, tls: options.tls, onRequest, expectContinue: true });
   const track = (s: net.Socket) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
@@ -248,6 +227,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
+        guard.close();
         for (const s of sockets) s.destroy();
       });
     },

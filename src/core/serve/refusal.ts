@@ -16,8 +16,8 @@ import type http from "node:http";
 import http2 from "node:http2";
 import type net from "node:net";
 
-type NodeReq = http.IncomingMessage | http2.Http2ServerRequest;
-type NodeRes = http.ServerResponse | http2.Http2ServerResponse;
+export type NodeReq = http.IncomingMessage | http2.Http2ServerRequest;
+export type NodeRes = http.ServerResponse | http2.Http2ServerResponse;
 
 const kExpecting = Symbol("protocall.expectsContinue");
 const kLingering = Symbol("protocall.lingering");

@@ -6,9 +6,9 @@
 // gzip or br, gRPC `grpc-encoding`) are decompressed up to the body limit. Every connection is held to
 // header, body and idle timeouts and a cap on open connections (connection-guard.ts); forwarding to a
 // backend is bounded too (forwarder.ts), and closing stops within a couple of seconds.
-import http from "node:http";
-import http2 from "node:http2";
-import net from "node:net";
+import type http from "node:http";
+import type http2 from "node:http2";
+import type net from "node:net";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
@@ -33,8 +33,9 @@ import {
 import { errorMessage } from "../errors";
 import type { ProxyChoice } from "../invoke/proxy-choice";
 import { ConnectionGuard, type ConnectionLimits, type TrackedConnection } from "../serve/connection-guard";
+import { createFrontServer } from "../serve/front-server";
 import { baseUrlOf, listenOn } from "../serve/listen";
-import { continueBody, endRefusedStream, expectContinue, lingerOnClose } from "../serve/refusal";
+import { continueBody, endRefusedStream, lingerOnClose } from "../serve/refusal";
 import { defaultForwarding, Forwarder } from "./forwarder";
 import { defaultPrefix, eventPath } from "./paths";
 import {
@@ -302,53 +303,19 @@ function eventHandler(store: EventStore, maxBody: number): UniversalHandler {
   return router.handlers[0];
 }
 
-/** The server: https (HTTP/2 with HTTP/1.1 fallback), or HTTP/1.1 and cleartext HTTP/2 on one port. */
+/**
+ * The server: the front every server of ours has (serve/front-server.ts: TLS or HTTP/1.1 and cleartext
+ * HTTP/2 on one port, under the guard), with `Expect: 100-continue` answered by the handler and the
+ * fast path taking the streams it can (takeFastStreams).
+ */
 function createServer(l: ListenerCore): net.Server {
-  const { options, guard } = l;
-  const onRequest = (req: NodeReq, res: NodeRes) => handleRequest(l, req, res);
-  const h2Settings = { maxConcurrentStreams: 128 };
-  if (options.tls) {
-    const secure = http2.createSecureServer(
-      {
-        cert: options.tls.cert,
-        key: options.tls.key,
-        allowHTTP1: true,
-        handshakeTimeout: finiteOrZero(guard.headersTimeoutMs),
-        settings: h2Settings,
-      },
-      onRequest as never,
-    );
-    takeFastStreams(l, secure);
-    expectContinue(secure, onRequest);
-    secure.on("session", (session) => guard.attachSession(session));
-    secure.on("connection", (socket: net.Socket) => guard.accept(socket));
-    return secure;
-  }
-  // One cleartext port for both HTTP/1.1 and HTTP/2 with prior knowledge: the first bytes of a
-  // connection tell which ("PRI * HTTP/2.0" is the HTTP/2 preface).
-  const h1 = http.createServer({ keepAliveTimeout: finiteOrZero(guard.idleTimeoutMs) }, onRequest as never);
-  const h2 = http2.createServer({ settings: h2Settings }, onRequest as never);
-  takeFastStreams(l, h2);
-  expectContinue(h1, onRequest);
-  expectContinue(h2, onRequest);
-  h2.on("session", (session) => guard.attachSession(session));
-  return net.createServer((socket) => {
-    // Answerable: at the connection cap, the guard decides from the first bytes (see admit).
-    if (!guard.accept(socket, true)) return;
-    socket.once("data", (chunk: Buffer) => {
-      socket.pause();
-      if (!guard.admit(socket, chunk)) return;
-      // Put the bytes back: both servers take over a socket that already holds buffered data
-      // (the HTTP/2 session reads it out of the socket's buffer when it starts).
-      socket.unshift(chunk);
-      if (chunk.subarray(0, 4).toString("latin1") === "PRI ") {
-        h2.emit("connection", socket);
-      } else {
-        h1.emit("connection", socket);
-        socket.resume();
-      }
-    });
-    socket.on("error", () => {});
+  return createFrontServer({
+    guard: l.guard,
+    tls: l.options.tls,
+    onRequest: (req, res) => handleRequest(l, req, res),
+    h2Settings: { maxConcurrentStreams: 128 },
+    expectContinue: true,
+    withHttp2Server: (h2) => takeFastStreams(l, h2),
   });
 }
 
@@ -724,15 +691,11 @@ async function handleBody(
 
 function handleRequest(l: ListenerCore, req: NodeReq, res: NodeRes): void {
   const { guard } = l;
-  let conn: TrackedConnection | undefined;
-  if (req.httpVersionMajor === 2) {
-    // Streams are counted on their session (guard.attachSession).
-    conn = guard.of((req as http2.Http2ServerRequest).stream.session);
-  } else {
-    conn = guard.of(req.socket);
-    guard.requestStarted(conn);
-    res.once("close", () => guard.requestFinished(conn));
-  }
+  // Requests are counted on their connection by the front (front-server.ts).
+  const conn: TrackedConnection | undefined =
+    req.httpVersionMajor === 2
+      ? guard.of((req as http2.Http2ServerRequest).stream.session)
+      : guard.of(req.socket);
   handle(l, req, res, conn).catch((err) => {
     try {
       if (!res.headersSent) {
@@ -840,11 +803,6 @@ function takeFastStreams(l: ListenerCore, h2server: http2.Http2Server | http2.Ht
     else toCompat(stream, headers, flags, rawHeaders);
   };
   (h2server as http2.Http2Server).on("stream", onStream);
-}
-
-/** Node's timeout options take 0 for none. */
-function finiteOrZero(ms: number): number {
-  return Number.isFinite(ms) ? ms : 0;
 }
 
 /**
