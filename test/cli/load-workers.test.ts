@@ -1,57 +1,21 @@
 // `protocall load --workers N` end to end: the built CLI spreads the run over worker threads against a
-// real Connect server on loopback that records what it is sent (test/support/load-server.ts), and
+// real Connect server on loopback that records what it is sent (test/support/load-server().ts), and
 // merges their results into one report. Counts are checked exactly; times never tightly.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { LoadWorkerData } from "../../src/cli/commands/load";
 import { runLoadWorkers } from "../../src/core/load/load-workers";
 import type { LoadReport } from "../../src/core/load/report";
 import type { LoadShape } from "../../src/core/load/shape";
 import { workerShape } from "../../src/core/load/worker-split";
 import { cliPath, runCli } from "../support/cli";
-import { type LoadServer, startLoadServer } from "../support/load-server";
+import { loadFixture } from "../support/load-server";
 
-const dir = mkdtempSync(join(tmpdir(), "protocall-load-workers-"));
-mkdirSync(join(dir, ".git"));
-let server: LoadServer;
-
-before(async () => {
-  server = await startLoadServer();
-});
-after(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-beforeEach(() => {
-  server.names.length = 0;
-});
-
-let n = 0;
-const greet = (body = '{"name": "x"}', options = "") => {
-  const file = join(dir, `load${++n}.rpc`);
-  writeFileSync(
-    file,
-    `### Greet\n# @http2-prior-knowledge\n${options}${server.url}/demo.v1.GreetService/Greet\n\n${body}\n`,
-  );
-  return file;
-};
-
-async function load(args: string[]): Promise<{ code: number; stderr: string; report: LoadReport }> {
-  const out = join(dir, `report${++n}.json`);
-  const r = await runCli(["load", ...args, "--reporter", `json=${out}`], { cwd: dir, timeoutMs: 120_000 });
-  assert.equal(r.timedOut, false, r.stderr);
-  let report: LoadReport;
-  try {
-    report = JSON.parse(readFileSync(out, "utf8"));
-  } catch {
-    assert.fail(`no report (exit ${r.code}): ${r.stderr}`);
-  }
-  return { code: r.code, stderr: r.stderr, report };
-}
+const { dir, server, greet, load: loadFor } = loadFixture("protocall-load-workers-");
+const load = (args: string[]) => loadFor(args, 120_000);
 
 describe("protocall load --workers", { timeout: 300_000 }, () => {
   test("two workers at a fixed rate send exactly rate × duration requests in total, in one merged report", async () => {
@@ -73,7 +37,7 @@ describe("protocall load --workers", { timeout: 300_000 }, () => {
     assert.equal(report.total.requests, 200);
     assert.equal(report.total.passed, 200);
     assert.deepEqual(report.total.statuses, { ok: 200 });
-    assert.equal(server.names.length, 200);
+    assert.equal(server().names.length, 200);
     assert.equal(report.total.latency.count, 200);
     assert.ok(report.total.sendLag, "the send lag of both workers");
     assert.equal(report.total.sendLag?.count, 200);
@@ -143,7 +107,7 @@ describe("protocall load --workers", { timeout: 300_000 }, () => {
     ]);
     assert.equal(code, 0, stderr);
     assert.equal(report.workers, 3);
-    assert.deepEqual([...server.names].sort(), [...users].sort());
+    assert.deepEqual([...server().names].sort(), [...users].sort());
     const few = await runCli(["load", greet(), "--rate", "5", "--data", "ab.csv", "--workers", "8"], {
       cwd: dir,
     });
@@ -161,7 +125,7 @@ describe("protocall load --workers", { timeout: 300_000 }, () => {
     assert.equal(code, 0, stderr);
     assert.equal(report.workers, 2);
     assert.equal(report.total.requests, 10);
-    assert.equal(server.names.length, 10);
+    assert.equal(server().names.length, 10);
     // auto: one per core, at most one per connection; one connection means one worker (in-process).
     const auto = await load([greet(), "--rate", "20", "--requests", "5", "--workers", "auto"]);
     assert.equal(auto.code, 0, auto.stderr);
@@ -268,7 +232,7 @@ describe("protocall load --workers", { timeout: 300_000 }, () => {
     child.stderr.on("data", (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     // Interrupted once requests are flowing (20 of the 40 per second).
-    while (server.names.length < 20) await new Promise((r) => setTimeout(r, 50));
+    while (server().names.length < 20) await new Promise((r) => setTimeout(r, 50));
     child.kill("SIGINT");
     assert.equal(await exited, 130, stderr);
     const report: LoadReport = JSON.parse(readFileSync(out, "utf8"));
@@ -276,7 +240,7 @@ describe("protocall load --workers", { timeout: 300_000 }, () => {
     assert.equal(report.workers, 2);
     assert.ok(report.elapsedMs < 60_000);
     assert.ok(report.total.requests >= 20);
-    assert.equal(report.total.requests, server.names.length);
+    assert.equal(report.total.requests, server().names.length);
     assert.match(stderr, /\(interrupted: the report covers what ran\)/);
   });
 });

@@ -1,56 +1,15 @@
 // `protocall load` end to end: the built CLI against a real Connect/gRPC/gRPC-Web server on loopback
-// that records what it is sent (test/support/load-server.ts). Rates and latencies are checked with
+// that records what it is sent (test/support/load-server().ts). Rates and latencies are checked with
 // generous bounds: the machine running the tests may be busy.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { LoadReport } from "../../src/core/load/report";
 import { runCli } from "../support/cli";
-import { type LoadServer, startLoadServer } from "../support/load-server";
+import { loadFixture, startLoadServer } from "../support/load-server";
 
-const dir = mkdtempSync(join(tmpdir(), "protocall-load-"));
-mkdirSync(join(dir, ".git"));
-let server: LoadServer;
-
-before(async () => {
-  server = await startLoadServer();
-});
-after(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-beforeEach(() => {
-  server.names.length = 0;
-});
-
-let n = 0;
-/** Writes a .rpc file (HOST replaced by the server's URL); returns its path. */
-function rpc(text: string): string {
-  const file = join(dir, `load${++n}.rpc`);
-  writeFileSync(file, text.replaceAll("HOST", server.url));
-  return file;
-}
-
-const greet = (body = '{"name": "x"}', options = "") =>
-  rpc(`### Greet\n# @http2-prior-knowledge\n${options}HOST/demo.v1.GreetService/Greet\n\n${body}\n`);
-
-async function load(
-  args: string[],
-  timeoutMs = 60_000,
-): Promise<{ code: number; stderr: string; report: LoadReport }> {
-  const out = join(dir, `report${++n}.json`);
-  const r = await runCli(["load", ...args, "--reporter", `json=${out}`], { cwd: dir, timeoutMs });
-  assert.equal(r.timedOut, false, r.stderr);
-  let report: LoadReport;
-  try {
-    report = JSON.parse(readFileSync(out, "utf8"));
-  } catch {
-    assert.fail(`no report (exit ${r.code}): ${r.stderr}`);
-  }
-  return { code: r.code, stderr: r.stderr, report };
-}
+const { dir, server, rpc, greet, load } = loadFixture("protocall-load-");
 
 describe("protocall load", { timeout: 300_000 }, () => {
   test("a fixed rate sends exactly rate × duration requests, spread over the duration, and reports them", async () => {
@@ -61,7 +20,7 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.equal(report.total.requests, 300);
     assert.equal(report.total.passed, 300);
     assert.deepEqual(report.total.statuses, { ok: 300 });
-    assert.equal(server.names.length, 300);
+    assert.equal(server().names.length, 300);
     // Bytes: each request's JSON body, each response message as JSON text.
     assert.ok(report.total.bytes.sent >= 300 * '{"name":"x"}'.length && report.total.bytes.sent % 300 === 0);
     assert.ok(
@@ -87,7 +46,7 @@ describe("protocall load", { timeout: 300_000 }, () => {
   });
 
   test("coordinated omission: a server that stalls 1 s once in a 10 s run at 200/s shows in the p99 (measured from when requests were due)", async () => {
-    server.stallOnce(1000, 600);
+    server().stallOnce(1000, 600);
     const { code, stderr, report } = await load([greet(), "--rate", "200", "--duration", "10s"]);
     assert.equal(code, 0, stderr);
     assert.equal(report.total.requests, 2000);
@@ -111,7 +70,7 @@ describe("protocall load", { timeout: 300_000 }, () => {
   });
 
   test("the closed model: C callers, --requests stops after exactly that many, over --connections K connections", async () => {
-    const before = server.connections();
+    const before = server().connections();
     const { code, stderr, report } = await load([
       greet(),
       "--concurrency",
@@ -124,12 +83,12 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.equal(code, 0, stderr);
     assert.equal(report.model, "closed");
     assert.equal(report.total.requests, 50);
-    assert.equal(server.names.length, 50);
+    assert.equal(server().names.length, 50);
     assert.ok(report.maxInFlight <= 4);
     assert.equal(report.total.sendLag, undefined);
     // The first call resolves the method over a connection of its own; the light path's 2
     // connections carry the others.
-    assert.equal(server.connections() - before, 3);
+    assert.equal(server().connections() - before, 3);
     assert.deepEqual(report.requestPath, { light: true });
     assert.match(stderr, /sent by {4}the light path \(unary Connect over h2c/);
     assert.match(stderr, /^load .*: at 4 callers; 50 requests at most; over 2 connections/);
@@ -148,7 +107,7 @@ describe("protocall load", { timeout: 300_000 }, () => {
     assert.equal(code, 0, stderr);
     assert.equal(report.total.requests, 20);
     assert.equal(report.warmupMs, 1000);
-    assert.equal(server.names.length, 40);
+    assert.equal(server().names.length, 40);
     assert.match(stderr, /: warmup 1 s at 20 requests\/s; 1 s at 20 requests\/s/);
   });
 
@@ -234,9 +193,9 @@ describe("protocall load", { timeout: 300_000 }, () => {
   test("variables and generators are evaluated per request: every request carries its own {{$uuid}}", async () => {
     const { code, stderr } = await load([greet('{"name": "{{$uuid}}"}'), "--rate", "50", "--requests", "20"]);
     assert.equal(code, 0, stderr);
-    assert.equal(server.names.length, 20);
-    assert.equal(new Set(server.names).size, 20);
-    for (const name of server.names) assert.match(name, /^[0-9a-f-]{36}$/);
+    assert.equal(server().names.length, 20);
+    assert.equal(new Set(server().names).size, 20);
+    for (const name of server().names) assert.match(name, /^[0-9a-f-]{36}$/);
   });
 
   test("--data rows reach the server, one row per request in turn (CSV and JSON Lines)", async () => {
@@ -251,8 +210,8 @@ describe("protocall load", { timeout: 300_000 }, () => {
       "users.csv",
     ]);
     assert.equal(csv.code, 0, csv.stderr);
-    assert.deepEqual([...server.names].sort(), ["ann", "ann", "bo, b", "bo, b", "cy", "cy"]);
-    server.names.length = 0;
+    assert.deepEqual([...server().names].sort(), ["ann", "ann", "bo, b", "bo, b", "cy", "cy"]);
+    server().names.length = 0;
     writeFileSync(join(dir, "users.jsonl"), '{"user": "dee"}\n{"user": 7}\n');
     const jsonl = await load([
       greet('{"name": "{{user}}"}'),
@@ -264,7 +223,7 @@ describe("protocall load", { timeout: 300_000 }, () => {
       "users.jsonl",
     ]);
     assert.equal(jsonl.code, 0, jsonl.stderr);
-    assert.deepEqual([...server.names].sort(), ["7", "7", "dee", "dee"]);
+    assert.deepEqual([...server().names].sort(), ["7", "7", "dee", "dee"]);
     const missing = await runCli(["load", greet(), "--rate", "5", "--data", "nope.csv"], { cwd: dir });
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /--data nope\.csv: cannot read it: no such file/);
@@ -349,7 +308,7 @@ describe("protocall load", { timeout: 300_000 }, () => {
     const report: LoadReport = JSON.parse(readFileSync(out, "utf8"));
     assert.equal(report.interrupted, true);
     assert.ok(report.elapsedMs < 30_000);
-    assert.equal(report.total.requests, server.names.length);
+    assert.equal(report.total.requests, server().names.length);
     assert.match(r.stderr, /\(interrupted: the report covers what ran\)/);
     const page = readFileSync(html, "utf8");
     assert.match(page, /^<!doctype html>/);
@@ -378,11 +337,7 @@ describe("protocall load", { timeout: 300_000 }, () => {
     const gone = await startLoadServer();
     let closed = false;
     try {
-      const file = join(dir, `gone${++n}.rpc`);
-      writeFileSync(
-        file,
-        `# @http2-prior-knowledge\n${gone.url}/demo.v1.GreetService/Greet\n\n{"name": "g"}\n`,
-      );
+      const file = rpc(`# @http2-prior-knowledge\n${gone.url}/demo.v1.GreetService/Greet\n\n{"name": "g"}\n`);
       const run = load([
         file,
         "--concurrency",
