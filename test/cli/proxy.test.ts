@@ -204,6 +204,26 @@ describe("the store and what is made of it", () => {
     }
   });
 
+  test("a call whose deadline runs out is stored as deadline_exceeded", async () => {
+    const slow = '{"count": 5, "delayMs": 800, "text": "slow"}';
+    const r = await runBufCurl([
+      "--protocol",
+      "grpc",
+      "--http2-prior-knowledge",
+      "--timeout",
+      "1s",
+      "-d",
+      slow,
+      `${proxy.url}/demo.v1.DemoService/Count`,
+    ]);
+    assert.equal(r.code, 4 * 8, r.stderr);
+    const timedOut = await storedCall(
+      (c) => c.method === "demo.v1.DemoService/Count" && c.requestHeaders["grpc-timeout"] !== undefined,
+      "the call that timed out",
+    );
+    assert.equal(timedOut.status, "deadline_exceeded");
+  });
+
   test("show and export explain a missing call or store", async () => {
     const missing = await runCli(["proxy", "show", "99999", "--store", store]);
     assert.equal(missing.code, 1);

@@ -107,12 +107,19 @@ function trailerLines(controls: readonly Buffer[]): Record<string, string> {
 
 /**
  * The status of a call whose stream was reset before it ended with one: the caller's reset is its
- * cancel; the upstream's is mapped from the HTTP/2 error code as gRPC maps it (CANCEL → canceled,
- * REFUSED_STREAM → unavailable, ENHANCE_YOUR_CALM → resource_exhausted, INADEQUATE_SECURITY →
- * permission_denied, anything else → internal).
+ * cancel, or its deadline when the call ran (about) as long as its timeout header (`grpc-timeout`,
+ * `connect-timeout-ms`) allowed; the upstream's is mapped from the HTTP/2 error code as gRPC maps it
+ * (CANCEL → canceled, REFUSED_STREAM → unavailable, ENHANCE_YOUR_CALM → resource_exhausted,
+ * INADEQUATE_SECURITY → permission_denied, anything else → internal).
  */
-export function resetStatus(reset: { by: "client" | "upstream"; code: number }): string {
-  if (reset.by === "client") return "canceled";
+export function resetStatus(reset: CallReset): string {
+  if (reset.by === "client") {
+    // The caller's clock started before the proxy saw the call (and counts its connecting): a reset in
+    // the timeout's last tenth (at least its last 50 ms) is the deadline.
+    const t = reset.timeoutMs;
+    const past = t !== undefined && (reset.elapsedMs ?? 0) >= t - Math.max(50, t / 10);
+    return past ? "deadline_exceeded" : "canceled";
+  }
   switch (reset.code) {
     case 0x7:
       return "unavailable";
@@ -127,6 +134,26 @@ export function resetStatus(reset: { by: "client" | "upstream"; code: number }):
   }
 }
 
+/** A stream reset before its status: by whom, with which HTTP/2 code, and (the caller's) against its timeout. */
+export interface CallReset {
+  by: "client" | "upstream";
+  code: number;
+  /** The call's timeout from its request headers, if it had one. */
+  timeoutMs?: number;
+  /** How long the call had run when it was reset. */
+  elapsedMs?: number;
+}
+
+const grpcTimeoutUnits: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };
+
+/** The timeout a call's request headers give (`grpc-timeout` as gRPC writes it, `connect-timeout-ms`). */
+export function requestTimeoutMs(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const grpc = /^(\d{1,8})([HMSmun])$/.exec(String(headers["grpc-timeout"] ?? ""));
+  if (grpc) return Number(grpc[1]) * grpcTimeoutUnits[grpc[2]];
+  const connect = /^\d{1,10}$/.exec(String(headers["connect-timeout-ms"] ?? ""));
+  return connect ? Number(connect[0]) : undefined;
+}
+
 export function callEnd(c: {
   protocol: ProxyProtocol;
   httpStatus: number;
@@ -138,7 +165,7 @@ export function callEnd(c: {
   messages: readonly Buffer[];
   error?: string;
   /** The stream was reset (by the caller or the upstream) before the answer ended. */
-  reset?: { by: "client" | "upstream"; code: number };
+  reset?: CallReset;
 }): CallEnd {
   const plain = (status: string): CallEnd => ({ status, trailers: c.trailers, details: [] });
   if (c.protocol === "grpc") {

@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { ConnectionGuard, defaultLimits } from "../serve/connection-guard";
 import { createFrontServer } from "../serve/front-server";
 import { baseUrlOf, listenOn } from "../serve/listen";
-import { callEnd, detectProtocol, type ProxyProtocol } from "./call-status";
+import { type CallReset, callEnd, detectProtocol, type ProxyProtocol, requestTimeoutMs } from "./call-status";
 import type { ProxiedCall } from "./call-store";
 import { envelopeReader } from "./envelopes";
 
@@ -185,8 +185,10 @@ interface CallRecord {
   responseHeaders: Record<string, string>;
   trailers: Record<string, string>;
   error?: string;
+  /** Milliseconds since the call arrived. */
+  elapsedMs(): number;
   /** The stream was reset before the answer ended: by the caller, or by the upstream (with its code). */
-  reset?: { by: "client" | "upstream"; code: number };
+  reset?: CallReset;
   finish(): void;
 }
 
@@ -213,6 +215,7 @@ function recordCall(
     httpStatus: 0,
     responseHeaders: {},
     trailers: {},
+    elapsedMs: () => performance.now() - started,
     finish: () => {
       if (finished) return;
       finished = true;
@@ -342,7 +345,9 @@ function proxyHttp2(
   });
   down.on("close", () => {
     const code = down.rstCode;
-    if (code && code !== http2.constants.NGHTTP2_NO_ERROR) rec.reset ??= { by: "client", code };
+    if (code && code !== http2.constants.NGHTTP2_NO_ERROR) {
+      rec.reset ??= { by: "client", code, timeoutMs: requestTimeoutMs(headers), elapsedMs: rec.elapsedMs() };
+    }
     if (!up.closed) up.close(code || http2.constants.NGHTTP2_CANCEL);
     rec.finish();
   });

@@ -3,7 +3,7 @@
 // did carry (grpc-status in the trailers) wins.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { callEnd, resetStatus } from "../../../src/core/proxy/call-status";
+import { callEnd, requestTimeoutMs, resetStatus } from "../../../src/core/proxy/call-status";
 
 const answer = {
   httpStatus: 200,
@@ -18,6 +18,22 @@ test("a stream the caller reset is canceled, on every protocol", () => {
     const end = callEnd({ ...answer, protocol, reset: { by: "client", code: 0x8 } });
     assert.equal(end.status, "canceled", protocol);
   }
+});
+
+test("a caller's reset when its timeout ran out is its deadline; one well before it is a cancel", () => {
+  const reset = (elapsedMs: number) => ({ by: "client" as const, code: 0x8, timeoutMs: 1000, elapsedMs });
+  assert.equal(callEnd({ ...answer, protocol: "grpc", reset: reset(960) }).status, "deadline_exceeded");
+  assert.equal(callEnd({ ...answer, protocol: "grpc", reset: reset(1200) }).status, "deadline_exceeded");
+  assert.equal(callEnd({ ...answer, protocol: "grpc", reset: reset(300) }).status, "canceled");
+});
+
+test("the timeout of a call comes from grpc-timeout or connect-timeout-ms", () => {
+  assert.equal(requestTimeoutMs({ "grpc-timeout": "1000000u" }), 1000);
+  assert.equal(requestTimeoutMs({ "grpc-timeout": "2S" }), 2000);
+  assert.equal(requestTimeoutMs({ "grpc-timeout": "1H" }), 3_600_000);
+  assert.equal(requestTimeoutMs({ "connect-timeout-ms": "250" }), 250);
+  assert.equal(requestTimeoutMs({ "grpc-timeout": "soon" }), undefined);
+  assert.equal(requestTimeoutMs({}), undefined);
 });
 
 test("a stream the upstream reset takes gRPC's mapping of the HTTP/2 code", () => {
