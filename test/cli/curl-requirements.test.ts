@@ -26,13 +26,16 @@ const silentSockets = new Set<net.Socket>();
 
 /**
  * The kernel's timer of the client's end of a connection, from /proc/net/tcp: `02:<when>` while TCP
- * keepalive is on (when = centiseconds to the next probe), `00:00000000` when it is off.
+ * keepalive is on (when = centiseconds to the next probe), `00:00000000` when it is off. Only the
+ * established connection from `clientPort` to `serverPort` counts: an older connection that used the
+ * same client port may still be listed, in TIME_WAIT (timer `03`).
  */
-function clientTimer(clientPort: number): string {
-  const hex = `:${clientPort.toString(16).toUpperCase().padStart(4, "0")}`;
+function clientTimer(clientPort: number, serverPort: number): string {
+  const hex = (port: number) => `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
   for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n")) {
     const f = line.trim().split(/\s+/);
-    if (f[1]?.endsWith(hex)) return f[5];
+    const established = f[3] === "01";
+    if (established && f[1]?.endsWith(hex(clientPort)) && f[2]?.endsWith(hex(serverPort))) return f[5];
   }
   return "none";
 }
@@ -44,7 +47,7 @@ before(async () => {
   probe = http.createServer((req, res) => {
     req.resume();
     req.on("end", () => {
-      const timer = clientTimer(req.socket.remotePort ?? 0);
+      const timer = clientTimer(req.socket.remotePort ?? 0, req.socket.localPort ?? 0);
       res.writeHead(400, { "content-type": "application/json" });
       res.end(JSON.stringify({ code: "invalid_argument", message: `timer=${timer}` }));
     });
