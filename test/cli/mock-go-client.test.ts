@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { startCliServer } from "../core/webhooks/support";
-import { repoRoot, runProcess } from "../support/cli";
+import { runProcess } from "../support/cli";
 import { buildInteropServers } from "../support/interop-servers";
 
 /** `size` zero bytes as proto JSON writes bytes. */

@@ -410,14 +410,14 @@ describe("parity: the fault matrix", { concurrency: 3, timeout: 600_000 }, () =>
         const { ours, buf } = pair;
         const context = `args: ${JSON.stringify(args)}\nprotocall exit ${ours.code}:\n${ours.stderr}\nbuf exit ${buf.code}:\n${buf.stderr}`;
         assert.ok(!ours.timedOut && !buf.timedOut, `a run did not end\n${context}`);
-        if (c.bufRace && c.bufRace.codes.includes(buf.code)) {
+        if (c.bufRace?.codes.includes(buf.code)) {
           t.diagnostic(`buf lost a race: ${c.bufRace.reason}`);
           assert.equal(ours.code, c.code, `protocall's exit code\n${context}`);
           outcome.push({ name: `${c.protocol}: ${c.name}`, match: false });
           return;
         }
         assert.equal(buf.code, c.code, `buf's exit code\n${context}`);
-        if (c.ourRace && c.ourRace.codes.includes(ours.code)) {
+        if (c.ourRace?.codes.includes(ours.code)) {
           t.diagnostic(`protocall lost a race: ${c.ourRace.reason}`);
           outcome.push({ name: `${c.protocol}: ${c.name}`, match: false });
           return;
@@ -434,7 +434,7 @@ describe("parity: the fault matrix", { concurrency: 3, timeout: 600_000 }, () =>
           const a = errorJson(ours.stderr);
           const b = errorJson(buf.stderr);
           assert.equal(a.code, b.code, `error codes differ\n${context}`);
-          if (c.bufWording?.alternatives.includes(b.message)) {
+          if (c.bufWording?.alternatives.includes(b.message ?? "")) {
             t.diagnostic(`buf lost a race: ${c.bufWording.reason}`);
             assert.equal(a.message, c.bufWording.usual, `protocall's error message\n${context}`);
           } else if (c.message) assert.equal(a.message, b.message, `error messages differ\n${context}`);
