@@ -42,7 +42,7 @@ import { type CallTarget, describeTarget } from "../invoke/target";
 import { reachesExtendable } from "../invoke/unknown-fields";
 import type { Resolver } from "../schema/resolver";
 import { H2cConnection, type H2cFailure, PROTOCOL_ERROR, REFUSED_STREAM } from "./h2c-client";
-import { encodeHeaders } from "./hpack";
+import { encodeHeaders } from "../http2/hpack";
 
 type ResponseHead = Record<string, string | string[]>;
 

@@ -15,7 +15,7 @@ import {
   type H2cResponse,
   REFUSED_STREAM,
 } from "../../../src/core/load/h2c-client";
-import { encodeHeaders } from "../../../src/core/load/hpack";
+import { encodeHeaders } from "../../../src/core/http2/hpack";
 
 let server: http2.Http2Server;
 let port: number;
