@@ -10,8 +10,11 @@ import * as http2 from "node:http2";
 import * as net from "node:net";
 import { after, before, test } from "node:test";
 import type { ProxiedCall } from "../../../src/core/proxy/call-store";
+import { connectRelayUpstream, relayHttp2 } from "../../../src/core/proxy/h2-relay";
 import { rewriteFields } from "../../../src/core/proxy/h2-request-rewrite";
 import { type RunningProxy, startProxy } from "../../../src/core/proxy/proxy-server";
+import { ConnectionGuard } from "../../../src/core/serve/connection-guard";
+import { createFrontServer } from "../../../src/core/serve/front-server";
 import { listenOn } from "../../../src/core/serve/listen";
 
 type Call = Omit<ProxiedCall, "id">;
@@ -308,5 +311,53 @@ test("an upstream the relay cannot reach sends the connection down the other pat
   } finally {
     session.close();
     await lone.close();
+  }
+});
+
+test("a relayed connection counts against the guard, stays open while a stream is, and is closed once idle", async () => {
+  const guard = new ConnectionGuard({ idleTimeoutMs: 300, headersTimeoutMs: 300 });
+  const upstreamUrl = new URL(upstream.url);
+  const server = createFrontServer({
+    guard,
+    onRequest: () => assert.fail("an HTTP/2 connection reached the HTTP/2 server"),
+    takeHttp2: (socket) => {
+      void connectRelayUpstream(upstreamUrl, {}).then((up) =>
+        relayHttp2(socket, up as net.Socket, {
+          proxy: { upstream: upstream.url, onCall: () => {} },
+          upstreamUrl,
+          guard,
+        }),
+      );
+      return true;
+    },
+  });
+  const { port } = await listenOn(server);
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  let closedAt = 0;
+  session.on("close", () => {
+    closedAt = Date.now();
+  });
+  session.on("error", () => {});
+  try {
+    const hang = session.request({
+      ":method": "POST",
+      ":path": "/pkg.Svc/Hang",
+      "content-type": "application/grpc",
+    });
+    hang.on("error", () => {});
+    hang.write(envelope("still here"));
+    await until(() => guard.size === 1, "the connection to be counted");
+    // Three idle timeouts with the stream open and nothing passing: the connection stays.
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(closedAt, 0, "the guard closed a connection with a stream open");
+    hang.close(http2.constants.NGHTTP2_CANCEL);
+    const closedStream = Date.now();
+    await until(() => closedAt > 0, "the idle connection to be closed");
+    assert.ok(closedAt - closedStream >= 250, "closed before its idle timeout");
+    await until(() => guard.size === 0, "the guard to let it go");
+  } finally {
+    session.destroy();
+    guard.close();
+    await new Promise<void>((r) => server.close(() => r()));
   }
 });
