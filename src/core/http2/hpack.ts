@@ -222,38 +222,44 @@ function staticIndexes(): Map<string, number> {
  */
 export function encodeHeadersStatic(fields: readonly (readonly [string, string])[]): Buffer {
   const index = staticIndexes();
-  const parts: Buffer[] = [];
-  const int = (value: number, prefix: number, first: number): Buffer => {
+  let room = 0;
+  for (const [name, value] of fields) room += name.length + value.length + 16;
+  const out = Buffer.allocUnsafe(room);
+  let at = 0;
+  const int = (value: number, prefix: number, first: number) => {
     const max = (1 << prefix) - 1;
-    if (value < max) return Buffer.from([first | value]);
-    const bytes = [first | max];
+    if (value < max) {
+      out[at++] = first | value;
+      return;
+    }
+    out[at++] = first | max;
     let v = value - max;
     while (v >= 128) {
-      bytes.push((v % 128) + 128);
+      out[at++] = (v % 128) + 128;
       v = Math.floor(v / 128);
     }
-    bytes.push(v);
-    return Buffer.from(bytes);
+    out[at++] = v;
   };
+  // Header octets are latin1 (as the decoder reads them): one octet a character.
   const str = (s: string) => {
-    const bytes = Buffer.from(s, "latin1");
-    parts.push(int(bytes.length, 7, 0), bytes);
+    int(s.length, 7, 0);
+    at += out.write(s, at, "latin1");
   };
   for (const [name, value] of fields) {
     const exact = index.get(`${name}\0${value}`);
     if (exact !== undefined) {
-      parts.push(int(exact, 7, 0x80));
+      int(exact, 7, 0x80);
       continue;
     }
     const named = index.get(name);
-    if (named !== undefined) parts.push(int(named, 4, 0));
+    if (named !== undefined) int(named, 4, 0);
     else {
-      parts.push(Buffer.from([0]));
+      out[at++] = 0;
       str(name);
     }
     str(value);
   }
-  return Buffer.concat(parts);
+  return out.subarray(0, at);
 }
 
 // RFC 7541 Appendix B: the Huffman code of each octet (EOS, 0x3fffffff in 30 bits, apart), and its
