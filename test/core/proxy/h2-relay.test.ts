@@ -7,6 +7,7 @@
 // connection down the proxy's other path.
 import assert from "node:assert/strict";
 import * as http2 from "node:http2";
+import * as https from "node:https";
 import * as net from "node:net";
 import { after, before, test } from "node:test";
 import type { ProxiedCall } from "../../../src/core/proxy/call-store";
@@ -16,6 +17,7 @@ import { type RunningProxy, startProxy } from "../../../src/core/proxy/proxy-ser
 import { ConnectionGuard } from "../../../src/core/serve/connection-guard";
 import { createFrontServer } from "../../../src/core/serve/front-server";
 import { listenOn } from "../../../src/core/serve/listen";
+import { createTestPki } from "../../support/tls";
 
 type Call = Omit<ProxiedCall, "id">;
 
@@ -359,5 +361,59 @@ test("a relayed connection counts against the guard, stays open while a stream i
     session.destroy();
     guard.close();
     await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test("TLS on both sides: relayed over TLS with ALPN h2, trusting the upstream as told; no trust or no h2 takes the other path", async () => {
+  const pki = await createTestPki(["localhost"]);
+  const secure = http2.createSecureServer({ cert: pki.server.cert, key: pki.server.key });
+  secure.on("stream", (stream, headers) => {
+    stream.respond({
+      ":status": 200,
+      "x-seen-scheme": String(headers[":scheme"]),
+      "x-seen-authority": String(headers[":authority"]),
+    });
+    stream.end("over tls");
+  });
+  const { port } = await listenOn(secure as unknown as net.Server);
+  // An https server that speaks HTTP/1.1 only: ALPN gives no h2.
+  const h1only = https.createServer({ cert: pki.server.cert, key: pki.server.key }, (_req, res) =>
+    res.end("h1"),
+  );
+  const h1port = (await listenOn(h1only)).port;
+  const proxies: RunningProxy[] = [];
+  const through = async (upstreamUrl: string, ca?: string) => {
+    const p = await startProxy({
+      upstream: upstreamUrl,
+      ca,
+      tls: { cert: pki.server.cert, key: pki.server.key },
+      onCall: () => {},
+    });
+    proxies.push(p);
+    const session = http2.connect(`https://localhost:${p.port}`, { ca: pki.ca.cert });
+    try {
+      return { answer: await call(session, "/pkg.Svc/Tls", envelope("x")), relayed: p.relayed() };
+    } finally {
+      session.close();
+    }
+  };
+  try {
+    const ok = await through(`https://localhost:${port}`, pki.ca.cert);
+    assert.equal(ok.relayed, 1);
+    assert.equal(ok.answer.body.toString(), "over tls");
+    assert.equal(ok.answer.head["x-seen-scheme"], "https");
+    assert.equal(ok.answer.head["x-seen-authority"], `localhost:${port}`);
+
+    const untrusted = await through(`https://localhost:${port}`);
+    assert.equal(untrusted.relayed, 0);
+    assert.equal(untrusted.answer.head["grpc-status"], "14");
+
+    const noH2 = await through(`https://localhost:${h1port}`, pki.ca.cert);
+    assert.equal(noH2.relayed, 0);
+    assert.equal(noH2.answer.head["grpc-status"], "14");
+  } finally {
+    for (const p of proxies) await p.close();
+    await new Promise<void>((r) => secure.close(() => r()));
+    await new Promise<void>((r) => h1only.close(() => r()));
   }
 });
