@@ -2,7 +2,15 @@
 // header block per HEADERS (+ CONTINUATION) or PUSH_PROMISE, DATA payloads without their padding
 // (in the pieces they arrived in), the end of a stream, RST_STREAM, GOAWAY and SETTINGS. The proxy's
 // relay runs one per direction beside the bytes it passes on, to see the calls (proxy/relay-calls.ts).
-import { Flag, type FrameHandler, type FrameHead, FrameParser, FrameType, headerFragment } from "./frames";
+import {
+  Flag,
+  type FrameHandler,
+  type FrameHead,
+  FrameParser,
+  FrameType,
+  headerFragment,
+  MAX_HEADER_BLOCK,
+} from "./frames";
 
 export interface FrameSink {
   /** A complete header block on `stream` (HEADERS: `endStream` from its flags; PUSH_PROMISE: `promise`). */
@@ -33,7 +41,9 @@ export class FrameEvents implements FrameHandler {
   private pieces: Buffer[] = [];
   /** A DATA frame's padding length, once its first octet was read. */
   private pad = 0;
-  private block: { stream: number; endStream: boolean; promise: boolean; fragments: Buffer[] } | undefined;
+  private block:
+    | { stream: number; endStream: boolean; promise: boolean; fragments: Buffer[]; size: number }
+    | undefined;
 
   constructor(
     private readonly sink: FrameSink,
@@ -87,9 +97,14 @@ export class FrameEvents implements FrameHandler {
         endStream: t === FrameType.HEADERS && (h.flags & Flag.END_STREAM) !== 0,
         promise: t === FrameType.PUSH_PROMISE,
         fragments: [headerFragment(t, h.flags, payload)],
+        size: payload.length,
       };
     } else if (t === FrameType.CONTINUATION) {
-      this.block?.fragments.push(payload);
+      if (!this.block) return;
+      this.block.fragments.push(payload);
+      this.block.size += payload.length;
+      if (this.block.size > MAX_HEADER_BLOCK)
+        throw new Error(`a header block of more than ${MAX_HEADER_BLOCK} octets`);
     } else if (t === FrameType.RST_STREAM) {
       if (payload.length >= 4) this.sink.reset(h.stream, payload.readUInt32BE(0));
       return;

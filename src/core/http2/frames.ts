@@ -28,6 +28,12 @@ export const Flag = {
 /** The client connection preface (RFC 9113 §3.4). */
 export const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
+/**
+ * The largest header block a reader holds (far above what servers accept: Node's default header list
+ * limit is 64 KiB); past it, a reader stops rather than hold a sender's endless CONTINUATION frames.
+ */
+export const MAX_HEADER_BLOCK = 1 << 20;
+
 /** SETTINGS_MAX_FRAME_SIZE's default (RFC 9113 §6.5.2). */
 export const DEFAULT_MAX_FRAME_SIZE = 16_384;
 

@@ -137,6 +137,8 @@ export function relayHttp2(client: net.Socket, upstream: net.Socket, o: RelayOpt
     if (!writeAll(upstream, rewriter.push(chunk))) holdUntilDrained(client, upstream);
     if (rewriter.failure !== undefined && calls.goBlind(rewriter.failure)) warn(rewriter.failure);
     side(fromClient, chunk);
+    // Nobody takes the decoded heads once the side reading stopped.
+    if (sideStopped) rewriter.decoded.length = 0;
   });
   upstream.on("data", (chunk: Buffer) => {
     if (!client.write(chunk)) holdUntilDrained(upstream, client);

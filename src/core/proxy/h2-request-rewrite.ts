@@ -17,6 +17,7 @@ import {
   FrameType,
   headerFragment,
   headerFrames,
+  MAX_HEADER_BLOCK,
 } from "../http2/frames";
 import { encodeHeadersStatic, HpackDecoder } from "../http2/hpack";
 import { passesOn } from "./call-record";
@@ -60,6 +61,8 @@ interface PendingBlock {
   /** The frames as they came (header octets, payload), passed on unchanged if the block cannot be decoded. */
   readonly frames: Buffer[];
   readonly fragments: Buffer[];
+  /** Octets held so far. */
+  size: number;
 }
 
 /** Rewrites the client → upstream byte stream of one connection (preface included). */
@@ -98,7 +101,9 @@ export class RequestRewriter implements FrameHandler {
   }
 
   start(head: FrameHead, raw: Buffer): void {
-    this.holding = head.type === FrameType.HEADERS || (head.type === FrameType.CONTINUATION && !!this.block);
+    this.holding =
+      this.failure === undefined &&
+      (head.type === FrameType.HEADERS || (head.type === FrameType.CONTINUATION && !!this.block));
     if (!this.holding) {
       this.emit(raw);
       return;
@@ -112,6 +117,7 @@ export class RequestRewriter implements FrameHandler {
         endStream: (head.flags & Flag.END_STREAM) !== 0,
         frames: [],
         fragments: [],
+        size: 0,
       };
     }
   }
@@ -129,12 +135,21 @@ export class RequestRewriter implements FrameHandler {
     const payload = this.pieces.length === 1 ? this.pieces[0] : Buffer.concat(this.pieces);
     this.pieces = [];
     block.frames.push(this.raw as Buffer, payload);
+    block.size += payload.length;
     if (this.failure === undefined) {
       try {
         block.fragments.push(headerFragment(head.type, head.flags, payload));
       } catch (e) {
         this.failure = (e as Error).message;
       }
+      if (block.size > MAX_HEADER_BLOCK)
+        this.failure = `a request head of more than ${MAX_HEADER_BLOCK} octets`;
+    }
+    if (this.failure !== undefined) {
+      // Not rewritten: what was held goes on now, and the rest of the block as it comes.
+      this.block = undefined;
+      this.passAsItCame(block);
+      return;
     }
     if (!(head.flags & Flag.END_HEADERS)) return;
     this.block = undefined;
@@ -142,18 +157,19 @@ export class RequestRewriter implements FrameHandler {
   }
 
   private finishBlock(block: PendingBlock): void {
-    if (this.failure === undefined) {
-      try {
-        const bytes = block.fragments.length === 1 ? block.fragments[0] : Buffer.concat(block.fragments);
-        const fields = this.decoder.decode(bytes);
-        this.decoded.push(fields);
-        const rewritten = encodeHeadersStatic(rewriteFields(fields, this.target));
-        this.emit(headerFrames(rewritten, block.stream, block.endStream, this.maxFrameSize));
-        return;
-      } catch (e) {
-        this.failure = `cannot decode a request head: ${(e as Error).message}`;
-      }
+    try {
+      const bytes = block.fragments.length === 1 ? block.fragments[0] : Buffer.concat(block.fragments);
+      const fields = this.decoder.decode(bytes);
+      this.decoded.push(fields);
+      const rewritten = encodeHeadersStatic(rewriteFields(fields, this.target));
+      this.emit(headerFrames(rewritten, block.stream, block.endStream, this.maxFrameSize));
+    } catch (e) {
+      this.failure = `cannot decode a request head: ${(e as Error).message}`;
+      this.passAsItCame(block);
     }
+  }
+
+  private passAsItCame(block: PendingBlock): void {
     this.decoded.push(undefined);
     for (const piece of block.frames) this.emit(piece);
   }

@@ -102,3 +102,13 @@ describe("HTTP/2 frames", () => {
     assert.equal(settingOf(payload, 3), undefined);
   });
 });
+
+test("a header block past 1 MiB stops the reader with an error rather than being held", () => {
+  const r = recorder();
+  const events = new FrameEvents(r.sink);
+  events.push(frame(FrameType.HEADERS, 0, 1, Buffer.alloc(16_384)));
+  assert.throws(() => {
+    for (let i = 0; i < 70; i++) events.push(frame(FrameType.CONTINUATION, 0, 1, Buffer.alloc(16_384)));
+  }, /a header block of more than 1048576 octets/);
+  assert.deepEqual(r.lines, []);
+});

@@ -105,3 +105,24 @@ test("a Node client's requests: readdressed the same whether the bytes come whol
     assert.ok(wholeOut.readUIntBE(at, 3) <= 16_384);
   }
 });
+
+test("a head that never ends is not held: past 1 MiB it passes on as it came, and the rewriter says why", () => {
+  const rewriter = new RequestRewriter({ scheme: "http", authority: "up:1", basePath: "" });
+  const frame = (type: number, flags: number, payload: Buffer) => {
+    const head = Buffer.alloc(9);
+    head.writeUIntBE(payload.length, 0, 3);
+    head[3] = type;
+    head[4] = flags;
+    head.writeUInt32BE(1, 5);
+    return Buffer.concat([head, payload]);
+  };
+  const preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+  const sent = [preface, frame(0x1, 0, Buffer.alloc(16_384, 0x40))];
+  for (let i = 0; i < 70; i++) sent.push(frame(0x9, 0, Buffer.alloc(16_384, 0x41)));
+  const bytes = Buffer.concat(sent);
+  const out = Buffer.concat(sent.flatMap((piece) => rewriter.push(piece)));
+  // No END_HEADERS yet, and nothing held back: every octet went on unchanged.
+  assert.deepEqual(out, bytes);
+  assert.match(rewriter.failure ?? "", /a request head of more than 1048576 octets/);
+  assert.deepEqual(rewriter.decoded, [undefined]);
+});
