@@ -218,14 +218,20 @@ function staticIndexes(): Map<string, number> {
 /**
  * Encodes a header block with the static table only: a field that is a static entry as its index,
  * else a literal without indexing (RFC 7541 §6.2.2), naming a static entry's name where there is one.
- * The decoder's dynamic table is left as it was.
+ * The decoder's dynamic table is left as it was, or with `emptyTable` set to size 0 first (a dynamic
+ * table size update, always within what the decoder allows: one that lowered its table size in its
+ * SETTINGS expects such an update in the next block).
  */
-export function encodeHeadersStatic(fields: readonly (readonly [string, string])[]): Buffer {
+export function encodeHeadersStatic(
+  fields: readonly (readonly [string, string])[],
+  emptyTable = false,
+): Buffer {
   const index = staticIndexes();
-  let room = 0;
+  let room = 1;
   for (const [name, value] of fields) room += name.length + value.length + 16;
   const out = Buffer.allocUnsafe(room);
   let at = 0;
+  if (emptyTable) out[at++] = 0x20;
   const int = (value: number, prefix: number, first: number) => {
     const max = (1 << prefix) - 1;
     if (value < max) {

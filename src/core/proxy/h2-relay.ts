@@ -99,6 +99,8 @@ export function relayHttp2(client: net.Socket, upstream: net.Socket, o: RelayOpt
   // A relayed connection is never answered by the guard with bytes of its own at the cap (they would
   // land between the upstream's frames): it is closed.
   if (conn) conn.answerable = false;
+  // No Nagle delay on a TLS client's socket either (the cleartext front sets it for its own).
+  client.setNoDelay(true);
   const url = o.upstreamUrl;
   const rewriter = new RequestRewriter({
     scheme: url.protocol.slice(0, -1),

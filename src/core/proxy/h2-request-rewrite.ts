@@ -4,7 +4,9 @@
 // passes as it came, and as soon as it came (a DATA frame is passed on piece by piece). A header block
 // (HEADERS + CONTINUATION) is decoded with an HPACK decoder that follows the client's encoder, and
 // re-encoded with the static table only (so the upstream's table never holds anything the client's
-// encoder does not know about), split at the upstream's SETTINGS_MAX_FRAME_SIZE. A block that cannot be
+// encoder does not know about; each block first sets that table's size to 0, which is always allowed
+// and is what an upstream that lowered SETTINGS_HEADER_TABLE_SIZE waits for), split at the upstream's
+// SETTINGS_MAX_FRAME_SIZE. A block that cannot be
 // decoded is passed on as it came, and so is every block after it (the decoder no longer follows the
 // client's table): the upstream then judges it, and the relay reports it once.
 
@@ -161,7 +163,7 @@ export class RequestRewriter implements FrameHandler {
       const bytes = block.fragments.length === 1 ? block.fragments[0] : Buffer.concat(block.fragments);
       const fields = this.decoder.decode(bytes);
       this.decoded.push(fields);
-      const rewritten = encodeHeadersStatic(rewriteFields(fields, this.target));
+      const rewritten = encodeHeadersStatic(rewriteFields(fields, this.target), true);
       this.emit(headerFrames(rewritten, block.stream, block.endStream, this.maxFrameSize));
     } catch (e) {
       this.failure = `cannot decode a request head: ${(e as Error).message}`;

@@ -128,5 +128,10 @@ describe("HPACK", () => {
     // Nothing went into the decoder's table: index 62 (its first dynamic entry) is still beyond it.
     assert.throws(() => d.decode(Buffer.from([0x80 | 62])), HpackError);
     assert.deepEqual(d.decode(block), fields);
+    // With `emptyTable`, the block first sets the decoder's table size to 0 (one octet, 0x20).
+    const emptied = encodeHeadersStatic(fields, true);
+    assert.equal(emptied[0], 0x20);
+    assert.deepEqual(emptied.subarray(1), block);
+    assert.deepEqual(new HpackDecoder(0).decode(emptied), fields);
   });
 });

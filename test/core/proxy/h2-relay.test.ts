@@ -417,3 +417,21 @@ test("TLS on both sides: relayed over TLS with ALPN h2, trusting the upstream as
     await new Promise<void>((r) => h1only.close(() => r()));
   }
 });
+
+test("an upstream that lowers its header table size gets heads it can read, request after request", async () => {
+  const small = await startUpstream({ settings: { headerTableSize: 0 } });
+  const p = await startProxy({ upstream: small.url, onCall: () => {} });
+  const session = http2.connect(p.url);
+  try {
+    for (let i = 0; i < 3; i++) {
+      const r = await call(session, `/pkg.Svc/Small${i}`, envelope("x"), { "x-token": "same" });
+      assert.equal(r.head["x-seen-path"], `/pkg.Svc/Small${i}`);
+      assert.equal(r.head["x-seen-token"], "same");
+    }
+    assert.equal(p.relayed(), 1);
+  } finally {
+    session.close();
+    await p.close();
+    await small.close();
+  }
+});
