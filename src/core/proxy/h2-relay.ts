@@ -149,19 +149,20 @@ export function relayHttp2(client: net.Socket, upstream: net.Socket, o: RelayOpt
     if (wasBlind === undefined && calls.blind !== undefined) warn(calls.blind);
   });
   upstream.on("error", () => {});
-  let closedWhy: string | undefined;
-  const closeBoth = (why: string) => {
-    closedWhy ??= why;
-    calls.closed(closedWhy);
+  /** Which side closed first: the open calls end as that side's doing. */
+  let closedBy: "client" | "upstream" | undefined;
+  const closeBoth = (by: "client" | "upstream") => {
+    closedBy ??= by;
+    calls.closed(closedBy);
   };
   client.on("end", () => upstream.end());
   upstream.on("end", () => client.end());
   client.on("close", () => {
-    closeBoth("the client closed the connection");
+    closeBoth("client");
     endThenDestroy(upstream);
   });
   upstream.on("close", () => {
-    closeBoth("the upstream closed the connection");
+    closeBoth("upstream");
     endThenDestroy(client);
   });
   client.resume();

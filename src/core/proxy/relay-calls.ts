@@ -3,7 +3,8 @@
 // a client HEADERS on a new stream starts a call; DATA each way becomes its messages; the upstream's
 // first HEADERS is the answer's head (a trailers-only answer when it ends the stream), a second its
 // trailers; RST_STREAM from the client or the upstream is the call's reset; the call is stored once
-// both sides ended the stream or one reset it, and GOAWAY or a closed connection ends the open ones.
+// both sides ended the stream or one reset it, and GOAWAY or a closed connection ends the open ones
+// (the client's close as its cancel).
 // Streams are followed from the frame headers alone, so the connection guard's count of open requests
 // stays right even when header blocks can no longer be decoded ("blind": reported once, its calls are
 // then passed on but not recorded).
@@ -15,6 +16,9 @@ import type { HeaderFields } from "./h2-request-rewrite";
 import type { ProxyOptions } from "./proxy-server";
 
 type Headers = Record<string, string | string[]>;
+
+/** HTTP/2's CANCEL error code (RFC 9113 §7). */
+const CANCEL = 0x8;
 
 interface RelayStream {
   readonly id: number;
@@ -88,10 +92,24 @@ export class RelayCalls {
     return true;
   }
 
-  /** The connection closed: the calls still open end with `why` (those already answered in full, without). */
-  closed(why: string): void {
+  /**
+   * The connection closed: the calls still open end. A client that went away cancelled them (its
+   * deadline when it ran out, as for a reset); an upstream that did leaves them without an answer.
+   * Calls already answered in full end as they are.
+   */
+  closed(by: "client" | "upstream"): void {
     for (const s of [...this.streams.values()]) {
-      if (s.rec && !s.upstreamEnded) s.rec.error ??= why;
+      const rec = s.rec;
+      if (rec && !s.upstreamEnded) {
+        if (by === "client") {
+          rec.reset ??= {
+            by,
+            code: CANCEL,
+            timeoutMs: requestTimeoutMs(s.headers ?? {}),
+            elapsedMs: rec.elapsedMs(),
+          };
+        } else rec.error ??= "the upstream closed the connection";
+      }
       this.done(s);
     }
   }

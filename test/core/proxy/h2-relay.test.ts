@@ -435,3 +435,38 @@ test("an upstream that lowers its header table size gets heads it can read, requ
     await small.close();
   }
 });
+
+test("a closed connection ends its open calls: the client's close is its cancel, the upstream's leaves them unanswered", async () => {
+  const own = await startUpstream();
+  const seen: Call[] = [];
+  const p = await startProxy({ upstream: own.url, onCall: (c) => void seen.push(c) });
+  const open = async (path: string) => {
+    const session = http2.connect(p.url);
+    session.on("error", () => {});
+    const s = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc" });
+    s.on("error", () => {});
+    s.write(envelope("before the close"));
+    await until(() => s.pending === false, "the stream to open");
+    // Let the upstream see the call before a side goes.
+    await new Promise((r) => setTimeout(r, 100));
+    return session;
+  };
+  try {
+    const clientGone = await open("/pkg.ClientGone/Hang");
+    clientGone.destroy();
+    const upstreamGone = await open("/pkg.UpstreamGone/Hang");
+    await own.close();
+    await until(
+      () => ["ClientGone", "UpstreamGone"].every((m) => seen.some((c) => c.method === `pkg.${m}/Hang`)),
+      "both calls",
+    );
+    upstreamGone.destroy();
+    const byName = (m: string) => seen.find((c) => c.method === `pkg.${m}/Hang`) as Call;
+    assert.equal(byName("ClientGone").status, "canceled");
+    assert.equal(byName("UpstreamGone").status, "unavailable");
+    assert.match(byName("UpstreamGone").error ?? "", /the upstream closed the connection/);
+  } finally {
+    await p.close();
+    await own.close();
+  }
+});
