@@ -1,7 +1,9 @@
 // `protocall proxy`'s server: a reverse proxy for Connect, gRPC and gRPC-Web that passes each call
 // through byte for byte (headers, body as it flows with back-pressure, trailers; cancellation by
 // either side resets the other), on HTTP/1.1 and h2c (or TLS) on one port. HTTP/2 calls go upstream
-// over HTTP/2, HTTP/1.1 calls over HTTP/1.1. Messages are read on the side (envelopes.ts), and each
+// over HTTP/2, HTTP/1.1 calls over HTTP/1.1. An HTTP/2 connection is relayed to one of its own
+// upstream (h2-relay.ts); only when the upstream cannot be reached that way do its calls go through
+// Node's HTTP/2 server and client here. Messages are read on the side (envelopes.ts), and each
 // completed call is stored durably before its line is printed. Connections come through the front every
 // server of ours has (serve/front-server.ts: the ConnectionGuard's cap, header and idle timeouts);
 // request bodies, which may be long streams, are not timed.

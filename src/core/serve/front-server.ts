@@ -5,7 +5,8 @@
 // a cap on open connections (a cleartext one over the cap is answered from its first bytes, a 503 or
 // a GOAWAY, rather than reset), header and idle timeouts, and each request counted on its connection.
 // HTTP/2 requests arrive as Node's request/response objects, or, for a server that passes streams on
-// as they are (the proxy), as the streams themselves.
+// as they are (the proxy), as the streams themselves; a server may also take HTTP/2 connections whole
+// (`takeHttp2`: the proxy's relay).
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
