@@ -382,10 +382,11 @@ test("TLS on both sides: relayed over TLS with ALPN h2, trusting the upstream as
   );
   const h1port = (await listenOn(h1only)).port;
   const proxies: RunningProxy[] = [];
-  const through = async (upstreamUrl: string, ca?: string) => {
+  const through = async (upstreamUrl: string, ca?: string, insecure = false) => {
     const p = await startProxy({
       upstream: upstreamUrl,
       ca,
+      insecure,
       tls: { cert: pki.server.cert, key: pki.server.key },
       onCall: () => {},
     });
@@ -403,6 +404,11 @@ test("TLS on both sides: relayed over TLS with ALPN h2, trusting the upstream as
     assert.equal(ok.answer.body.toString(), "over tls");
     assert.equal(ok.answer.head["x-seen-scheme"], "https");
     assert.equal(ok.answer.head["x-seen-authority"], `localhost:${port}`);
+
+    // -k: not verified, relayed all the same.
+    const unverified = await through(`https://localhost:${port}`, undefined, true);
+    assert.equal(unverified.relayed, 1);
+    assert.equal(unverified.answer.body.toString(), "over tls");
 
     const untrusted = await through(`https://localhost:${port}`);
     assert.equal(untrusted.relayed, 0);
