@@ -56,6 +56,11 @@ export class FrameEvents implements FrameHandler {
     this.parser.push(chunk);
   }
 
+  /** Whether the bytes read so far end a whole frame. */
+  get atBoundary(): boolean {
+    return this.parser.atBoundary;
+  }
+
   start(head: FrameHead): void {
     this.head = head;
     this.pieces = [];

@@ -71,6 +71,11 @@ export class FrameParser {
     this.prefaceLeft = expectPreface ? PREFACE.length : 0;
   }
 
+  /** Whether every octet pushed so far ends a whole frame (a frame of one's own may be put in here). */
+  get atBoundary(): boolean {
+    return this.prefaceLeft === 0 && this.headFill === 0 && this.current === undefined;
+  }
+
   push(chunk: Buffer): void {
     let at = 0;
     if (this.prefaceLeft > 0) {
@@ -173,6 +178,16 @@ export function headerFrames(
     piece.copy(out, at + 9);
     at += 9 + piece.length;
   }
+  return out;
+}
+
+/** A GOAWAY frame: streams above `lastStream` were not taken; `code` 0 is a graceful close. */
+export function goawayFrame(lastStream: number, code = 0): Buffer {
+  const out = Buffer.alloc(17);
+  out.writeUIntBE(8, 0, 3);
+  out[3] = FrameType.GOAWAY;
+  out.writeUInt32BE(lastStream & 0x7fffffff, 9);
+  out.writeUInt32BE(code, 13);
   return out;
 }
 

@@ -11,7 +11,7 @@
 import * as net from "node:net";
 import * as tls from "node:tls";
 import { FrameEvents } from "../http2/frame-events";
-import { settingOf } from "../http2/frames";
+import { goawayFrame, settingOf } from "../http2/frames";
 import type { ConnectionGuard } from "../serve/connection-guard";
 import { RequestRewriter } from "./h2-request-rewrite";
 import type { ProxyOptions } from "./proxy-server";
@@ -96,8 +96,8 @@ function holdUntilDrained(from: net.Socket, to: net.Socket): void {
 export function relayHttp2(client: net.Socket, upstream: net.Socket, o: RelayOptions): void {
   const { guard } = o;
   const conn = guard.of(client);
-  // A relayed connection is never answered by the guard with bytes of its own at the cap (they would
-  // land between the upstream's frames): it is closed.
+  // A relayed connection is never answered by the guard with an HTTP/1.1 503 at the cap (it would land
+  // between the upstream's frames): it gets the GOAWAY below.
   if (conn) conn.answerable = false;
   // No Nagle delay on a TLS client's socket either (the cleartext front sets it for its own).
   client.setNoDelay(true);
@@ -134,6 +134,23 @@ export function relayHttp2(client: net.Socket, upstream: net.Socket, o: RelayOpt
       guard.requestStarted(conn);
     }
   };
+
+  if (conn) {
+    // The guard's graceful close (idle, or room needed at the cap): a GOAWAY to the client, put between
+    // the upstream's frames, naming the last stream passed on; streams the client opens after it are
+    // not passed on (so a client may safely retry them elsewhere). Where the relay cannot tell a
+    // frame boundary on the way down, the connection is closed instead.
+    conn.goAway = () => {
+      if (sideStopped || !fromUpstream.atBoundary || client.destroyed) {
+        client.destroy();
+        return;
+      }
+      const last = rewriter.lastStream;
+      rewriter.refuseAbove = last;
+      calls.refuseAbove = last;
+      client.write(goawayFrame(last));
+    };
+  }
 
   client.on("data", (chunk: Buffer) => {
     if (!writeAll(upstream, rewriter.push(chunk))) holdUntilDrained(client, upstream);

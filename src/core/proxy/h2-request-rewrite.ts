@@ -78,6 +78,15 @@ export class RequestRewriter implements FrameHandler {
   readonly decoded: (HeaderFields | undefined)[] = [];
   /** Set once a block could not be decoded: why. From then on, blocks pass as they came. */
   failure: string | undefined;
+  /** The highest stream a client HEADERS frame named so far. */
+  lastStream = 0;
+  /**
+   * Set once the client was sent a GOAWAY naming this last stream: frames of streams above it are
+   * not passed on (their heads still decoded, to follow the client's table).
+   */
+  refuseAbove: number | undefined;
+  /** Whether the current frame is one not passed on. */
+  private dropping = false;
   private readonly parser = new FrameParser(this, true);
   private readonly decoder = new HpackDecoder(2 ** 32);
   private out: Buffer[] = [];
@@ -103,11 +112,13 @@ export class RequestRewriter implements FrameHandler {
   }
 
   start(head: FrameHead, raw: Buffer): void {
+    if (head.type === FrameType.HEADERS && head.stream > this.lastStream) this.lastStream = head.stream;
+    this.dropping = this.refuseAbove !== undefined && head.stream > this.refuseAbove;
     this.holding =
       this.failure === undefined &&
       (head.type === FrameType.HEADERS || (head.type === FrameType.CONTINUATION && !!this.block));
     if (!this.holding) {
-      this.emit(raw);
+      if (!this.dropping) this.emit(raw);
       return;
     }
     this.head = head;
@@ -126,7 +137,7 @@ export class RequestRewriter implements FrameHandler {
 
   payload(piece: Buffer): void {
     if (this.holding) this.pieces.push(piece);
-    else this.emit(piece);
+    else if (!this.dropping) this.emit(piece);
   }
 
   end(): void {
@@ -163,6 +174,7 @@ export class RequestRewriter implements FrameHandler {
       const bytes = block.fragments.length === 1 ? block.fragments[0] : Buffer.concat(block.fragments);
       const fields = this.decoder.decode(bytes);
       this.decoded.push(fields);
+      if (this.refuseAbove !== undefined && block.stream > this.refuseAbove) return;
       const rewritten = encodeHeadersStatic(rewriteFields(fields, this.target), true);
       this.emit(headerFrames(rewritten, block.stream, block.endStream, this.maxFrameSize));
     } catch (e) {
@@ -173,6 +185,7 @@ export class RequestRewriter implements FrameHandler {
 
   private passAsItCame(block: PendingBlock): void {
     this.decoded.push(undefined);
+    if (this.refuseAbove !== undefined && block.stream > this.refuseAbove) return;
     for (const piece of block.frames) this.emit(piece);
   }
 

@@ -58,6 +58,8 @@ export class RelayCalls {
   private readonly streams = new Map<number, RelayStream>();
   /** The highest stream the client opened. */
   private lastStream = 0;
+  /** Set once the client was told (GOAWAY) that streams above it are not taken: those open no call. */
+  refuseAbove: number | undefined;
   /** Why header blocks are no longer decoded, once they are not. */
   blind: string | undefined;
   private readonly decoder = new HpackDecoder(2 ** 32);
@@ -122,8 +124,9 @@ export class RelayCalls {
   private clientHeaders(id: number, fields: HeaderFields | undefined, endStream: boolean): void {
     let s = this.streams.get(id);
     if (!s) {
-      // A HEADERS frame on a stream that is done (client trailers after the answer) opens nothing.
-      if (id <= this.lastStream) return;
+      // A HEADERS frame on a stream that is done (client trailers after the answer) opens nothing, nor
+      // one the relay did not pass on after its GOAWAY.
+      if (id <= this.lastStream || (this.refuseAbove !== undefined && id > this.refuseAbove)) return;
       this.lastStream = id;
       s = { id, clientEnded: false, upstreamEnded: false, answered: false };
       this.streams.set(id, s);

@@ -10,6 +10,7 @@ import * as http2 from "node:http2";
 import * as https from "node:https";
 import * as net from "node:net";
 import { after, before, test } from "node:test";
+import { encodeHeadersStatic } from "../../../src/core/http2/hpack";
 import type { ProxiedCall } from "../../../src/core/proxy/call-store";
 import { connectRelayUpstream, relayHttp2 } from "../../../src/core/proxy/h2-relay";
 import { rewriteFields } from "../../../src/core/proxy/h2-request-rewrite";
@@ -316,8 +317,8 @@ test("an upstream the relay cannot reach sends the connection down the other pat
   }
 });
 
-test("a relayed connection counts against the guard, stays open while a stream is, and is closed once idle", async () => {
-  const guard = new ConnectionGuard({ idleTimeoutMs: 300, headersTimeoutMs: 300 });
+/** A front with a relay behind it and a guard of short timeouts (the proxy's own are 10-30 s). */
+async function relayFront(guard: ConnectionGuard, onCall: (c: Call) => void = () => {}) {
   const upstreamUrl = new URL(upstream.url);
   const server = createFrontServer({
     guard,
@@ -325,7 +326,7 @@ test("a relayed connection counts against the guard, stays open while a stream i
     takeHttp2: (socket) => {
       void connectRelayUpstream(upstreamUrl, {}).then((up) =>
         relayHttp2(socket, up as net.Socket, {
-          proxy: { upstream: upstream.url, onCall: () => {} },
+          proxy: { upstream: upstream.url, onCall },
           upstreamUrl,
           guard,
         }),
@@ -334,10 +335,20 @@ test("a relayed connection counts against the guard, stays open while a stream i
     },
   });
   const { port } = await listenOn(server);
-  const session = http2.connect(`http://127.0.0.1:${port}`);
+  return { port, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+test("a relayed connection counts against the guard, stays open while a stream is, and is closed once idle with a GOAWAY", async () => {
+  const guard = new ConnectionGuard({ idleTimeoutMs: 300, headersTimeoutMs: 300 });
+  const front = await relayFront(guard);
+  const session = http2.connect(`http://127.0.0.1:${front.port}`);
   let closedAt = 0;
+  let goaway: number | undefined;
   session.on("close", () => {
     closedAt = Date.now();
+  });
+  session.on("goaway", (code) => {
+    goaway = code;
   });
   session.on("error", () => {});
   try {
@@ -356,11 +367,12 @@ test("a relayed connection counts against the guard, stays open while a stream i
     const closedStream = Date.now();
     await until(() => closedAt > 0, "the idle connection to be closed");
     assert.ok(closedAt - closedStream >= 250, "closed before its idle timeout");
+    assert.equal(goaway, http2.constants.NGHTTP2_NO_ERROR, "no GOAWAY before the close");
     await until(() => guard.size === 0, "the guard to let it go");
   } finally {
     session.destroy();
     guard.close();
-    await new Promise<void>((r) => server.close(() => r()));
+    await front.close();
   }
 });
 
@@ -474,5 +486,73 @@ test("a closed connection ends its open calls: the client's close is its cancel,
   } finally {
     await p.close();
     await own.close();
+  }
+});
+
+test("after the relay's GOAWAY, a stream the client opens is not passed on and opens no call", async () => {
+  const guard = new ConnectionGuard({ idleTimeoutMs: 300, headersTimeoutMs: 5000 });
+  const seen: Call[] = [];
+  const front = await relayFront(guard, (c) => void seen.push(c));
+  const socket = net.connect(front.port, "127.0.0.1");
+  const got: Buffer[] = [];
+  socket.on("data", (c: Buffer) => got.push(c));
+  socket.on("error", () => {});
+  await new Promise((r) => socket.once("connect", r));
+  const frame = (type: number, flags: number, stream: number, payload: Buffer) => {
+    const head = Buffer.alloc(9);
+    head.writeUIntBE(payload.length, 0, 3);
+    head[3] = type;
+    head[4] = flags;
+    head.writeUInt32BE(stream, 5);
+    return Buffer.concat([head, payload]);
+  };
+  const head = (path: string) =>
+    encodeHeadersStatic([
+      [":method", "POST"],
+      [":scheme", "http"],
+      [":path", path],
+      [":authority", "proxy"],
+      ["content-type", "application/grpc"],
+    ]);
+  const frames = () => {
+    const all = Buffer.concat(got);
+    const out: { type: number; stream: number; payload: Buffer }[] = [];
+    for (let at = 0; at + 9 <= all.length; at += 9 + all.readUIntBE(at, 3)) {
+      const end = at + 9 + all.readUIntBE(at, 3);
+      if (end > all.length) break;
+      out.push({ type: all[at + 3], stream: all.readUInt32BE(at + 5), payload: all.subarray(at + 9, end) });
+    }
+    return out;
+  };
+  const settingsAck = frame(4, 1, 0, Buffer.alloc(0));
+  socket.write(
+    Buffer.concat([
+      Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+      frame(4, 0, 0, Buffer.alloc(0)),
+      frame(1, 0x5, 1, head("/pkg.Before/Call")), // END_HEADERS | END_STREAM
+    ]),
+  );
+  try {
+    // The answer to stream 1, then (idle) the relay's GOAWAY naming stream 1 as the last.
+    await until(() => frames().some((f) => f.type === 7), "the GOAWAY");
+    socket.write(settingsAck);
+    const goaway = frames().find((f) => f.type === 7) as { payload: Buffer };
+    assert.equal(goaway.payload.readUInt32BE(0), 1);
+    assert.equal(goaway.payload.readUInt32BE(4), 0);
+    assert.ok(
+      frames().some((f) => f.type === 1 && f.stream === 1),
+      "stream 1 was not answered",
+    );
+    socket.write(frame(1, 0x5, 3, head("/pkg.After/Call")));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(!frames().some((f) => f.stream === 3), "stream 3 reached the upstream and was answered");
+    assert.deepEqual(
+      seen.map((c) => c.method),
+      ["pkg.Before/Call"],
+    );
+  } finally {
+    socket.destroy();
+    guard.close();
+    await front.close();
   }
 });
