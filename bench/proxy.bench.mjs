@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // What `protocall proxy` adds to a call: unary calls at 1,000 calls/s (open loop, Connect JSON over h2c)
-// to the demo server directly, through `protocall proxy` (which decodes and durably stores every call)
+// to the demo server directly, through `protocall proxy` (which relays HTTP/2 connections frame by
+// frame, src/core/proxy/h2-relay.ts, and decodes and durably stores every call on the side)
 // and, when Debian's nghttp2-proxy is installed, through nghttpx (a C++ proxy that only passes calls
 // on: what any proxy hop costs on this machine). The targets take turns in one-second windows
 // (BENCH_PROXY_SECONDS windows each, default 10), so a stall of the machine lands in one window of one

@@ -44,6 +44,7 @@ function offending(dir: string, bad: (spec: string) => boolean): string[] {
 const allowedImports: Record<string, readonly string[]> = {
   ".": [],
   serve: ["."],
+  http2: [],
   schema: ["."],
   invoke: [".", "schema"],
   registry: [".", "schema", "invoke", "rpcfile"],
@@ -55,8 +56,8 @@ const allowedImports: Record<string, readonly string[]> = {
   "registry-emulator": [".", "schema", "invoke", "registry", "serve", "webhooks"],
   mock: [".", "schema", "invoke", "rpcfile", "assertions", "serve", "analysis"],
   drift: [".", "schema", "invoke", "analysis"],
-  load: [".", "schema", "invoke", "rpcfile", "assertions"],
-  proxy: [".", "schema", "invoke", "rpcfile", "serve"],
+  load: [".", "schema", "invoke", "rpcfile", "assertions", "http2"],
+  proxy: [".", "schema", "invoke", "rpcfile", "serve", "http2"],
   mcp: [".", "schema", "invoke", "rpcfile", "assertions", "analysis"],
 };
 

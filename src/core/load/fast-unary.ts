@@ -32,6 +32,7 @@ import {
   checkCall,
   readsMessages,
 } from "../assertions/checked-request";
+import { encodeHeaders } from "../http2/hpack";
 import type { CallResult, HeaderPairs } from "../invoke/call-session";
 import { decodeFailureDetails, describeFailure } from "../invoke/failure";
 import { requestFromJson } from "../invoke/invoke";
@@ -42,7 +43,6 @@ import { type CallTarget, describeTarget } from "../invoke/target";
 import { reachesExtendable } from "../invoke/unknown-fields";
 import type { Resolver } from "../schema/resolver";
 import { H2cConnection, type H2cFailure, PROTOCOL_ERROR, REFUSED_STREAM } from "./h2c-client";
-import { encodeHeaders } from "./hpack";
 
 type ResponseHead = Record<string, string | string[]>;
 

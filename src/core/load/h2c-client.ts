@@ -9,7 +9,7 @@
 // right), DATA, RST_STREAM and GOAWAY; a connection error or an undecodable frame ends every stream
 // on the connection with a reason, never a hang.
 import * as net from "node:net";
-import { HpackDecoder } from "./hpack";
+import { HpackDecoder } from "../http2/hpack";
 
 /** A response: its fields as Node's http2 client gives them (pseudo-headers included), and its body. */
 export interface H2cResponse {

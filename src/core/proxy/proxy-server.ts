@@ -1,20 +1,23 @@
 // `protocall proxy`'s server: a reverse proxy for Connect, gRPC and gRPC-Web that passes each call
 // through byte for byte (headers, body as it flows with back-pressure, trailers; cancellation by
 // either side resets the other), on HTTP/1.1 and h2c (or TLS) on one port. HTTP/2 calls go upstream
-// over HTTP/2, HTTP/1.1 calls over HTTP/1.1. Messages are read on the side (envelopes.ts), and each
+// over HTTP/2, HTTP/1.1 calls over HTTP/1.1. An HTTP/2 connection is relayed to one of its own
+// upstream (h2-relay.ts); only when the upstream cannot be reached that way do its calls go through
+// Node's HTTP/2 server and client here. Messages are read on the side (envelopes.ts), and each
 // completed call is stored durably before its line is printed. Connections come through the front every
 // server of ours has (serve/front-server.ts: the ConnectionGuard's cap, header and idle timeouts);
 // request bodies, which may be long streams, are not timed.
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as https from "node:https";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { ConnectionGuard, defaultLimits } from "../serve/connection-guard";
 import { createFrontServer } from "../serve/front-server";
 import { baseUrlOf, listenOn } from "../serve/listen";
-import { type CallReset, callEnd, detectProtocol, type ProxyProtocol, requestTimeoutMs } from "./call-status";
+import { encodingOf, flat, forwardable, recordCall } from "./call-record";
+import { type ProxyProtocol, requestTimeoutMs } from "./call-status";
 import type { ProxiedCall } from "./call-store";
-import { envelopeReader } from "./envelopes";
+import { connectRelayUpstream, relayHttp2 } from "./h2-relay";
 
 export interface ProxyOptions {
   readonly upstream: string;
@@ -34,37 +37,9 @@ export interface ProxyOptions {
 export interface RunningProxy {
   readonly url: string;
   readonly port: number;
+  /** HTTP/2 connections relayed so far (h2-relay.ts); the others took Node's HTTP/2 server. */
+  readonly relayed: () => number;
   close(): Promise<void>;
-}
-
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
-  "http2-settings",
-  "te",
-  "host",
-]);
-
-function forwardable(headers: http.IncomingHttpHeaders | http2.IncomingHttpHeaders, keepTe = false) {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined || k.startsWith(":")) continue;
-    if (HOP_BY_HOP.has(k) && !(keepTe && k === "te" && v === "trailers")) continue;
-    out[k] = v as string | string[];
-  }
-  return out;
-}
-
-function flat(headers: Record<string, string | string[] | number | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined || k.startsWith(":")) continue;
-    out[k] = Array.isArray(v) ? v.join(", ") : String(v);
-  }
-  return out;
 }
 
 function withoutStatus(headers: Record<string, string | number>): Record<string, string | number> {
@@ -158,108 +133,6 @@ function connectUpstream(options: ProxyOptions): Upstream {
       agent.destroy();
     },
   };
-}
-
-/** The compression of a body, from the headers that came with it. */
-function encodingOf(
-  protocol: ProxyProtocol,
-  enveloped: boolean,
-  headers: Record<string, string | string[] | number | undefined>,
-): string | undefined {
-  const name =
-    protocol !== "connect" ? "grpc-encoding" : enveloped ? "connect-content-encoding" : "content-encoding";
-  const value = headers[name];
-  return value === undefined ? undefined : String(value);
-}
-
-/** One call as it passes: what was seen of it so far, and `finish` to store it once. */
-interface CallRecord {
-  readonly protocol: ProxyProtocol;
-  readonly contentType: string;
-  readonly path: string;
-  /** Whether the bodies are enveloped (every protocol but Connect unary). */
-  readonly enveloped: boolean;
-  readonly sent: ReturnType<typeof envelopeReader>;
-  readonly received: ReturnType<typeof envelopeReader>;
-  httpStatus: number;
-  responseHeaders: Record<string, string>;
-  trailers: Record<string, string>;
-  error?: string;
-  /** Milliseconds since the call arrived. */
-  elapsedMs(): number;
-  /** The stream was reset before the answer ended: by the caller, or by the upstream (with its code). */
-  reset?: CallReset;
-  finish(): void;
-}
-
-function recordCall(
-  headers: http.IncomingHttpHeaders | http2.IncomingHttpHeaders,
-  url: string,
-  httpVersion: "1.1" | "2",
-  basePath: string,
-  options: ProxyOptions,
-): CallRecord {
-  const started = performance.now();
-  const startedAt = new Date().toISOString();
-  const contentType = String(headers["content-type"] ?? "");
-  const protocol = detectProtocol(contentType);
-  const enveloped = protocol !== "connect" || contentType.startsWith("application/connect+");
-  let finished = false;
-  const rec: CallRecord = {
-    protocol,
-    contentType,
-    path: basePath + url,
-    enveloped,
-    sent: envelopeReader(enveloped),
-    received: envelopeReader(enveloped),
-    httpStatus: 0,
-    responseHeaders: {},
-    trailers: {},
-    elapsedMs: () => performance.now() - started,
-    finish: () => {
-      if (finished) return;
-      finished = true;
-      const { sent, received, httpStatus, responseHeaders, trailers, error, reset } = rec;
-      sent.end();
-      received.end();
-      const end = callEnd({
-        protocol,
-        httpStatus,
-        responseHeaders,
-        trailers,
-        controls: received.controls,
-        messages: received.messages,
-        error,
-        reset,
-      });
-      const call: Omit<ProxiedCall, "id"> = {
-        startedAt,
-        upstream: options.upstream,
-        method: url.split("?")[0].replace(/^\//, ""),
-        protocol,
-        httpVersion,
-        httpStatus,
-        status: end.status,
-        ...(end.message !== undefined ? { statusMessage: end.message } : {}),
-        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-        requestBytes: sent.bytes,
-        responseBytes: received.bytes,
-        requestHeaders: flat(headers),
-        responseHeaders,
-        trailers: end.trailers,
-        ...(end.details.length > 0 ? { details: end.details } : {}),
-        requestMessages: sent.messages.map((m) => m.toString("base64")),
-        responseMessages: received.messages.map((m) => m.toString("base64")),
-        requestTimes: sent.times,
-        responseTimes: received.times,
-        truncated: sent.truncated || received.truncated,
-        ...(error ? { error } : {}),
-      };
-      Promise.resolve(options.onCall(call)).catch((e) => options.onWarning?.(`storing a call: ${e}`));
-    },
-  };
-  rec.sent.encoding = encodingOf(protocol, enveloped, headers);
-  return rec;
 }
 
 /**
@@ -405,10 +278,29 @@ function proxyHttp1(
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const upstream = connectUpstream(options);
   const guard = new ConnectionGuard(defaultLimits);
-  // HTTP/2 calls pass on as streams; HTTP/1.1 ones as requests.
+  /** The upstream side of each relayed connection (closed with the proxy). */
+  const relays = new Set<Socket>();
+  let relayed = 0;
+  const takeHttp2 = (client: Socket, fallback: () => void) => {
+    connectRelayUpstream(upstream.url, options).then((up) => {
+      if (!up || client.destroyed) {
+        up?.destroy();
+        if (!client.destroyed) fallback();
+        return;
+      }
+      relayed++;
+      relays.add(up);
+      up.once("close", () => relays.delete(up));
+      relayHttp2(client, up, { proxy: options, upstreamUrl: upstream.url, guard });
+    });
+    return true;
+  };
+  // HTTP/2 connections are relayed (h2-relay.ts), or when the upstream cannot be reached that way
+  // pass on as streams; HTTP/1.1 calls as requests.
   const server = createFrontServer({
     guard,
     tls: options.tls,
+    takeHttp2,
     onStream: (stream, headers) => proxyHttp2(stream, headers, upstream, options),
     onRequest: (req, res) =>
       proxyHttp1(req as http.IncomingMessage, res as http.ServerResponse, upstream, options),
@@ -424,9 +316,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   return {
     url: baseUrlOf(address, Boolean(options.tls)),
     port: address.port,
+    relayed: () => relayed,
     close: () =>
       new Promise<void>((resolve) => {
         upstream.close();
+        for (const up of relays) up.destroy();
         server.close(() => resolve());
         guard.close();
       }),

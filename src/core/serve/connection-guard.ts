@@ -62,6 +62,11 @@ export interface TrackedConnection {
   closing: number;
   /** Whether the server may write to `socket` itself (cleartext): closed to make room, it is answered. */
   answerable: boolean;
+  /**
+   * A graceful close its owner provides for a connection without a session (the proxy's HTTP/2
+   * relay: a GOAWAY to the client); closed to make room or for idleness, it gets this first.
+   */
+  goAway?: () => void;
 }
 
 /** A request body being received; `done` when it is complete (or abandoned). */
@@ -193,6 +198,11 @@ export class ConnectionGuard {
    */
   private makeRoom(conn: TrackedConnection): void {
     this.conns.delete(conn);
+    if (conn.goAway) {
+      conn.goAway();
+      setTimeout(() => conn.socket.destroy(), 1000).unref();
+      return;
+    }
     if (!conn.answerable) {
       this.drop(conn);
       return;
@@ -320,6 +330,9 @@ export class ConnectionGuard {
         // No stream is open: say goodbye (GOAWAY) so that a client knows not to reuse it.
         conn.closing = now;
         conn.session.close();
+      } else if (conn.goAway) {
+        conn.closing = now;
+        conn.goAway();
       } else {
         this.drop(conn);
       }

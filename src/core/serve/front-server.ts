@@ -5,7 +5,8 @@
 // a cap on open connections (a cleartext one over the cap is answered from its first bytes, a 503 or
 // a GOAWAY, rather than reset), header and idle timeouts, and each request counted on its connection.
 // HTTP/2 requests arrive as Node's request/response objects, or, for a server that passes streams on
-// as they are (the proxy), as the streams themselves.
+// as they are (the proxy), as the streams themselves; a server may also take HTTP/2 connections whole
+// (`takeHttp2`: the proxy's relay).
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
@@ -27,6 +28,12 @@ export interface FrontServerOptions {
   readonly expectContinue?: boolean;
   /** Called with the HTTP/2 server once it is made, before any connection (e.g. to take some streams first). */
   readonly withHttp2Server?: (server: http2.Http2Server) => void;
+  /**
+   * Offered each HTTP/2 connection (h2c preface, or TLS with ALPN h2) before the HTTP/2 server gets it,
+   * its first bytes unread (the proxy relays such connections itself). True takes it: the connection
+   * stays under the guard, and `fallback()` hands it to the HTTP/2 server after all.
+   */
+  readonly takeHttp2?: (socket: net.Socket, fallback: () => void) => boolean;
 }
 
 /** Node's timeout options take 0 for none. */
@@ -54,6 +61,10 @@ export function createFrontServer(o: FrontServerOptions): net.Server {
     if (!o.onStream) expectContinue(h2, o.onRequest);
   }
   o.withHttp2Server?.(h2);
+  const toHttp2 = (socket: net.Socket) => {
+    const fallback = () => h2.emit("connection", socket);
+    if (!o.takeHttp2?.(socket, fallback)) fallback();
+  };
 
   if (o.tls) {
     const secure = tls.createServer({
@@ -65,7 +76,8 @@ export function createFrontServer(o: FrontServerOptions): net.Server {
     secure.on("connection", (socket: net.Socket) => guard.accept(socket));
     secure.on("secureConnection", (socket: tls.TLSSocket) => {
       socket.on("error", () => {});
-      (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket);
+      if (socket.alpnProtocol === "h2") toHttp2(socket);
+      else h1.emit("connection", socket);
     });
     // A handshake that fails (a client that does not trust the certificate) ends that connection only.
     secure.on("tlsClientError", () => {});
@@ -81,7 +93,7 @@ export function createFrontServer(o: FrontServerOptions): net.Server {
       // Put the bytes back: both servers take over a socket that already holds buffered data (the
       // HTTP/2 session reads it out of the socket's buffer when it starts).
       socket.unshift(chunk);
-      if (chunk.subarray(0, 4).toString("latin1") === "PRI ") h2.emit("connection", socket);
+      if (chunk.subarray(0, 4).toString("latin1") === "PRI ") toHttp2(socket);
       else {
         h1.emit("connection", socket);
         socket.resume();

@@ -8,6 +8,7 @@ import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
+import { encodeHeaders } from "../../../src/core/http2/hpack";
 import {
   CANCEL,
   H2cConnection,
@@ -15,7 +16,6 @@ import {
   type H2cResponse,
   REFUSED_STREAM,
 } from "../../../src/core/load/h2c-client";
-import { encodeHeaders } from "../../../src/core/load/hpack";
 
 let server: http2.Http2Server;
 let port: number;

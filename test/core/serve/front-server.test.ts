@@ -105,6 +105,36 @@ test("with onStream, HTTP/2 calls come as streams and HTTP/1.1 ones as requests"
   assert.equal(await h1Get(s.port), "request over HTTP/1.1");
 });
 
+test("takeHttp2 is offered HTTP/2 connections only (cleartext and TLS); one handed back later is served with its first bytes intact", async () => {
+  for (const secure of [false, true]) {
+    const offered: net.Socket[] = [];
+    const guard = new ConnectionGuard({});
+    /** Connections the guard counted when each was offered. */
+    const counted: number[] = [];
+    const s = await serve({
+      guard,
+      ...(secure ? { tls: { cert: pki.server.cert, key: pki.server.key } } : {}),
+      takeHttp2: (socket, fallback) => {
+        offered.push(socket);
+        counted.push(guard.size);
+        // Taken, then handed back a moment later (as the proxy does when its upstream is out of reach).
+        setTimeout(fallback, 50);
+        return true;
+      },
+    });
+    servers.push(s);
+    assert.equal(await h1Get(s.port, secure), "request over HTTP/1.1");
+    assert.equal(offered.length, 0, "an HTTP/1.1 connection was offered");
+    assert.equal(await h2Get(s.port, secure), "request over HTTP/2.0");
+    assert.equal(offered.length, 1);
+    assert.ok(counted[0] >= 1, "an offered connection is under the guard");
+  }
+  // Declined: the HTTP/2 server serves it at once.
+  const declined = await serve({ takeHttp2: () => false });
+  servers.push(declined);
+  assert.equal(await h2Get(declined.port), "request over HTTP/2.0");
+});
+
 test("at the connection cap with every connection busy, a new request is answered 503 with Retry-After", async () => {
   const held: NodeRes[] = [];
   const guard = new ConnectionGuard({ maxConnections: 2 });

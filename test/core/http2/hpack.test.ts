@@ -1,9 +1,9 @@
-// HPACK for the light path (src/core/load/hpack.ts): the decoder on RFC 7541's own examples (Appendix
+// HPACK (src/core/http2/hpack.ts): the decoder on RFC 7541's own examples (Appendix
 // C: requests with and without Huffman coding, responses whose table evicts), what it refuses, and
 // the encoder's blocks read back. Real servers' answers are checked in h2c-client.test.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { encodeHeaders, HpackDecoder, HpackError } from "../../../src/core/load/hpack";
+import { encodeHeaders, encodeHeadersStatic, HpackDecoder, HpackError } from "../../../src/core/http2/hpack";
 
 const hex = (s: string) => Buffer.from(s.replace(/\s/g, ""), "hex");
 
@@ -106,5 +106,32 @@ describe("HPACK", () => {
     assert.deepEqual(d.decode(encodeHeaders(fields)), fields);
     // Nothing went into the server's table: the same block decodes the same again.
     assert.deepEqual(d.decode(encodeHeaders(fields)), fields);
+  });
+
+  test("the static-table encoder: static entries as one octet, static names referenced, nothing indexed", () => {
+    const fields: [string, string][] = [
+      [":method", "POST"],
+      [":scheme", "http"],
+      [":authority", "127.0.0.1:8080"],
+      [":path", `/${"p".repeat(300)}`],
+      ["content-type", "application/grpc"],
+      ["te", "trailers"],
+      ["x-latin", "caf\u00e9"],
+    ];
+    const block = encodeHeadersStatic(fields);
+    assert.equal(block[0], 0x83); // :method POST, static index 3
+    assert.equal(block[1], 0x86); // :scheme http, static index 6
+    assert.equal(block[2], 0x01); // :authority by its static name, a literal without indexing
+    assert.ok(block.length < encodeHeaders(fields).length);
+    const d = new HpackDecoder();
+    assert.deepEqual(d.decode(block), fields);
+    // Nothing went into the decoder's table: index 62 (its first dynamic entry) is still beyond it.
+    assert.throws(() => d.decode(Buffer.from([0x80 | 62])), HpackError);
+    assert.deepEqual(d.decode(block), fields);
+    // With `emptyTable`, the block first sets the decoder's table size to 0 (one octet, 0x20).
+    const emptied = encodeHeadersStatic(fields, true);
+    assert.equal(emptied[0], 0x20);
+    assert.deepEqual(emptied.subarray(1), block);
+    assert.deepEqual(new HpackDecoder(0).decode(emptied), fields);
   });
 });

@@ -1,9 +1,11 @@
-// HPACK (RFC 7541) for the light path's own HTTP/2 client (h2c-client.ts): a decoder for the
-// response header blocks a server sends (its dynamic table, integers, literals, Huffman-coded
-// strings) and an encoder for the request headers, which the light path encodes once per run and
-// sends unchanged, so it writes literals that touch no table. Kept here rather than taken from a
-// library: the HPACK packages on the npm registry (hpack.js, hpack) have had no release in years, and
-// this is all the light path needs; the RFC's own examples test it (test/core/load/hpack.test.ts).
+// HPACK (RFC 7541), shared by the load test's own HTTP/2 client (load/h2c-client.ts) and the proxy's
+// HTTP/2 relay (proxy/h2-relay.ts): a decoder that follows one peer's encoder (its dynamic table,
+// table size updates, integers, literals, Huffman-coded strings), and encoders that write literals
+// touching no table (the load client encodes a request head once per run and sends it unchanged; the
+// relay re-encodes rewritten request heads, so no table state on the upstream side can diverge from
+// the client's). Kept here rather than taken from a library: the HPACK packages on the npm registry
+// (hpack.js, hpack) have had no release in years, and this is all both need; the RFC's own examples
+// test it (test/core/http2/hpack.test.ts).
 
 /** An HPACK block that cannot be decoded; the connection it came on cannot be used any more. */
 export class HpackError extends Error {}
@@ -14,9 +16,13 @@ export class HpackDecoder {
   private size = 0;
   private limit: number;
 
-  /** `maxSize`: the table size this side announced (SETTINGS_HEADER_TABLE_SIZE, 4096 by default). */
+  /**
+   * `maxSize`: the table size this side announced (SETTINGS_HEADER_TABLE_SIZE, 4096 by default); a
+   * table size update above it is refused. The table starts at 4096 octets or `maxSize` if smaller
+   * (RFC 7541 §4.2: an encoder only grows it with a size update).
+   */
   constructor(private readonly maxSize = 4096) {
-    this.limit = maxSize;
+    this.limit = Math.min(maxSize, 4096);
   }
 
   /** The fields of one complete header block, in order. */
@@ -194,6 +200,72 @@ export function encodeHeaders(fields: readonly (readonly [string, string])[]): B
     str(value);
   }
   return Buffer.from(parts);
+}
+
+let staticIndex: Map<string, number> | undefined;
+/** Static table indexes by "name\0value" (exact entries) and by name (its first entry). */
+function staticIndexes(): Map<string, number> {
+  if (staticIndex) return staticIndex;
+  const m = new Map<string, number>();
+  STATIC.forEach(([name, value], i) => {
+    if (!m.has(name)) m.set(name, i + 1);
+    m.set(`${name}\0${value}`, i + 1);
+  });
+  staticIndex = m;
+  return m;
+}
+
+/**
+ * Encodes a header block with the static table only: a field that is a static entry as its index,
+ * else a literal without indexing (RFC 7541 §6.2.2), naming a static entry's name where there is one.
+ * The decoder's dynamic table is left as it was, or with `emptyTable` set to size 0 first (a dynamic
+ * table size update, always within what the decoder allows: one that lowered its table size in its
+ * SETTINGS expects such an update in the next block).
+ */
+export function encodeHeadersStatic(
+  fields: readonly (readonly [string, string])[],
+  emptyTable = false,
+): Buffer {
+  const index = staticIndexes();
+  let room = 1;
+  for (const [name, value] of fields) room += name.length + value.length + 16;
+  const out = Buffer.allocUnsafe(room);
+  let at = 0;
+  if (emptyTable) out[at++] = 0x20;
+  const int = (value: number, prefix: number, first: number) => {
+    const max = (1 << prefix) - 1;
+    if (value < max) {
+      out[at++] = first | value;
+      return;
+    }
+    out[at++] = first | max;
+    let v = value - max;
+    while (v >= 128) {
+      out[at++] = (v % 128) + 128;
+      v = Math.floor(v / 128);
+    }
+    out[at++] = v;
+  };
+  // Header octets are latin1 (as the decoder reads them): one octet a character.
+  const str = (s: string) => {
+    int(s.length, 7, 0);
+    at += out.write(s, at, "latin1");
+  };
+  for (const [name, value] of fields) {
+    const exact = index.get(`${name}\0${value}`);
+    if (exact !== undefined) {
+      int(exact, 7, 0x80);
+      continue;
+    }
+    const named = index.get(name);
+    if (named !== undefined) int(named, 4, 0);
+    else {
+      out[at++] = 0;
+      str(name);
+    }
+    str(value);
+  }
+  return out.subarray(0, at);
 }
 
 // RFC 7541 Appendix B: the Huffman code of each octet (EOS, 0x3fffffff in 30 bits, apart), and its
