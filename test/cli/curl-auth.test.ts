@@ -177,6 +177,83 @@ ${server.url}/demo.v1.DemoService/Count
     assert.ok(new Set(calls.map((c) => c.authorization)).size >= 2, "the token was renewed during the run");
   });
 
+  test("load --workers: every worker thread sends the main thread's one token (one fetch for the run)", async () => {
+    // A provider of its own whose tokens outlive the run, so any second fetch is a worker's own.
+    const longLived = await startOidcProvider({ accessTokenTtl: 3600 });
+    const checked = await startBearerServer((token) => longLived.isActive(token));
+    try {
+      const auth = `oauth2 client_credentials issuer=${longLived.issuer} client-id=${clientId} client-secret=${clientSecret}`;
+      writeFileSync(
+        join(dir, "workers.rpc"),
+        `### Echo\n# @auth ${auth}\n# @http2-prior-knowledge\n${checked.url}/demo.v1.DemoService/Echo\n\n{"text": "w"}\n`,
+      );
+      const report = join(dir, "workers.json");
+      const r = await runCli(
+        [
+          "load",
+          "workers.rpc",
+          "--rate",
+          "20",
+          "--duration",
+          "2s",
+          "--workers",
+          "2",
+          "--reporter",
+          `json=${report}`,
+        ],
+        { cwd: dir, timeoutMs: 90_000 },
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(readFileSync(report, "utf8")).workers, 2);
+      const calls = checked.seen.filter((s) => s.path.endsWith("/Echo"));
+      assert.equal(calls.length, 40);
+      assert.ok(
+        calls.every((c) => c.accepted),
+        "every call's token was valid",
+      );
+      assert.equal(new Set(calls.map((c) => c.authorization)).size, 1, "one token for both workers");
+      assert.deepEqual(
+        longLived.tokenRequests.map((t) => t.grantType),
+        ["client_credentials"],
+      );
+    } finally {
+      await checked.close();
+      await longLived.close();
+    }
+  });
+
+  test("load --workers: the main thread's token error is each call's error, in the provider's words", async () => {
+    writeFileSync(
+      join(dir, "workers-wrong.rpc"),
+      `### Echo\n# @auth oauth2 client_credentials issuer=${op.issuer} client-id=${clientId} client-secret=wrong-secret-0123456789\n# @http2-prior-knowledge\n${server.url}/demo.v1.DemoService/Echo\n\n{"text": "w"}\n`,
+    );
+    const report = join(dir, "workers-wrong.json");
+    const r = await runCli(
+      [
+        "load",
+        "workers-wrong.rpc",
+        "--requests",
+        "4",
+        "--concurrency",
+        "2",
+        "--workers",
+        "2",
+        "--reporter",
+        `json=${report}`,
+      ],
+      { cwd: dir, timeoutMs: 90_000 },
+    );
+    const total = JSON.parse(readFileSync(report, "utf8")).total;
+    assert.equal(total.requests, 4, r.stderr);
+    assert.equal(total.passed, 0);
+    assert.match(
+      r.stderr,
+      /error: OAuth2 token endpoint \S+\/token: invalid_client: client authentication failed \(4 times\)/,
+    );
+    assert.ok(!r.stderr.includes("wrong-secret-0123456789"), "the secret is not printed");
+    assert.equal(server.seen.length, 0, "nothing was sent to the server");
+  });
+
   test("run --env: the environment's $auth signs in every request, the secret from the private file", async () => {
     const ws = join(dir, "env-ws");
     mkdirSync(join(ws, ".git"), { recursive: true });

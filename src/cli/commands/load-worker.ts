@@ -1,15 +1,15 @@
 // One worker thread of `protocall load --workers N` (main.ts runs the CLI bundle in this mode when
 // its workerData says so): it reads the request as the main thread did, takes its round-robin share
 // of the `--data` rows, runs its share of the shape (load-workers.ts gives it) and posts its progress
-// and its result to the main thread, which merges them into one report. A stop message (Ctrl-C in
-// the main thread) ends its run early, as Ctrl-C ends an in-process one.
+// and its result to the main thread, which merges them into one report; its `--auth` tokens are the
+// main thread's. A stop message (Ctrl-C in the main thread) ends its run early, as Ctrl-C ends an
+// in-process one.
 import { parentPort } from "node:worker_threads";
 import { errorMessage, ProtocallError } from "../../core/errors";
 import { runLoadPart } from "../../core/load/load-test";
-import type { WorkerMessage } from "../../core/load/load-workers";
+import { tokensFromMainThread, type WorkerMessage } from "../../core/load/load-workers";
 import { histogramPart, recorderPart, resultPart, type TickPart } from "../../core/load/result-transfer";
 import { workerRows } from "../../core/load/worker-split";
-import { cliTokens } from "../auth-interaction";
 import type { CliContext } from "../context";
 import { homeDirectory } from "../io";
 import { version } from "../version";
@@ -49,7 +49,7 @@ export async function runLoadWorker(data: LoadWorkerData): Promise<void> {
       maxInFlight: data.maxInFlight,
       env: ctx.env,
       homedir: homeDirectory(ctx),
-      tokens: cliTokens(ctx),
+      tokens: tokensFromMainThread(port),
       product: `protocall/${version}`,
       signal: stop.signal,
       onTick: (tick, latency) => ticks.push({ tick: { ...tick }, latency: histogramPart(latency) }),

@@ -217,6 +217,7 @@ export const command: Command = {
           workers,
           shape,
           env: ctx.env,
+          tokens: cliTokens(ctx),
           signal: stop.signal,
           onProgress,
           workerData: (i): LoadWorkerData => ({

@@ -22,8 +22,11 @@ export interface InputIo {
   tokens?: BearerTokens;
 }
 
+/** What a bearer token is asked with: the call's `--auth`, and how to reach its provider. */
+export type TokenRequest = Pick<CurlOptions, "auth" | "proxy" | "cacert" | "insecure">;
+
 /** The bearer token of a call's `--auth`, fetched or renewed as needed (src/core/auth/bearer-tokens.ts). */
 export interface BearerTokens {
   /** The token, and verbose notes about how it was had (`Fetched an OAuth2 token ...`). */
-  bearer(o: CurlOptions, io: InputIo): Promise<{ token: string; notes: string[] }>;
+  bearer(o: TokenRequest, io: Pick<InputIo, "env" | "cwd">): Promise<{ token: string; notes: string[] }>;
 }

@@ -1,9 +1,12 @@
 // The main thread's side of `protocall load --workers N`: starts N worker threads (each runs its
 // share of the run, see worker-split.ts), merges their progress into one live view, forwards a stop
 // (Ctrl-C) to every one of them, and merges their results into one (result-transfer.ts). A worker
-// that fails stops the others, and its message is the run's error.
-import { Worker } from "node:worker_threads";
-import { ProtocallError } from "../errors";
+// that fails stops the others, and its message is the run's error. `--auth` tokens come from the
+// main thread's one token source (tokensFromMainThread): one fetch, one renewal and one sign-in for
+// the whole run, however many workers share it.
+import { type MessagePort, Worker } from "node:worker_threads";
+import { errorMessage, ProtocallError } from "../errors";
+import type { BearerTokens, TokenRequest } from "../invoke/io";
 import type { LoadProgress, LoadResult } from "./generator";
 import { Recorder } from "./recorder";
 import { addRecorderPart, mergeResults, type RecorderPart, type ResultPart } from "./result-transfer";
@@ -13,7 +16,63 @@ import type { LoadShape } from "./shape";
 export type WorkerMessage =
   | { type: "progress"; elapsedMs: number; totalMs: number; inFlight: number; recorder: RecorderPart }
   | { type: "done"; part: ResultPart }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  | { type: "token"; id: number; request: TokenRequest; cwd: string };
+
+/** The main thread's answer to a worker's `token` message. */
+type TokenAnswer =
+  | { type: "token"; id: number; token: string; notes: string[] }
+  | { type: "token"; id: number; error: string };
+
+/**
+ * The bearer tokens of a worker thread: asked of the main thread's token source, so every worker
+ * sends the one token the run has (and a sign-in that needs the person happens once).
+ */
+export function tokensFromMainThread(port: MessagePort): BearerTokens {
+  let next = 0;
+  const waiting = new Map<number, (answer: TokenAnswer) => void>();
+  port.on("message", (m: TokenAnswer | { type?: string }) => {
+    if (m?.type !== "token") return;
+    const answer = m as TokenAnswer;
+    waiting.get(answer.id)?.(answer);
+    waiting.delete(answer.id);
+  });
+  return {
+    bearer: (request, io) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        waiting.set(id, (answer) =>
+          "error" in answer ? reject(new ProtocallError(answer.error)) : resolve(answer),
+        );
+        const { auth, proxy, cacert, insecure } = request;
+        const message: WorkerMessage = {
+          type: "token",
+          id,
+          request: { auth, proxy, cacert, insecure },
+          cwd: io.cwd,
+        };
+        port.postMessage(message);
+      }),
+  };
+}
+
+/** Answers a worker's `token` message from the main thread's token source. */
+async function answerToken(
+  worker: Worker,
+  m: Extract<WorkerMessage, { type: "token" }>,
+  tokens: BearerTokens | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  let answer: TokenAnswer;
+  try {
+    if (!tokens) throw new ProtocallError("--auth: no token source in the main thread");
+    const { token, notes } = await tokens.bearer(m.request, { env, cwd: m.cwd });
+    answer = { type: "token", id: m.id, token, notes };
+  } catch (e) {
+    answer = { type: "token", id: m.id, error: e instanceof ProtocallError ? e.message : errorMessage(e) };
+  }
+  worker.postMessage(answer);
+}
 
 export interface LoadWorkersOptions {
   /** The script each worker runs (it answers with WorkerMessages). */
@@ -23,6 +82,8 @@ export interface LoadWorkersOptions {
   shape: LoadShape;
   workerData(i: number): unknown;
   env: NodeJS.ProcessEnv;
+  /** Where the workers' `--auth` tokens come from (one source for all of them). */
+  tokens?: BearerTokens;
   signal?: AbortSignal;
   onProgress?(p: LoadProgress): void;
   progressMs?: number;
@@ -48,6 +109,7 @@ export async function runLoadWorkers(
       let done = false;
       worker.on("message", (m: WorkerMessage) => {
         if (m.type === "progress") latest[i] = m;
+        else if (m.type === "token") void answerToken(worker, m, o.tokens, o.env);
         else if (m.type === "done") {
           done = true;
           resolve(m.part);
