@@ -25,6 +25,12 @@ export interface LoadShape {
   requests?: number;
   /** Run at the first stage's start level this long before measuring; its results are not counted. */
   warmupMs: number;
+  /**
+   * A worker thread's share of an open-model run (worker-split.ts): its rates are the whole run's
+   * divided by `of`, and it sends requests `index`, `index + of`, … of the whole run's schedule (with
+   * `requests` the whole run's), so the workers' requests add up to the whole run's exactly.
+   */
+  share?: { index: number; of: number };
 }
 
 /** `10s:100,1m:500,10s:0` into stages. */
@@ -84,6 +90,19 @@ export function stageAt(shape: LoadShape, t: number): number {
  * stages, or undefined when the stages end first.
  */
 export function openSchedule(shape: LoadShape): { due(k: number): number | undefined; total: number } {
+  if (shape.share) {
+    // The whole run's schedule, of which this worker sends every `of`-th request from `index`.
+    const { index, of } = shape.share;
+    const scale = (rate: number) => rate * of;
+    const whole = openSchedule({
+      ...shape,
+      share: undefined,
+      start: scale(shape.start),
+      stages: shape.stages.map((s) => ({ durationMs: s.durationMs, target: scale(s.target) })),
+    });
+    const total = whole.total > index ? Math.floor((whole.total - 1 - index) / of) + 1 : 0;
+    return { total, due: (k) => (k < total ? whole.due(k * of + index) : undefined) };
+  }
   // Requests due by the end of each stage (rates are per second, times in ms).
   const segments: { at: number; from: number; to: number; ms: number; before: number }[] = [];
   let from = shape.start;

@@ -1,7 +1,9 @@
 // How a load run is split over worker threads (`protocall load --workers N`): each worker runs the
-// same request with its share of the run. Open model: each sends rate/N (its requests are due on the
-// same clock, and latency still counts from each request's due time). Closed model: the callers are
-// split as evenly as whole callers allow. `--requests` and `--connections` are split the same way (each worker opens at least one connection);
+// same request with its share of the run. Open model: each sends rate/N, taking every N-th request of
+// the whole run's schedule (worker i requests i, i+N, …: due on the same clock, so the shares add up
+// to the whole run's count exactly, and latency still counts from each request's due time). Closed
+// model: the callers, and `--requests`, are split as evenly as whole numbers allow. `--connections`
+// is split the same way (each worker opens at least one connection);
 // `--data` rows are dealt round-robin, worker i taking rows i, i+N, i+2N, … (so with as many requests
 // as rows, every row is used once).
 import { ProtocallError } from "../errors";
@@ -17,12 +19,14 @@ export function workerShape(shape: LoadShape, workers: number, i: number): LoadS
   if (workers === 1) return shape;
   const scale = (target: number) =>
     shape.model === "open" ? target / workers : splitEvenly(Math.round(target), workers, i);
+  const open = shape.model === "open";
   return {
     model: shape.model,
     start: scale(shape.start),
     stages: shape.stages.map((s) => ({ durationMs: s.durationMs, target: scale(s.target) })),
     warmupMs: shape.warmupMs,
-    requests: shape.requests === undefined ? undefined : splitEvenly(shape.requests, workers, i),
+    requests: shape.requests === undefined || open ? shape.requests : splitEvenly(shape.requests, workers, i),
+    ...(open ? { share: { index: i, of: workers } } : {}),
   };
 }
 
