@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip, gzipSync } from "node:zlib";
 import selfsigned from "selfsigned";
+import { FrameType, frame, goawayFrame } from "../../src/core/http2/frames";
 import type { TestPki } from "./tls";
 
 export type FaultProtocol = "connect" | "grpc" | "grpcweb";
@@ -402,12 +403,10 @@ export async function startRawServer(
     // nothing more.
     if (behaviour === "goaway") {
       socket.once("data", () => {
-        const goaway = Buffer.alloc(17);
-        goaway.writeUIntBE(8, 0, 3);
-        goaway[3] = 0x7;
-        goaway.writeUInt32BE(0, 9);
-        goaway.writeUInt32BE(0xb, 13);
-        socket.write(Buffer.concat([Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]), goaway]));
+        const enhanceYourCalm = 0xb;
+        socket.write(
+          Buffer.concat([frame(FrameType.SETTINGS, 0, 0, Buffer.alloc(0)), goawayFrame(0, enhanceYourCalm)]),
+        );
       });
       return;
     }
@@ -425,16 +424,6 @@ export async function startRawServer(
       await new Promise<void>((ok) => server.close(() => ok()));
     },
   };
-}
-
-/** An HTTP/2 frame: type, flags, stream and payload. */
-function h2Frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
-  const head = Buffer.alloc(9);
-  head.writeUIntBE(payload.length, 0, 3);
-  head[3] = type;
-  head[4] = flags;
-  head.writeUInt32BE(stream, 5);
-  return Buffer.concat([head, payload]);
 }
 
 /**
@@ -460,7 +449,7 @@ export async function startStreamResetServer(
       if (answered) return;
       quiet = setTimeout(() => {
         answered = true;
-        const settings = [h2Frame(4, 0, 0, Buffer.alloc(0)), h2Frame(4, 1, 0, Buffer.alloc(0))];
+        const settings = [frame(4, 0, 0, Buffer.alloc(0)), frame(4, 1, 0, Buffer.alloc(0))];
         const reset = Buffer.alloc(4);
         reset.writeUInt32BE(code);
         if (when === "in-body") {
@@ -468,11 +457,11 @@ export async function startStreamResetServer(
           const type = Buffer.from("application/grpc");
           const headers = Buffer.concat([Buffer.from([0x88, 0x0f, 0x10, type.length]), type]);
           socket.write(
-            Buffer.concat([...settings, h2Frame(1, 0x4, 1, headers), h2Frame(0, 0, 1, PARTIAL_MESSAGE)]),
+            Buffer.concat([...settings, frame(1, 0x4, 1, headers), frame(0, 0, 1, PARTIAL_MESSAGE)]),
           );
-          setTimeout(() => socket.write(h2Frame(3, 0, 1, reset)), 100);
+          setTimeout(() => socket.write(frame(3, 0, 1, reset)), 100);
         } else {
-          socket.write(Buffer.concat([...settings, h2Frame(3, 0, 1, reset)]));
+          socket.write(Buffer.concat([...settings, frame(3, 0, 1, reset)]));
         }
       }, 100);
     });

@@ -171,24 +171,46 @@ export function headerFrames(
   let at = 0;
   for (let i = 0; i < count; i++) {
     const piece = block.subarray(i * maxFrameSize, (i + 1) * maxFrameSize);
-    out.writeUIntBE(piece.length, at, 3);
-    out[at + 3] = i === 0 ? FrameType.HEADERS : FrameType.CONTINUATION;
-    out[at + 4] = (i === count - 1 ? Flag.END_HEADERS : 0) | (i === 0 && endStream ? Flag.END_STREAM : 0);
-    out.writeUInt32BE(stream, at + 5);
+    const type = i === 0 ? FrameType.HEADERS : FrameType.CONTINUATION;
+    const flags = (i === count - 1 ? Flag.END_HEADERS : 0) | (i === 0 && endStream ? Flag.END_STREAM : 0);
+    writeFrameHead(out, at, piece.length, type, flags, stream);
     piece.copy(out, at + 9);
     at += 9 + piece.length;
   }
   return out;
 }
 
+/** Writes a frame's 9-octet head into `b` at `at`. */
+export function writeFrameHead(
+  b: Buffer,
+  at: number,
+  length: number,
+  type: number,
+  flags: number,
+  stream: number,
+): void {
+  b[at] = length >>> 16;
+  b[at + 1] = (length >>> 8) & 0xff;
+  b[at + 2] = length & 0xff;
+  b[at + 3] = type;
+  b[at + 4] = flags;
+  b.writeUInt32BE(stream, at + 5);
+}
+
+/** One frame: its head, then `payload`. */
+export function frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(9 + payload.length);
+  writeFrameHead(out, 0, payload.length, type, flags, stream);
+  payload.copy(out, 9);
+  return out;
+}
+
 /** A GOAWAY frame: streams above `lastStream` were not taken; `code` 0 is a graceful close. */
 export function goawayFrame(lastStream: number, code = 0): Buffer {
-  const out = Buffer.alloc(17);
-  out.writeUIntBE(8, 0, 3);
-  out[3] = FrameType.GOAWAY;
-  out.writeUInt32BE(lastStream & 0x7fffffff, 9);
-  out.writeUInt32BE(code, 13);
-  return out;
+  const payload = Buffer.alloc(8);
+  payload.writeUInt32BE(lastStream & 0x7fffffff, 0);
+  payload.writeUInt32BE(code, 4);
+  return frame(FrameType.GOAWAY, 0, 0, payload);
 }
 
 /** The value of setting `id` in a SETTINGS payload (the last one if repeated), if it is there. */

@@ -9,6 +9,7 @@
 // right), DATA, RST_STREAM and GOAWAY; a connection error or an undecodable frame ends every stream
 // on the connection with a reason, never a hang.
 import * as net from "node:net";
+import { writeFrameHead } from "../http2/frames";
 import { HpackDecoder } from "../http2/hpack";
 
 /** A response: its fields as Node's http2 client gives them (pseudo-headers included), and its body. */
@@ -90,13 +91,13 @@ export class H2cConnection {
     this.socket = net.connect({ host, port, noDelay: true });
     this.socket.unref();
     const settings = Buffer.alloc(9 + 12);
-    frameHeader(settings, 0, 12, SETTINGS, 0, 0);
+    writeFrameHead(settings, 0, 12, SETTINGS, 0, 0);
     settings.writeUInt16BE(0x2, 9); // ENABLE_PUSH
     settings.writeUInt32BE(0, 11);
     settings.writeUInt16BE(0x4, 15); // INITIAL_WINDOW_SIZE
     settings.writeUInt32BE(WINDOW, 17);
     const update = Buffer.alloc(13);
-    frameHeader(update, 0, 4, WINDOW_UPDATE, 0, 0);
+    writeFrameHead(update, 0, 4, WINDOW_UPDATE, 0, 0);
     update.writeUInt32BE(WINDOW - 65_535, 9);
     this.send(PREFACE);
     this.send(settings);
@@ -159,7 +160,7 @@ export class H2cConnection {
     this.cancelAll();
     if (this.ended === undefined) {
       const goaway = Buffer.alloc(17);
-      frameHeader(goaway, 0, 8, GOAWAY, 0, 0);
+      writeFrameHead(goaway, 0, 8, GOAWAY, 0, 0);
       this.send(goaway);
       this.flush();
     }
@@ -179,13 +180,13 @@ export class H2cConnection {
         const part = headers.subarray(at, at + this.peerMaxFrame);
         const last = at + this.peerMaxFrame >= headers.length;
         const f = Buffer.allocUnsafe(9 + part.length);
-        frameHeader(f, 0, part.length, at === 0 ? HEADERS : CONTINUATION, last ? END_HEADERS : 0, id);
+        writeFrameHead(f, 0, part.length, at === 0 ? HEADERS : CONTINUATION, last ? END_HEADERS : 0, id);
         part.copy(f, 9);
         this.send(f);
       }
     } else {
       const f = Buffer.allocUnsafe(9 + headers.length);
-      frameHeader(f, 0, headers.length, HEADERS, END_HEADERS, id);
+      writeFrameHead(f, 0, headers.length, HEADERS, END_HEADERS, id);
       headers.copy(f, 9);
       this.send(f);
     }
@@ -198,7 +199,7 @@ export class H2cConnection {
     if (body === undefined) return;
     if (body.length === 0) {
       const f = Buffer.allocUnsafe(9);
-      frameHeader(f, 0, 0, DATA, END_STREAM, s.id);
+      writeFrameHead(f, 0, 0, DATA, END_STREAM, s.id);
       this.send(f);
       s.pending = undefined;
       return;
@@ -209,7 +210,7 @@ export class H2cConnection {
       if (n <= 0) break;
       const last = at + n === body.length;
       const f = Buffer.allocUnsafe(9 + n);
-      frameHeader(f, 0, n, DATA, last ? END_STREAM : 0, s.id);
+      writeFrameHead(f, 0, n, DATA, last ? END_STREAM : 0, s.id);
       f.set(body.subarray(at, at + n), 9);
       this.send(f);
       this.sendWindow -= n;
@@ -239,7 +240,7 @@ export class H2cConnection {
   private rst(id: number, code: number): void {
     if (this.ended !== undefined) return;
     const f = Buffer.allocUnsafe(13);
-    frameHeader(f, 0, 4, RST_STREAM, 0, id);
+    writeFrameHead(f, 0, 4, RST_STREAM, 0, id);
     f.writeUInt32BE(code, 9);
     this.send(f);
   }
@@ -283,7 +284,7 @@ export class H2cConnection {
   private fail(why: string): void {
     if (this.ended !== undefined) return;
     const goaway = Buffer.alloc(17);
-    frameHeader(goaway, 0, 8, GOAWAY, 0, 0);
+    writeFrameHead(goaway, 0, 8, GOAWAY, 0, 0);
     goaway.writeUInt32BE(PROTOCOL_ERROR, 13);
     this.send(goaway);
     this.flush();
@@ -369,7 +370,7 @@ export class H2cConnection {
         if (flags & ACK) return;
         if (payload.length === 8) {
           const f = Buffer.allocUnsafe(17);
-          frameHeader(f, 0, 8, PING, ACK, 0);
+          writeFrameHead(f, 0, 8, PING, ACK, 0);
           payload.copy(f, 9);
           this.send(f);
         }
@@ -419,7 +420,7 @@ export class H2cConnection {
       } else if (key === 0x5) this.peerMaxFrame = value;
     }
     const ack = Buffer.allocUnsafe(9);
-    frameHeader(ack, 0, 0, SETTINGS, ACK, 0);
+    writeFrameHead(ack, 0, 0, SETTINGS, ACK, 0);
     this.send(ack);
     for (const s of this.streams.values()) if (s.pending) this.pump(s);
     this.ready = true;
@@ -450,7 +451,7 @@ export class H2cConnection {
 
   private windowUpdate(id: number, n: number): void {
     const f = Buffer.allocUnsafe(13);
-    frameHeader(f, 0, 4, WINDOW_UPDATE, 0, id);
+    writeFrameHead(f, 0, 4, WINDOW_UPDATE, 0, id);
     f.writeUInt32BE(n, 9);
     this.send(f);
   }
@@ -504,13 +505,4 @@ function unpad(p: Buffer): Buffer | undefined {
   const pad = p[0];
   if (pad >= p.length) return undefined;
   return p.subarray(1, p.length - pad);
-}
-
-function frameHeader(b: Buffer, at: number, length: number, type: number, flags: number, id: number): void {
-  b[at] = length >>> 16;
-  b[at + 1] = (length >>> 8) & 0xff;
-  b[at + 2] = length & 0xff;
-  b[at + 3] = type;
-  b[at + 4] = flags;
-  b.writeUInt32BE(id, at + 5);
 }

@@ -4,16 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { FrameEvents, type FrameSink } from "../../../src/core/http2/frame-events";
-import { Flag, FrameType, headerFrames, PREFACE, settingOf } from "../../../src/core/http2/frames";
-
-function frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
-  const head = Buffer.alloc(9);
-  head.writeUIntBE(payload.length, 0, 3);
-  head[3] = type;
-  head[4] = flags;
-  head.writeUInt32BE(stream, 5);
-  return Buffer.concat([head, payload]);
-}
+import { Flag, FrameType, frame, headerFrames, PREFACE, settingOf } from "../../../src/core/http2/frames";
 
 /** What a sink was told, as text lines (data pieces joined per stream). */
 function recorder() {

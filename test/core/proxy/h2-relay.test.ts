@@ -10,6 +10,7 @@ import * as http2 from "node:http2";
 import * as https from "node:https";
 import * as net from "node:net";
 import { after, before, test } from "node:test";
+import { frame } from "../../../src/core/http2/frames";
 import { encodeHeadersStatic } from "../../../src/core/http2/hpack";
 import type { ProxiedCall } from "../../../src/core/proxy/call-store";
 import { connectRelayUpstream, relayHttp2 } from "../../../src/core/proxy/h2-relay";
@@ -498,14 +499,6 @@ test("after the relay's GOAWAY, a stream the client opens is not passed on and o
   socket.on("data", (c: Buffer) => got.push(c));
   socket.on("error", () => {});
   await new Promise((r) => socket.once("connect", r));
-  const frame = (type: number, flags: number, stream: number, payload: Buffer) => {
-    const head = Buffer.alloc(9);
-    head.writeUIntBE(payload.length, 0, 3);
-    head[3] = type;
-    head[4] = flags;
-    head.writeUInt32BE(stream, 5);
-    return Buffer.concat([head, payload]);
-  };
   const head = (path: string) =>
     encodeHeadersStatic([
       [":method", "POST"],
