@@ -1,5 +1,5 @@
 // A client nobody here wrote gets the answers the stubs say: grpc-go (Debian's golang-google-grpc-dev)
-// runs the gRPC interop test cases (test/support/interop/grpc-go-client/main.go, built by
+// runs the gRPC interop test goClientCases (test/support/interop/grpc-go-client/main.go, built by
 // scripts/build-interop.sh) against `protocall mock` serving the interop schema with stubs
 // that answer as an interop server would: all four streaming shapes, an error status, and request
 // metadata echoed into response headers and trailers.
@@ -9,8 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { startCliServer } from "../core/webhooks/support";
-import { runProcess } from "../support/cli";
-import { buildInteropServers } from "../support/interop-servers";
+import { buildInteropServers, goClientCases, runGoClient } from "../support/interop-servers";
 
 /** `size` zero bytes as proto JSON writes bytes. */
 const zeros = (size: number) => Buffer.alloc(size).toString("base64");
@@ -95,33 +94,20 @@ x-grpc-test-echo-initial: {{headers["x-grpc-test-echo-initial"]}}
 {"payload": {"type": "COMPRESSABLE", "body": "${zeros(58979)}"}}
 `;
 
-const cases = [
-  "empty_unary",
-  "large_unary",
-  "client_streaming",
-  "server_streaming",
-  "ping_pong",
-  "status_code_and_message",
-  "custom_metadata",
-];
-
-test("a grpc-go client passes the interop test cases against stubs: every streaming shape, an error, metadata", {
+test("a grpc-go client passes the interop test goClientCases against stubs: every streaming shape, an error, metadata", {
   timeout: 300_000,
 }, async () => {
   const build = await buildInteropServers();
-  const goClient = build.goClient;
   const dir = mkdtempSync(join(tmpdir(), "protocall-mock-go-"));
   writeFileSync(join(dir, "interop.rpc"), stubs);
   const mock = await startCliServer(["mock", dir, "--schema", build.descriptorSet, "--no-watch"], {}, 60_000);
   try {
     const port = new URL(mock.url).port;
-    const r = await runProcess(goClient, ["--server_port", port, "--test_case", cases.join(",")], {
-      timeoutMs: 120_000,
-    });
+    const r = await runGoClient(build, port);
     assert.equal(r.code, 0, `${r.stderr}\n${mock.stderr()}`);
     assert.deepEqual(
       r.stdout.trim().split("\n"),
-      cases.map((c) => `ok ${c}`),
+      goClientCases.map((c) => `ok ${c}`),
     );
     // The stubs answered, not generated messages.
     assert.doesNotMatch(mock.stderr(), /← generated/);

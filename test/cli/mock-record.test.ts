@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { startCliServer } from "../core/webhooks/support";
 import { runBufCurl } from "../support/buf";
 import { repoRoot, runProcess } from "../support/cli";
-import { buildInteropServers, startInteropServer } from "../support/interop-servers";
+import { buildInteropServers, runGoClient, startInteropServer } from "../support/interop-servers";
 import { createTestPki } from "../support/tls";
 
 const calls: { method: string; args: string[] }[] = [
@@ -101,22 +101,9 @@ test("grpc-go's interop client and a grpc Python client, recorded through --upst
   const pki = await createTestPki(["localhost"]);
   const server = await startInteropServer("grpc-go", pki);
   const dir = mkdtempSync(join(tmpdir(), "protocall-mock-record-clients-"));
-  const goCases = [
-    "empty_unary",
-    "large_unary",
-    "client_streaming",
-    "server_streaming",
-    "ping_pong",
-    "status_code_and_message",
-    "custom_metadata",
-  ];
   const clients = async (url: string) => {
     const address = new URL(url);
-    const go = await runProcess(
-      build.goClient,
-      ["--server_port", address.port, "--test_case", goCases.join(",")],
-      { timeoutMs: 120_000 },
-    );
+    const go = await runGoClient(build, address.port);
     const python = await runProcess(
       "/usr/bin/python3",
       [

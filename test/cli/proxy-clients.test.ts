@@ -12,8 +12,10 @@ import { type CliServer, startCliServer, waitFor } from "../core/webhooks/suppor
 import { repoRoot, runProcess } from "../support/cli";
 import {
   buildInteropServers,
+  goClientCases,
   type InteropBuild,
   type InteropServer,
+  runGoClient,
   startInteropServer,
 } from "../support/interop-servers";
 import { createTestPki } from "../support/tls";
@@ -36,25 +38,13 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const goCases = [
-  "empty_unary",
-  "large_unary",
-  "client_streaming",
-  "server_streaming",
-  "ping_pong",
-  "status_code_and_message",
-  "custom_metadata",
-];
-
 test("grpc-go's interop client passes every case through the proxy", { timeout: 180_000 }, async () => {
   const port = new URL(proxy.url).port;
-  const r = await runProcess(build.goClient, ["--server_port", port, "--test_case", goCases.join(",")], {
-    timeoutMs: 120_000,
-  });
+  const r = await runGoClient(build, port);
   assert.equal(r.code, 0, `${r.stderr}\n${proxy.stderr()}`);
   assert.deepEqual(
     r.stdout.trim().split("\n"),
-    goCases.map((c) => `ok ${c}`),
+    goClientCases.map((c) => `ok ${c}`),
   );
   // Each call is stored, the streams with their messages.
   const calls = await waitFor(() => {

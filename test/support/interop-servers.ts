@@ -41,6 +41,24 @@ export function buildInteropServers(): Promise<InteropBuild> {
   return build;
 }
 
+/** The cases of grpc-go's interop client that every test runs: each streaming shape, an error, metadata. */
+export const goClientCases = [
+  "empty_unary",
+  "large_unary",
+  "client_streaming",
+  "server_streaming",
+  "ping_pong",
+  "status_code_and_message",
+  "custom_metadata",
+];
+
+/** Runs grpc-go's interop client with `goClientCases` against the plain-text server on `port`. */
+export async function runGoClient(build: InteropBuild, port: string) {
+  return runProcess(build.goClient, ["--server_port", port, "--test_case", goClientCases.join(",")], {
+    timeoutMs: 120_000,
+  });
+}
+
 export type InteropServerKind = "grpc-go" | "grpc-python";
 
 export interface InteropServer {
